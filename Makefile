@@ -1,0 +1,64 @@
+# Spades: everyday commands. `make run` to play, `make test` to check.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+CHROMIUM := /usr/bin/chromium
+
+.DEFAULT_GOAL := help
+.PHONY: help run test lint bench venv install install-dev chromium clean
+
+help:
+	@echo "make run    - start the site at http://127.0.0.1:8000/ (SQLite, in-memory channel layer)"
+	@echo "make test   - install dev tools and Chromium if needed, run the whole test suite"
+	@echo "make lint   - ruff check"
+	@echo "make bench  - engine benchmark (manage.py bench_engine)"
+	@echo "make venv   - create .venv only; make clean removes caches and .venv"
+
+venv: $(BIN)/python
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Stamp files: installs re-run only when pyproject.toml is newer than the stamp.
+$(VENV)/.runtime-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.runtime-installed
+
+install: $(VENV)/.runtime-installed
+install-dev: $(VENV)/.dev-installed
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	@echo "Spades is running at http://127.0.0.1:8000/"
+	@exec $(BIN)/daphne -b 127.0.0.1 -p 8000 spadesite.asgi:application
+
+# Browser tests use Debian's Chromium (Playwright's own browser download is not
+# available everywhere). Without it they skip locally and fail under CI=true.
+chromium:
+	@if [ -x $(CHROMIUM) ]; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Installing Debian's chromium for the browser tests..."; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+		echo "note: $(CHROMIUM) is missing and cannot be installed here (needs root and apt-get);"; \
+		echo "      browser tests will be skipped (and fail when CI=true)."; \
+	fi
+
+test: install-dev chromium
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(BIN)/ruff check .
+
+bench: install
+	$(BIN)/python manage.py bench_engine
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

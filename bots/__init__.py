@@ -1,0 +1,1 @@
+"""Bots: bidders and players that see only what their seat sees (view_for)."""

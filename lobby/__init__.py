@@ -1,0 +1,1 @@
+"""Lobby: players (accounts and guests), open tables, invitations, seating."""

@@ -1,0 +1,1 @@
+"""Lobby models (players, tables, invitations) arrive with the lobby work."""

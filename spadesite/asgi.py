@@ -1,0 +1,34 @@
+"""ASGI entry point (Daphne): HTTP goes to Django, websockets to Channels."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spadesite.settings")
+
+# Set Django up before importing anything that may import models (consumers).
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+
+from game.routing import websocket_urlpatterns  # noqa: E402
+
+# Plain Daphne serves no static files; in DEBUG (the embedded default) let
+# Django serve them, as runserver would. Production runs collectstatic and
+# serves STATIC_ROOT from a web server in front.
+http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app
+
+application = ProtocolTypeRouter(
+    {
+        "http": http_app,
+        # Reject cross-site websocket handshakes (Origin not in
+        # ALLOWED_HOSTS), then attach the session user.
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        ),
+    }
+)

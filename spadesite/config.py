@@ -1,0 +1,85 @@
+"""Turn environment values into Django settings.
+
+Kept apart from settings.py as plain functions so that tests can check the
+switch between the embedded default and the production stack without
+reloading the settings module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+IN_MEMORY_CHANNEL_LAYER = "channels.layers.InMemoryChannelLayer"
+# The pub/sub layer costs about half the CPU per broadcast of the core Redis
+# layer and held twice the sockets in our measurements (see DESIGN.md).
+REDIS_PUBSUB_CHANNEL_LAYER = "channels_redis.pubsub.RedisPubSubChannelLayer"
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def env_bool(name: str, value: str | None, default: bool) -> bool:
+    """Read a yes/no environment value; unset or empty means `default`."""
+    if value is None or not value.strip():
+        return default
+    word = value.strip().lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise ImproperlyConfigured(
+        f"{name} must be one of 1/0, true/false, yes/no, on/off; got {value!r}"
+    )
+
+
+def env_list(value: str | None, default: list[str]) -> list[str]:
+    """Read a comma-separated environment value; unset or empty means `default`."""
+    if value is None or not value.strip():
+        return list(default)
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def default_database_url(base_dir: Path) -> str:
+    """The embedded default: one SQLite file in the checkout."""
+    return f"sqlite:///{base_dir / 'db.sqlite3'}"
+
+
+def database(url: str) -> dict[str, Any]:
+    """Django's DATABASES["default"] for a sqlite:/// or postgres:// URL."""
+    try:
+        config = dj_database_url.parse(url)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"DATABASE_URL {url!r} is not usable: {error}") from error
+    return dict(config)
+
+
+def channel_layers(redis_url: str | None) -> dict[str, dict[str, Any]]:
+    """CHANNEL_LAYERS: Redis pub/sub when a Redis URL is given, else in-memory.
+
+    The in-memory layer only reaches consumers in the same process, which is
+    right for the single-process embedded default and nothing else.
+    """
+    if redis_url:
+        return {
+            "default": {
+                "BACKEND": REDIS_PUBSUB_CHANNEL_LAYER,
+                "CONFIG": {"hosts": [redis_url]},
+            }
+        }
+    return {"default": {"BACKEND": IN_MEMORY_CHANNEL_LAYER}}
+
+
+def celery_urls(redis_url: str | None) -> tuple[str, str | None]:
+    """(broker URL, result backend URL) for Celery.
+
+    Without Redis, bots run in-process (SPADES_BOTS_IN_PROCESS) and Celery is
+    never asked to send anything; the in-memory broker only keeps the Celery
+    app importable without a network service.
+    """
+    if redis_url:
+        return redis_url, redis_url
+    return "memory://", None

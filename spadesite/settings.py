@@ -1,0 +1,125 @@
+"""Django settings for the Spades site.
+
+Everything that differs between the embedded default (`make run`: SQLite,
+in-memory channel layer, bots in-process) and the production stack
+(PostgreSQL, Redis, Celery workers) comes from environment variables; see
+README.md, "Production settings".
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from spadesite.config import (
+    celery_urls,
+    channel_layers,
+    database,
+    default_database_url,
+    env_bool,
+    env_list,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+# --- Secrets and hosts -------------------------------------------------------
+
+# Fine for a local game on your own machine; never for a public server, so
+# the site refuses to start with this key once DEBUG is off.
+DEV_SECRET_KEY = "django-insecure-spades-local-development-key-do-not-deploy"
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or DEV_SECRET_KEY
+DEBUG = env_bool("DJANGO_DEBUG", os.environ.get("DJANGO_DEBUG"), default=True)
+if not DEBUG and SECRET_KEY == DEV_SECRET_KEY:
+    raise ImproperlyConfigured("DJANGO_DEBUG is off: set DJANGO_SECRET_KEY to a secret value.")
+
+ALLOWED_HOSTS = env_list(
+    os.environ.get("DJANGO_ALLOWED_HOSTS"),
+    default=["localhost", "127.0.0.1", "[::1]", "testserver"],
+)
+
+# --- Applications ------------------------------------------------------------
+
+INSTALLED_APPS = [
+    "daphne",  # first: its runserver replaces Django's with an ASGI one
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "lobby",
+    "game",
+    "bots",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "spadesite.urls"
+WSGI_APPLICATION = "spadesite.wsgi.application"
+ASGI_APPLICATION = "spadesite.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Storage -----------------------------------------------------------------
+
+DATABASES = {
+    "default": database(os.environ.get("DATABASE_URL") or default_database_url(BASE_DIR)),
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Channels and Celery: the embedded default / production switch -----------
+
+REDIS_URL: str | None = os.environ.get("REDIS_URL") or None
+CHANNEL_LAYERS = channel_layers(REDIS_URL)
+
+# Without Redis there is no Celery worker: bots act in-process, behind the
+# same task interface. (The in-process executor comes with the bots work.)
+SPADES_BOTS_IN_PROCESS = REDIS_URL is None
+
+CELERY_BROKER_URL, CELERY_RESULT_BACKEND = celery_urls(REDIS_URL)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+
+# --- Passwords, language, static files ---------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"  # target of collectstatic in production

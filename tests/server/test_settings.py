@@ -1,0 +1,92 @@
+"""The switch between the embedded default and the production stack."""
+
+from pathlib import Path
+
+import pytest
+from channels.routing import ProtocolTypeRouter
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from spadesite import config
+
+
+def test_channel_layer_is_redis_pubsub_with_redis_url() -> None:
+    layers = config.channel_layers("redis://redis.example:6379/1")
+    assert layers["default"]["BACKEND"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
+    assert layers["default"]["CONFIG"] == {"hosts": ["redis://redis.example:6379/1"]}
+
+
+@pytest.mark.parametrize("redis_url", [None, ""])
+def test_channel_layer_is_in_memory_without_redis_url(redis_url: str | None) -> None:
+    layers = config.channel_layers(redis_url)
+    assert layers == {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+
+def test_celery_uses_redis_when_given_and_memory_otherwise() -> None:
+    assert config.celery_urls("redis://r:6379/2") == ("redis://r:6379/2", "redis://r:6379/2")
+    assert config.celery_urls(None) == ("memory://", None)
+
+
+def test_database_from_sqlite_url(tmp_path: Path) -> None:
+    db = config.database(config.default_database_url(tmp_path))
+    assert db["ENGINE"] == "django.db.backends.sqlite3"
+    assert db["NAME"] == str(tmp_path / "db.sqlite3")
+
+
+def test_database_from_postgres_url() -> None:
+    db = config.database("postgres://spades:secret@db.example:5433/spades")
+    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert (db["HOST"], db["PORT"], db["NAME"]) == ("db.example", 5433, "spades")
+    assert (db["USER"], db["PASSWORD"]) == ("spades", "secret")
+
+
+def test_database_url_with_unknown_scheme_is_a_clear_error() -> None:
+    with pytest.raises(ImproperlyConfigured, match="DATABASE_URL"):
+        config.database("nosuchdb://x/y")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, True), ("", True), ("0", False), ("off", False), ("YES", True), ("true", True)],
+)
+def test_env_bool(value: str | None, expected: bool) -> None:
+    assert config.env_bool("DJANGO_DEBUG", value, default=True) is expected
+
+
+def test_env_bool_rejects_nonsense() -> None:
+    with pytest.raises(ImproperlyConfigured, match="DJANGO_DEBUG"):
+        config.env_bool("DJANGO_DEBUG", "maybe", default=True)
+
+
+def test_env_list() -> None:
+    assert config.env_list(None, ["a"]) == ["a"]
+    assert config.env_list(" spades.example , www.spades.example,", []) == [
+        "spades.example",
+        "www.spades.example",
+    ]
+
+
+def test_test_run_uses_the_embedded_default_unless_redis_is_configured() -> None:
+    expected = config.channel_layers(settings.REDIS_URL)
+    assert expected == settings.CHANNEL_LAYERS
+    assert settings.SPADES_BOTS_IN_PROCESS is (settings.REDIS_URL is None)
+    assert settings.INSTALLED_APPS[0] == "daphne"
+
+
+def test_asgi_application_routes_http_and_websocket() -> None:
+    from spadesite.asgi import application
+
+    assert isinstance(application, ProtocolTypeRouter)
+    assert set(application.application_mapping) == {"http", "websocket"}
+
+
+async def test_websocket_from_a_foreign_origin_is_refused() -> None:
+    from spadesite.asgi import application
+
+    communicator = WebsocketCommunicator(
+        application, "/ws/anything/", headers=[(b"origin", b"https://evil.example")]
+    )
+    connected, _ = await communicator.connect()
+    assert not connected
+    await communicator.disconnect()

@@ -1,0 +1,60 @@
+"""Find the production services (Redis, PostgreSQL) for the `stack` tests.
+
+A service that does not answer skips the test on a developer's machine, with
+the command that starts it, and fails it under CI (CI=true), where a silent
+skip would hide a broken set-up.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from urllib.parse import urlsplit
+
+import pytest
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test"
+CONNECT_TIMEOUT_SECONDS = 1.0
+
+REDIS_START = "redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no"
+POSTGRES_START = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def unavailable(message: str) -> None:
+    """Fail under CI, skip elsewhere. Never returns."""
+    if in_ci():
+        pytest.fail(f"{message} (CI=true: this test may not be skipped in CI)", pytrace=False)
+    pytest.skip(message)
+
+
+def reachable(url: str, default_port: int) -> bool:
+    """Whether something accepts TCP connections at the URL's host and port."""
+    parts = urlsplit(url)
+    host = parts.hostname or "127.0.0.1"
+    port = parts.port or default_port
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_SECONDS):
+            return True
+    except OSError:
+        return False
+
+
+def redis_url() -> str:
+    """Redis for tests: TEST_REDIS_URL or the local default, if it answers."""
+    url = os.environ.get("TEST_REDIS_URL") or DEFAULT_REDIS_URL
+    if not reachable(url, default_port=6379):
+        unavailable(f"Redis not reachable at {url}: start it with `{REDIS_START}`")
+    return url
+
+
+def postgres_url() -> str:
+    """PostgreSQL for tests: TEST_DATABASE_URL or the local default, if it answers."""
+    url = os.environ.get("TEST_DATABASE_URL") or DEFAULT_POSTGRES_URL
+    if not reachable(url, default_port=5432):
+        unavailable(f"PostgreSQL not reachable at {url}: start it with `{POSTGRES_START}`")
+    return url
