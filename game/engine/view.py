@@ -1,0 +1,192 @@
+"""``view_for``: the one place that decides what a seat may see.
+
+A seat sees its own hand (once it has looked at it), the cards it passed and
+received in a blind nil exchange, and everything public: bids, every card
+played, tricks taken, scores, bags, whose turn. A spectator (``seat=None``)
+sees only what is public. Nothing else leaves the engine: not another seat's
+cards, not the deal seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .actions import Action, action_to_dict
+from .cards import Card, Hand, Seat, cards_of, format_card, partner_of
+from .match import Match
+from .rules import Rules
+from .scoring import PartnershipScore
+from .state import Phase, RoundState, Trick
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSummary:
+    """A finished round, as the score sheet shows it."""
+
+    round_number: int
+    dealer: Seat
+    bids: tuple[int, ...]
+    blind: tuple[bool, ...]
+    tricks_won: tuple[int, ...]
+    result: tuple[PartnershipScore, PartnershipScore]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    seat: Seat | None  # None: a spectator
+    rules: Rules
+    round_number: int
+    dealer: Seat
+    phase: Phase
+    to_act: Seat
+    hand: Hand | None  # None until the seat has looked at its cards (always for spectators)
+    hand_counts: tuple[int, int, int, int]
+    bids: tuple[int | None, ...]
+    blind: tuple[bool, ...]
+    bid_order: tuple[Seat, ...]
+    blind_nil_eligible: tuple[bool, ...]
+    passed: Hand  # cards this seat gave partner in the exchange
+    received: Hand  # cards this seat got from partner
+    exchanges_done: int  # how many passes were made (public)
+    leader: Seat
+    trick: tuple[Card, ...]  # the current trick, the leader's card first
+    tricks: tuple[Trick, ...]  # completed tricks, public
+    tricks_won: tuple[int, int, int, int]
+    spades_broken: bool
+    scores: tuple[int, int]  # before this round
+    bags: tuple[int, int]
+    result: tuple[PartnershipScore, PartnershipScore] | None  # when the round is over
+    legal_actions: tuple[Action, ...]
+    history: tuple[RoundSummary, ...] = ()  # earlier finished rounds of the match
+    match_winner: int | None = None
+
+    @property
+    def played(self) -> Hand:
+        """Every card played in this round so far."""
+        m = 0
+        for t in self.tricks:
+            for c in t.cards:
+                m |= 1 << c
+        for c in self.trick:
+            m |= 1 << c
+        return m
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; cards as text like 'AS'."""
+
+        def cards(mask: Hand) -> list[str]:
+            return [format_card(c) for c in reversed(cards_of(mask))]
+
+        def score(r: tuple[PartnershipScore, PartnershipScore] | None) -> list[dict] | None:
+            return None if r is None else [p.to_dict() for p in r]
+
+        return {
+            "seat": self.seat,
+            "rules": self.rules.to_dict(),
+            "round_number": self.round_number,
+            "dealer": self.dealer,
+            "phase": self.phase.value,
+            "to_act": self.to_act,
+            "hand": None if self.hand is None else cards(self.hand),
+            "hand_counts": list(self.hand_counts),
+            "bids": list(self.bids),
+            "blind": list(self.blind),
+            "bid_order": list(self.bid_order),
+            "blind_nil_eligible": list(self.blind_nil_eligible),
+            "passed": cards(self.passed),
+            "received": cards(self.received),
+            "exchanges_done": self.exchanges_done,
+            "leader": self.leader,
+            "trick": [format_card(c) for c in self.trick],
+            "tricks": [
+                {"leader": t.leader, "cards": [format_card(c) for c in t.cards], "winner": t.winner}
+                for t in self.tricks
+            ],
+            "tricks_won": list(self.tricks_won),
+            "spades_broken": self.spades_broken,
+            "scores": list(self.scores),
+            "bags": list(self.bags),
+            "result": score(self.result),
+            "legal_actions": [action_to_dict(a) for a in self.legal_actions],
+            "history": [
+                {
+                    "round_number": h.round_number,
+                    "dealer": h.dealer,
+                    "bids": list(h.bids),
+                    "blind": list(h.blind),
+                    "tricks_won": list(h.tricks_won),
+                    "result": score(h.result),
+                }
+                for h in self.history
+            ],
+            "match_winner": self.match_winner,
+        }
+
+
+def summarize(r: RoundState) -> RoundSummary:
+    assert r.result is not None, "the round is not over"
+    return RoundSummary(
+        r.round_number,
+        r.dealer,
+        tuple(b if b is not None else -1 for b in r.bids),
+        tuple(r.blind),
+        tuple(r.tricks_won),
+        r.result,
+    )
+
+
+def view_for(game: Match | RoundState, seat: Seat | None) -> SeatView:
+    """What ``seat`` may see of a match or a round; ``None`` for a spectator."""
+    if isinstance(game, Match):
+        r = game.round
+        finished = [summarize(x) for x in game.rounds if x.result is not None]
+        # The current round's own result shows in ``result``, not in history.
+        if r.result is not None:
+            finished = finished[:-1]
+        history, winner = tuple(finished), game.winner
+    else:
+        r, history, winner = game, (), None
+    if seat is not None and not 0 <= seat < 4:
+        raise ValueError("seat must be 0..3 or None")
+    own = seat is not None and r.cards_seen[seat]
+    passed = received = 0
+    if seat is not None:
+        for p in r.passes:
+            if p.seat == seat:
+                passed |= p.cards
+            elif p.seat == partner_of(seat):
+                received |= p.cards
+    return SeatView(
+        seat=seat,
+        rules=r.rules,
+        round_number=r.round_number,
+        dealer=r.dealer,
+        phase=r.phase,
+        to_act=r.to_act,
+        hand=r.hands[seat] if own and seat is not None else None,
+        hand_counts=(
+            r.hands[0].bit_count(),
+            r.hands[1].bit_count(),
+            r.hands[2].bit_count(),
+            r.hands[3].bit_count(),
+        ),  # fmt: skip
+        bids=tuple(r.bids),
+        blind=tuple(r.blind),
+        bid_order=tuple(r.bid_order),
+        blind_nil_eligible=r.blind_nil_eligible,
+        passed=passed,
+        received=received,
+        exchanges_done=len(r.passes),
+        leader=r.leader,
+        trick=tuple(r.trick),
+        tricks=tuple(r.tricks),
+        tricks_won=(r.tricks_won[0], r.tricks_won[1], r.tricks_won[2], r.tricks_won[3]),
+        spades_broken=r.spades_broken,
+        scores=r.scores_before,
+        bags=r.bags_before,
+        result=r.result,
+        legal_actions=tuple(r.legal_actions(seat)) if seat is not None else (),
+        history=history,
+        match_winner=winner,
+    )
