@@ -14,7 +14,7 @@ import json
 from dataclasses import fields
 from typing import Any
 
-from .actions import Bid, PassCards, Play
+from .actions import Bid, PassCards, Play, SeeCards
 from .cards import (
     RANK_LETTERS,
     SEAT_LETTERS,
@@ -230,14 +230,17 @@ def to_text(r: RoundState) -> str:
     """One line: everything needed to replay the round, for logs and bug reports.
 
     ``spades/1 r3 d:N s:120,-40 b:3,5 rules:default h:<N>/<E>/<S>/<W>
-    bids:E3,Sn,Wb,N2 pass:- play:2C9CKCAC...`` where ``n`` is nil and ``b``
-    blind nil; plays follow in order, four per trick.
+    bids:E3,Sn,Wb,N2 pass:- play:2C9CKCAC...`` where ``n`` is nil, ``b``
+    blind nil and ``s`` a seat looking at its cards while it could still have
+    bid blind nil; plays follow in order, four per trick.
     """
     bids = []
-    for s in r.bid_order:
-        bid = r.bids[s]
-        mark = "b" if r.blind[s] else "n" if bid == 0 else str(bid)
-        bids.append(SEAT_LETTERS[s] + mark)
+    for a in r.actions:
+        if isinstance(a, SeeCards):
+            bids.append(SEAT_LETTERS[a.seat] + "s")
+        elif isinstance(a, Bid):
+            mark = "b" if a.blind else "n" if a.tricks == 0 else str(a.tricks)
+            bids.append(SEAT_LETTERS[a.seat] + mark)
     passes = ",".join(
         SEAT_LETTERS[p.seat] + ">" + "".join(format_card(c) for c in cards_of(p.cards))
         for p in r.passes
@@ -284,7 +287,9 @@ def from_text(line: str) -> RoundState:
         if fields_["bids"] != "-":
             for item in fields_["bids"].split(","):
                 seat, mark = parse_seat(item[0]), item[1:]
-                if mark in ("n", "b"):
+                if mark == "s":
+                    r.apply(SeeCards(seat))
+                elif mark in ("n", "b"):
                     r.apply(Bid(seat, 0, blind=mark == "b"))
                 else:
                     r.apply(Bid(seat, int(mark)))

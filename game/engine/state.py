@@ -234,6 +234,8 @@ class RoundState:
     def check(self, action: Action) -> None:
         """Raise :class:`IllegalAction` unless ``action`` is legal now."""
         seat = action.seat
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < 4:
+            raise IllegalAction("there is no such seat")
         if self.phase is Phase.DONE:
             raise IllegalAction("the round is over")
         if isinstance(action, SeeCards):
@@ -262,12 +264,12 @@ class RoundState:
                 raise IllegalAction("only nil can be bid blind")
             if not rules.blind_nil:
                 raise IllegalAction("blind nil is not played at this table")
-            if self.cards_seen[seat]:
-                raise IllegalAction("blind nil must be bid before you look at your cards")
             if not self.blind_nil_eligible[seat]:
                 raise IllegalAction(
                     f"blind nil needs your side to be {rules.blind_nil_min_deficit} behind"
                 )
+            if self.cards_seen[seat]:
+                raise IllegalAction("blind nil must be bid before you look at your cards")
             return
         if n == 0:
             if not rules.nil:
