@@ -1,0 +1,46 @@
+"""Every bot by name: ``make_bot("BIS+SRP")``. A new bidder or player is one line here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
+from .baselines import IOBidder, MSBidder, RBBidder
+from .bis import BIS
+from .srp import SRP
+from .wrp import WRP
+
+BIDDERS: dict[str, Callable[[], Bidder]] = {
+    "Random": RandomBidder,
+    "BIS": BIS,
+    "RB": RBBidder,
+    "MS": MSBidder,
+    "IO": IOBidder,
+}
+PLAYERS: dict[str, Callable[[], Player]] = {
+    "Random": RandomPlayer,
+    "WRP": WRP,
+    "SRP": SRP,
+}
+# The bot offered first in menus and used for "Play now" and stand-ins.
+DEFAULT_BOT = "Random+Random"
+
+
+class UnknownBot(ValueError):
+    """A bot name that is not in the registry."""
+
+
+def bot_names() -> list[str]:
+    """Every bidder+player combination, sorted."""
+    return sorted(f"{b}+{p}" for b in BIDDERS for p in PLAYERS)
+
+
+def make_bot(name: str) -> Bot:
+    """Build the bot called ``name`` ('BIDDER+PLAYER')."""
+    bidder, sep, player = name.partition("+")
+    if not sep or bidder not in BIDDERS or player not in PLAYERS:
+        raise UnknownBot(
+            f"unknown bot {name!r}: bidders are {', '.join(BIDDERS)}; "
+            f"players are {', '.join(PLAYERS)}"
+        )
+    return Bot(BIDDERS[bidder](), PLAYERS[player]())
