@@ -1,5 +1,9 @@
-"""Websocket URL routes, mounted by spadesite/asgi.py (the table consumer comes later)."""
+"""Websocket URL routes, mounted by spadesite/asgi.py."""
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-websocket_urlpatterns: list[URLPattern] = []
+from game.consumers import TableConsumer
+
+websocket_urlpatterns: list[URLPattern] = [
+    path("ws/table/<str:table_id>/", TableConsumer.as_asgi()),
+]

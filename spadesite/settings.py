@@ -96,9 +96,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL: str | None = os.environ.get("REDIS_URL") or None
 CHANNEL_LAYERS = channel_layers(REDIS_URL)
 
-# Without Redis there is no Celery worker: bots act in-process, behind the
-# same task interface. (The in-process executor comes with the bots work.)
+# Without Redis there is no Celery worker: bots act in-process (bots/runner.py),
+# behind the same task interface.
 SPADES_BOTS_IN_PROCESS = REDIS_URL is None
+# Run bot moves inline right after commit (tests) instead of in a thread pool.
+SPADES_BOTS_INLINE = False
+SPADES_BOT_WORKERS = int(os.environ.get("SPADES_BOT_WORKERS", "4"))
+# Pause before a bot acts, so that play at the table feels human (seconds).
+SPADES_BOT_DELAY = float(os.environ.get("SPADES_BOT_DELAY", "0.6"))
+# The bot that moves for a human whose turn timer ran out.
+SPADES_STAND_IN_BOT = os.environ.get("SPADES_STAND_IN_BOT", "BIS+SRP")
 
 CELERY_BROKER_URL, CELERY_RESULT_BACKEND = celery_urls(REDIS_URL)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -73,6 +73,13 @@ class Match:
             )
         )
 
+    def copy(self) -> Match:
+        """An independent copy: finished rounds are shared (they never change)."""
+        new = Match.__new__(Match)
+        new.__dict__.update(self.__dict__)
+        new.rounds = [*self.rounds[:-1], self.rounds[-1].copy()]
+        return new
+
     def apply(self, action: Action) -> None:
         """Apply an action to the current round (raises IllegalAction)."""
         if self.winner is not None:

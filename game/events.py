@@ -1,0 +1,79 @@
+"""Group messages to a table's sockets, sent from synchronous code.
+
+One group message per event (DESIGN.md): ``{"type": "table.event", "version": N}``
+after a move, ``table.changed`` after seating or status changes and
+``table.chat`` for chat. Each consumer turns an event into its own seat's view.
+
+Sending from sync code: a Celery worker (no event loop anywhere) uses
+``async_to_sync``. Inside the server process the in-memory channel layer's
+queues belong to the server's event loop and are not thread-safe, so a bot
+runner thread must hand the send to that loop: consumers register the loop
+they run on (:func:`note_server_loop`) and :func:`send_to_table` uses
+``run_coroutine_threadsafe`` when that loop is running in another thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+log = logging.getLogger(__name__)
+
+SEND_TIMEOUT_SECONDS = 5.0
+
+_loop_lock = threading.Lock()
+_server_loop: asyncio.AbstractEventLoop | None = None
+
+
+def group_name(table_pk: int) -> str:
+    return f"table_{table_pk}"
+
+
+def note_server_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Remember the event loop the consumers run on (called on each connect)."""
+    global _server_loop
+    with _loop_lock:
+        _server_loop = loop
+
+
+def _running_server_loop() -> asyncio.AbstractEventLoop | None:
+    with _loop_lock:
+        loop = _server_loop
+    if loop is None or loop.is_closed() or not loop.is_running():
+        return None
+    return loop
+
+
+def send_to_table(table_pk: int, message: dict[str, Any]) -> None:
+    """Send one group message to every socket of the table (from sync code)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    group = group_name(table_pk)
+    loop = _running_server_loop()
+    try:
+        current = asyncio.get_running_loop()
+    except RuntimeError:
+        current = None
+    if current is not None:
+        # Called on an event loop thread by mistake: never block it.
+        current.create_task(layer.group_send(group, message))
+        return
+    if loop is not None:
+        future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+        future.result(timeout=SEND_TIMEOUT_SECONDS)
+    else:
+        async_to_sync(layer.group_send)(group, message)
+
+
+def table_event(table_pk: int, version: int) -> None:
+    send_to_table(table_pk, {"type": "table.event", "version": version})
+
+
+def table_changed(table_pk: int) -> None:
+    send_to_table(table_pk, {"type": "table.changed"})

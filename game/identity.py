@@ -1,0 +1,40 @@
+"""Who a connection is: a signed-in user, a guest, or nobody (a spectator).
+
+A guest is a random id kept in the Django session (``guest_id``) with the
+name they chose (``guest_name``). The lobby will offer a form for the name;
+:func:`ensure_guest` is what it calls. The id is never shown to anyone else:
+it is what proves, on the websocket, that this browser holds the seat.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+GUEST_ID_KEY = "guest_id"
+GUEST_NAME_KEY = "guest_name"
+GUEST_NAME_MAX = 40
+
+
+def clean_guest_name(name: str) -> str:
+    """Collapse whitespace and trim to the allowed length ('' if nothing is left)."""
+    return " ".join(str(name).split())[:GUEST_NAME_MAX]
+
+
+def ensure_guest(session: Any, name: str | None = None) -> str:
+    """The session's guest id, made if missing; sets the guest name when given."""
+    guest_id = session.get(GUEST_ID_KEY)
+    if not guest_id:
+        guest_id = secrets.token_urlsafe(18)
+        session[GUEST_ID_KEY] = guest_id
+    if name is not None:
+        session[GUEST_NAME_KEY] = clean_guest_name(name)
+    return str(guest_id)
+
+
+def guest_of(session: Mapping[str, Any] | None) -> tuple[str, str]:
+    """(guest id, guest name) from a session; empty strings when there is none."""
+    if session is None:
+        return "", ""
+    return str(session.get(GUEST_ID_KEY) or ""), str(session.get(GUEST_NAME_KEY) or "")

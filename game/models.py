@@ -1,0 +1,217 @@
+"""Tables, seats, the append-only action log, round records and match results.
+
+The action log is the truth: a table's match is its rules and seed with the
+logged actions replayed in version order (``game.service`` does that). The
+round records and match results are derived rows, written in the same
+transaction as the action that finished the round or the match, so that
+analyses can query them without replaying anything.
+
+The match seed never leaves the server: it is not in any view, export or
+admin page.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from game.engine import new_match_seed
+
+SEAT_COUNT = 4
+POSITION_CHOICES = [(0, "North"), (1, "East"), (2, "South"), (3, "West")]
+
+
+def new_public_id() -> str:
+    """A short public id for URLs (not a secret: the invite token is)."""
+    return secrets.token_urlsafe(6)
+
+
+def new_invite_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Table(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        PLAYING = "playing", "Playing"
+        FINISHED = "finished", "Finished"
+
+    public_id = models.CharField(max_length=16, unique=True, default=new_public_id)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    host = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="hosted_tables",
+    )
+    rules = models.JSONField(default=dict, help_text="Rules.to_dict() of the match")
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True
+    )
+    # Server-side only: never in a view, an export or the admin.
+    seed = models.CharField(max_length=64, default=new_match_seed, editable=False)
+    version = models.PositiveIntegerField(default=0, help_text="actions applied so far")
+    invite_token = models.CharField(max_length=64, unique=True, default=new_invite_token)
+    turn_seconds = models.PositiveSmallIntegerField(
+        default=30, help_text="a human's time to act before a stand-in bot moves"
+    )
+    stand_in_bots = models.BooleanField(
+        default=True, help_text="a bot moves for a human whose turn timer runs out"
+    )
+    bot_delay = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="seconds a bot waits before moving (blank: SPADES_BOT_DELAY)",
+    )
+    # When the current turn began (for the turn timer); set on every move.
+    turn_started_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Table {self.public_id} ({self.status})"
+
+    @property
+    def group_name(self) -> str:
+        """The channel-layer group of this table's sockets."""
+        return f"table_{self.pk}"
+
+
+class Seat(models.Model):
+    class Kind(models.TextChoices):
+        HUMAN = "human", "Human"
+        BOT = "bot", "Bot"
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats")
+    position = models.PositiveSmallIntegerField(choices=POSITION_CHOICES)
+    kind = models.CharField(max_length=5, choices=Kind.choices, default=Kind.HUMAN)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="seats",
+    )
+    # A guest is identified by the random id kept in their session.
+    guest_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    guest_name = models.CharField(max_length=40, blank=True, default="")
+    bot_name = models.CharField(max_length=40, blank=True, default="")
+
+    class Meta:
+        ordering = ["table", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "position"], name="one_seat_per_position"),
+            models.CheckConstraint(
+                condition=models.Q(position__gte=0) & models.Q(position__lte=3),
+                name="seat_position_0_to_3",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_position_display()}: {self.display_name}"
+
+    @property
+    def display_name(self) -> str:
+        if self.kind == Seat.Kind.BOT:
+            return self.bot_name or "Bot"
+        if self.user_id is not None and self.user is not None:
+            return self.user.get_username()
+        return self.guest_name or "Guest"
+
+    def to_public_dict(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "kind": self.kind,
+            "name": self.display_name,
+            "bot_name": self.bot_name if self.kind == Seat.Kind.BOT else None,
+        }
+
+
+class Action(models.Model):
+    """One applied action. Append-only: rows are never updated or deleted."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="actions")
+    version = models.PositiveIntegerField(help_text="the table's version after this action")
+    round_number = models.PositiveSmallIntegerField()
+    seat = models.PositiveSmallIntegerField(choices=POSITION_CHOICES)
+    action = models.JSONField(help_text="action_to_dict() of the engine action")
+    created_at = models.DateTimeField(auto_now_add=True)
+    by_stand_in = models.BooleanField(
+        default=False, help_text="a stand-in bot moved for a human whose timer ran out"
+    )
+
+    class Meta:
+        ordering = ["table", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "version"], name="one_action_per_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.table_id} v{self.version}: {self.action}"
+
+
+class RoundRecordRow(models.Model):
+    """A finished round: its full record (``record_of``) and columns to query by."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="round_records")
+    round_number = models.PositiveSmallIntegerField()
+    finished_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    version = models.PositiveIntegerField(help_text="the table version of the round's last action")
+    rules = models.JSONField()
+    dealer = models.PositiveSmallIntegerField(choices=POSITION_CHOICES)
+    # Who sat where: 'human'/'bot' per seat N, E, S, W, e.g. "HBHB" with bot names.
+    seat_kinds = models.CharField(max_length=4, db_index=True)
+    bot_names = models.JSONField(help_text="bot name per seat, null for a human")
+    stand_in_moves = models.PositiveSmallIntegerField(default=0)
+    bid_n = models.SmallIntegerField()
+    bid_e = models.SmallIntegerField()
+    bid_s = models.SmallIntegerField()
+    bid_w = models.SmallIntegerField()
+    blind_nils = models.CharField(max_length=4, help_text="'1' per seat that bid blind nil")
+    bid_total = models.PositiveSmallIntegerField(db_index=True)
+    tricks_n = models.PositiveSmallIntegerField()
+    tricks_e = models.PositiveSmallIntegerField()
+    tricks_s = models.PositiveSmallIntegerField()
+    tricks_w = models.PositiveSmallIntegerField()
+    points_ns = models.IntegerField()
+    points_ew = models.IntegerField()
+    score_ns = models.IntegerField(help_text="after the round")
+    score_ew = models.IntegerField(help_text="after the round")
+    bags_ns = models.PositiveSmallIntegerField(help_text="after the round")
+    bags_ew = models.PositiveSmallIntegerField(help_text="after the round")
+    nil_position_ns = models.CharField(max_length=24, db_index=True)
+    nil_position_ew = models.CharField(max_length=24, db_index=True)
+    record = models.JSONField(help_text="the round record, game.engine.record_of()")
+
+    class Meta:
+        ordering = ["table", "round_number"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "round_number"], name="one_record_per_round"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.table_id} round {self.round_number}"
+
+
+class MatchResult(models.Model):
+    table = models.OneToOneField(Table, on_delete=models.CASCADE, related_name="result")
+    finished_at = models.DateTimeField(auto_now_add=True)
+    winner = models.PositiveSmallIntegerField(
+        choices=[(0, "North/South"), (1, "East/West")], help_text="the winning partnership"
+    )
+    score_ns = models.IntegerField()
+    score_ew = models.IntegerField()
+    bags_ns = models.PositiveSmallIntegerField()
+    bags_ew = models.PositiveSmallIntegerField()
+    rounds = models.PositiveSmallIntegerField()
+    version = models.PositiveIntegerField(help_text="the table version of the last action")
+
+    def __str__(self) -> str:
+        return f"{self.table_id}: {self.get_winner_display()} {self.score_ns}-{self.score_ew}"

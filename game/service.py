@@ -1,0 +1,656 @@
+"""The single write path of a table, and what each seat may see of it.
+
+``submit_action`` is the only function that changes a match: one
+transaction, compare-and-swap on the table's version, the engine checks the
+action, the action is appended to the log, the version goes up; a finished
+round writes its record and a finished match its result in the same
+transaction. After the commit: one group message to the table's sockets and,
+when a bot (or a stand-in for a human whose timer ran out) is to act next,
+a bot move is scheduled through ``bots.tasks``.
+
+A table's match is its log replayed (``load_match``). A small in-process
+cache keyed by (table, version) saves the replay on most moves; it is only
+filled with committed states, entries are never mutated (a move works on a
+copy), and a miss is always answered by replaying the log, so correctness
+never depends on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from game import events
+from game.engine import (
+    Action as EngineAction,
+)
+from game.engine import (
+    ActionError,
+    IllegalAction,
+    Match,
+    Rules,
+    RulesError,
+    action_from_dict,
+    action_to_dict,
+    record_of,
+    view_for,
+)
+from game.engine.state import Phase, RoundState
+from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BOT_DELAY_SECONDS = 0.6
+SEAT_LETTERS = "NESW"
+
+
+# ----- errors ----------------------------------------------------------------------
+
+
+class ServiceError(Exception):
+    """Something a user (or a late bot) asked for that cannot be done; nothing changed."""
+
+    code = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class TableNotFound(ServiceError):
+    code = "not_found"
+
+
+class NotPlaying(ServiceError):
+    """The table is not in play (still open, or finished)."""
+
+    code = "not_playing"
+
+
+class StaleVersion(ServiceError):
+    """The action was meant for another version of the table than the current one."""
+
+    code = "stale"
+
+    def __init__(self, expected: int, current: int) -> None:
+        super().__init__(
+            f"the table has moved on (you acted on version {expected}, it is at {current}): "
+            "refresh and try again"
+        )
+        self.expected = expected
+        self.current = current
+
+
+class BadAction(ServiceError):
+    """Data that does not describe an action, or an action for another seat."""
+
+    code = "bad_action"
+
+
+class IllegalMove(ServiceError, IllegalAction):
+    """The engine refused the action; ``message`` is its reason."""
+
+    code = "illegal"
+
+
+class SeatError(ServiceError):
+    code = "seat"
+
+
+class CorruptLog(RuntimeError):
+    """The stored log does not replay to the stored version (a bug, never a user error)."""
+
+
+# ----- the match cache -------------------------------------------------------------
+
+CACHE_SIZE = 512
+_cache: OrderedDict[tuple[int, int], tuple[str, Match]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def _cache_get(table_pk: int, version: int, seed: str) -> Match | None:
+    with _cache_lock:
+        entry = _cache.get((table_pk, version))
+        if entry is None:
+            return None
+        _cache.move_to_end((table_pk, version))
+    cached_seed, match = entry
+    # Primary keys can be reused (tests flush the database): check the seed too.
+    return match if cached_seed == seed and match.version == version else None
+
+
+def _cache_put(table_pk: int, seed: str, match: Match) -> None:
+    with _cache_lock:
+        _cache[(table_pk, match.version)] = (seed, match)
+        _cache.move_to_end((table_pk, match.version))
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+
+
+def _replay(table: Table, version: int, start: Match | None = None) -> Match:
+    match = start if start is not None else Match(Rules.from_dict(table.rules), table.seed)
+    rows = Action.objects.filter(
+        table_id=table.pk, version__gt=match.version, version__lte=version
+    ).order_by("version")
+    for number, data in rows.values_list("version", "action"):
+        if number != match.version + 1:
+            raise CorruptLog(f"table {table.pk}: action {match.version + 1} is missing")
+        try:
+            match.apply(action_from_dict(data))
+        except (ActionError, IllegalAction) as e:
+            raise CorruptLog(f"table {table.pk}: action {number} does not replay: {e}") from e
+    if match.version != version:
+        raise CorruptLog(f"table {table.pk}: the log stops at {match.version}, not {version}")
+    return match
+
+
+def load_match(table: Table, version: int | None = None) -> Match:
+    """The table's match at ``version`` (default: the table's version).
+
+    The result may be shared with other threads: never change it (use
+    ``Match.copy``). Only call this for a version that is committed.
+    """
+    if version is None:
+        version = table.version
+    match = _cache_get(table.pk, version, table.seed)
+    if match is not None:
+        return match
+    # A recent version in the cache: replay only the tail.
+    start = None
+    for back in range(1, 9):
+        if version - back < 0:
+            break
+        cached = _cache_get(table.pk, version - back, table.seed)
+        if cached is not None:
+            start = cached.copy()
+            break
+    match = _replay(table, version, start)
+    _cache_put(table.pk, table.seed, match)
+    return match
+
+
+# ----- the write path --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    table_id: int
+    version: int  # the table's version after the action
+    seat: int
+    action: dict[str, Any]
+    round_number: int  # the round the action belonged to
+    round_over: bool
+    match_over: bool
+    to_act: int | None  # who acts next (None when the match is over)
+    by_stand_in: bool
+
+
+def _parse_action(seat: int, action: EngineAction | dict[str, Any]) -> EngineAction:
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat <= 3:
+        raise BadAction("a seat is 0..3")
+    if isinstance(action, dict):
+        try:
+            return action_from_dict(action, seat=seat)
+        except ActionError as e:
+            raise BadAction(str(e)) from None
+    if getattr(action, "seat", None) != seat:
+        raise BadAction("you can only act for your own seat")
+    return action
+
+
+def submit_action(
+    table_id: int,
+    seat: int,
+    action: EngineAction | dict[str, Any],
+    expected_version: int,
+    *,
+    by_stand_in: bool = False,
+) -> SubmitResult:
+    """Apply ``action`` for ``seat`` if the table is still at ``expected_version``.
+
+    Raises a :class:`ServiceError` (``StaleVersion``, ``IllegalMove``,
+    ``BadAction``, ``NotPlaying``, ``TableNotFound``) and changes nothing
+    when the action cannot be taken.
+    """
+    parsed = _parse_action(seat, action)
+    if isinstance(expected_version, bool) or not isinstance(expected_version, int):
+        raise BadAction("'version' must be a whole number")
+    with transaction.atomic():
+        # Compare-and-swap first: the conditional UPDATE takes the row lock on
+        # PostgreSQL and SQLite's write lock, so concurrent moves queue here
+        # instead of failing later with "database is locked".
+        swapped = Table.objects.filter(
+            pk=table_id, version=expected_version, status=Table.Status.PLAYING
+        ).update(version=F("version") + 1)
+        table = Table.objects.select_for_update().filter(pk=table_id).first()
+        if table is None:
+            raise TableNotFound("there is no such table")
+        if not swapped:
+            if table.status != Table.Status.PLAYING:
+                raise NotPlaying(
+                    "the match is over"
+                    if table.status == Table.Status.FINISHED
+                    else "the match has not started"
+                )
+            raise StaleVersion(expected_version, table.version)
+        match = load_match(table, expected_version).copy()
+        current: RoundState = match.round
+        try:
+            match.apply(parsed)
+        except IllegalAction as e:
+            raise IllegalMove(str(e)) from None  # rolls the version back
+        new_version = match.version
+        assert new_version == expected_version + 1 == table.version
+        now = timezone.now()
+        Action.objects.create(
+            table=table,
+            version=new_version,
+            round_number=current.round_number,
+            seat=seat,
+            action=action_to_dict(parsed),
+            by_stand_in=by_stand_in,
+        )
+        round_over = current.phase is Phase.DONE
+        updates: dict[str, Any] = {"turn_started_at": now}
+        seats = {s.position: s for s in table.seats.all()}
+        if round_over:
+            _store_round(table, current, new_version, seats)
+        if match.is_over:
+            _store_result(table, match, new_version)
+            updates.update(status=Table.Status.FINISHED, finished_at=now)
+        Table.objects.filter(pk=table.pk).update(**updates)
+        result = SubmitResult(
+            table_id=table.pk,
+            version=new_version,
+            seat=seat,
+            action=action_to_dict(parsed),
+            round_number=current.round_number,
+            round_over=round_over,
+            match_over=match.is_over,
+            to_act=None if match.is_over else match.round.to_act,
+            by_stand_in=by_stand_in,
+        )
+        plan = _next_turn_plan(table, seats, result)
+        seed = table.seed
+        transaction.on_commit(lambda: _cache_put(table_id, seed, match))
+        transaction.on_commit(lambda: events.table_event(table_id, new_version), robust=True)
+        if plan is not None:
+            transaction.on_commit(lambda: _schedule(*plan), robust=True)
+    return result
+
+
+def _store_round(
+    table: Table, r: RoundState, version: int, seats: dict[int, Seat]
+) -> RoundRecordRow:
+    record = record_of(r)
+    assert r.result is not None
+    ns, ew = r.result
+    bids = [b if b is not None else -1 for b in r.bids]
+    kinds = "".join(
+        "B" if seats.get(p) is not None and seats[p].kind == Seat.Kind.BOT else "H"
+        for p in range(4)
+    )
+    stand_ins = Action.objects.filter(
+        table=table, round_number=r.round_number, by_stand_in=True
+    ).count()
+    return RoundRecordRow.objects.create(
+        table=table,
+        round_number=r.round_number,
+        version=version,
+        rules=table.rules,
+        dealer=r.dealer,
+        seat_kinds=kinds,
+        bot_names=[
+            seats[p].bot_name if p in seats and seats[p].kind == Seat.Kind.BOT else None
+            for p in range(4)
+        ],
+        stand_in_moves=stand_ins,
+        bid_n=bids[0],
+        bid_e=bids[1],
+        bid_s=bids[2],
+        bid_w=bids[3],
+        blind_nils="".join("1" if b else "0" for b in r.blind),
+        bid_total=sum(b for b in bids if b > 0),
+        tricks_n=r.tricks_won[0],
+        tricks_e=r.tricks_won[1],
+        tricks_s=r.tricks_won[2],
+        tricks_w=r.tricks_won[3],
+        points_ns=ns.points,
+        points_ew=ew.points,
+        score_ns=ns.score_after,
+        score_ew=ew.score_after,
+        bags_ns=ns.bags_after,
+        bags_ew=ew.bags_after,
+        nil_position_ns=record["nil_positions"][0],
+        nil_position_ew=record["nil_positions"][1],
+        record=record,
+    )
+
+
+def _store_result(table: Table, match: Match, version: int) -> MatchResult:
+    assert match.winner is not None
+    return MatchResult.objects.create(
+        table=table,
+        winner=match.winner,
+        score_ns=match.scores[0],
+        score_ew=match.scores[1],
+        bags_ns=match.bags[0],
+        bags_ew=match.bags[1],
+        rounds=len(match.rounds),
+        version=version,
+    )
+
+
+# ----- who moves next: bots and stand-ins --------------------------------------------
+
+# (table_id, seat, version, delay seconds, stand_in)
+TurnPlan = tuple[int, int, int, float, bool]
+
+
+def bot_delay_for(table: Table) -> float:
+    if table.bot_delay is not None:
+        return max(0.0, table.bot_delay)
+    return max(0.0, float(getattr(settings, "SPADES_BOT_DELAY", DEFAULT_BOT_DELAY_SECONDS)))
+
+
+def _next_turn_plan(
+    table: Table, seats: dict[int, Seat], result: SubmitResult | None, to_act: int | None = None
+) -> TurnPlan | None:
+    """The bot move to schedule after a commit, if a bot or stand-in is due."""
+    if result is not None:
+        if result.match_over or result.to_act is None:
+            return None
+        to_act = result.to_act
+        version = result.version
+    else:
+        version = table.version
+    if to_act is None:
+        return None
+    seat = seats.get(to_act)
+    if seat is None:
+        return None
+    if seat.kind == Seat.Kind.BOT:
+        return (table.pk, to_act, version, bot_delay_for(table), False)
+    if not table.stand_in_bots:
+        return None
+    if result is not None and result.by_stand_in and result.seat == to_act:
+        # The stand-in keeps going for the same seat (e.g. it looked at the cards, now bids).
+        return (table.pk, to_act, version, 0.0, True)
+    return (table.pk, to_act, version, float(table.turn_seconds), True)
+
+
+def _schedule(table_id: int, seat: int, version: int, delay: float, stand_in: bool) -> None:
+    from bots import tasks  # bots.tasks calls back into this module
+
+    tasks.schedule_act(table_id, seat, version, delay=delay, stand_in=stand_in)
+
+
+# ----- tables and seats ------------------------------------------------------------
+
+
+def _rules_dict(rules: Rules | dict[str, Any] | None) -> dict[str, Any]:
+    if rules is None:
+        return Rules().to_dict()
+    if isinstance(rules, Rules):
+        return rules.to_dict()
+    try:
+        return Rules.from_dict(rules).to_dict()
+    except (RulesError, TypeError) as e:
+        raise ServiceError(f"those rules are not valid: {e}") from None
+
+
+def create_table(
+    *,
+    host: Any = None,
+    rules: Rules | dict[str, Any] | None = None,
+    turn_seconds: int = 30,
+    stand_in_bots: bool = True,
+    bot_delay: float | None = None,
+) -> Table:
+    """A new open table (nobody seated yet)."""
+    if not 5 <= turn_seconds <= 600:
+        raise ServiceError("the turn timer must be between 5 and 600 seconds")
+    return Table.objects.create(
+        host=host if host is not None and getattr(host, "is_authenticated", False) else None,
+        rules=_rules_dict(rules),
+        turn_seconds=turn_seconds,
+        stand_in_bots=stand_in_bots,
+        bot_delay=bot_delay,
+    )
+
+
+def get_table(table: Table | int | str) -> Table:
+    """A table by instance, primary key or public id."""
+    if isinstance(table, Table):
+        return table
+    try:
+        if isinstance(table, int):
+            return Table.objects.get(pk=table)
+        return Table.objects.get(public_id=table)
+    except Table.DoesNotExist:
+        raise TableNotFound("there is no such table") from None
+
+
+def _open_table_locked(table: Table | int | str) -> Table:
+    pk = get_table(table).pk
+    locked = Table.objects.select_for_update().get(pk=pk)
+    if locked.status != Table.Status.OPEN:
+        raise SeatError("seats can only change before the match starts")
+    return locked
+
+
+def _check_position(position: int) -> None:
+    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position <= 3:
+        raise SeatError("a seat is 0..3 (North, East, South, West)")
+
+
+def take_seat(
+    table: Table | int | str,
+    position: int,
+    *,
+    user: Any = None,
+    guest_id: str = "",
+    guest_name: str = "",
+) -> Seat:
+    """Seat a signed-in user or a guest (by the guest id in their session)."""
+    _check_position(position)
+    is_user = user is not None and getattr(user, "is_authenticated", False)
+    if not is_user and not guest_id:
+        raise SeatError("sign in or choose a guest name to take a seat")
+    try:
+        with transaction.atomic():
+            locked = _open_table_locked(table)
+            mine = Seat.objects.filter(table=locked)
+            mine = mine.filter(user=user) if is_user else mine.filter(guest_id=guest_id)
+            if mine.exists():
+                raise SeatError("you already have a seat at this table")
+            seat = Seat.objects.create(
+                table=locked,
+                position=position,
+                kind=Seat.Kind.HUMAN,
+                user=user if is_user else None,
+                guest_id="" if is_user else guest_id,
+                guest_name="" if is_user else guest_name[:40],
+            )
+            transaction.on_commit(lambda: events.table_changed(locked.pk), robust=True)
+            return seat
+    except IntegrityError:
+        raise SeatError("that seat is taken") from None
+
+
+def add_bot(table: Table | int | str, position: int, bot_name: str | None = None) -> Seat:
+    from bots.registry import DEFAULT_BOT, UnknownBot, make_bot
+
+    _check_position(position)
+    name = bot_name or DEFAULT_BOT
+    try:
+        make_bot(name)
+    except UnknownBot as e:
+        raise SeatError(str(e)) from None
+    try:
+        with transaction.atomic():
+            locked = _open_table_locked(table)
+            seat = Seat.objects.create(
+                table=locked, position=position, kind=Seat.Kind.BOT, bot_name=name
+            )
+            transaction.on_commit(lambda: events.table_changed(locked.pk), robust=True)
+            return seat
+    except IntegrityError:
+        raise SeatError("that seat is taken") from None
+
+
+def leave_seat(table: Table | int | str, position: int) -> None:
+    _check_position(position)
+    with transaction.atomic():
+        locked = _open_table_locked(table)
+        Seat.objects.filter(table=locked, position=position).delete()
+        transaction.on_commit(lambda: events.table_changed(locked.pk), robust=True)
+
+
+def start_table(table: Table | int | str) -> Table:
+    """Start the match once the four seats are taken; schedules the first bot."""
+    with transaction.atomic():
+        pk = get_table(table).pk
+        # A write first, for the same reason as in submit_action.
+        Table.objects.filter(pk=pk).update(version=F("version"))
+        locked = Table.objects.select_for_update().get(pk=pk)
+        if locked.status != Table.Status.OPEN:
+            raise NotPlaying("the match has already started")
+        seats = {s.position: s for s in locked.seats.all()}
+        if len(seats) != 4:
+            raise SeatError("all four seats must be taken to start")
+        now = timezone.now()
+        locked.status = Table.Status.PLAYING
+        locked.started_at = now
+        locked.turn_started_at = now
+        locked.save(update_fields=["status", "started_at", "turn_started_at"])
+        match = load_match(locked)
+        plan = _next_turn_plan(locked, seats, None, to_act=match.round.to_act)
+        transaction.on_commit(lambda: events.table_changed(pk), robust=True)
+        if plan is not None:
+            transaction.on_commit(lambda: _schedule(*plan), robust=True)
+    return locked
+
+
+OVERDUE_GRACE_SECONDS = 5.0
+
+
+def resume_table(table: Table | int | str) -> bool:
+    """Schedule the move that is due if it looks lost (e.g. after a restart).
+
+    Bot moves and turn timers wait in memory (or in the Celery broker); after
+    a restart of the embedded server a table would wait for ever. Called when
+    a socket connects: if a bot's move is overdue by more than a grace period
+    it is scheduled again, and a human's turn timer is restarted for the
+    time left. A duplicate is harmless: one of the two moves is stale.
+    Returns whether something was scheduled.
+    """
+    t = get_table(table)
+    t.refresh_from_db()
+    if t.status != Table.Status.PLAYING or t.turn_started_at is None:
+        return False
+    match = load_match(t)
+    if match.is_over:
+        return False
+    seats = {s.position: s for s in t.seats.all()}
+    plan = _next_turn_plan(t, seats, None, to_act=match.round.to_act)
+    if plan is None:
+        return False
+    table_id, seat, version, delay, stand_in = plan
+    waited = (timezone.now() - t.turn_started_at).total_seconds()
+    if stand_in:
+        key = (table_id, version)
+        with _resumed_lock:
+            if key in _resumed:
+                return False
+            _resumed.add(key)
+            if len(_resumed) > 4096:
+                _resumed.clear()
+        delay = max(0.0, delay - waited)
+    elif waited < delay + OVERDUE_GRACE_SECONDS:
+        return False
+    else:
+        delay = 0.0
+    _schedule(table_id, seat, version, delay, stand_in)
+    return True
+
+
+# Turn timers restarted by resume_table in this process, so that every
+# connecting socket does not add one more.
+_resumed: set[tuple[int, int]] = set()
+_resumed_lock = threading.Lock()
+
+
+def seat_of(
+    table: Table | int | str, *, user: Any = None, guest_id: str | None = None
+) -> int | None:
+    """The seat a signed-in user or a guest holds at the table, or None (a spectator)."""
+    t = get_table(table)
+    seats = Seat.objects.filter(table=t, kind=Seat.Kind.HUMAN)
+    if user is not None and getattr(user, "is_authenticated", False):
+        found = seats.filter(user=user).values_list("position", flat=True).first()
+        if found is not None:
+            return found
+    if guest_id:
+        return seats.filter(guest_id=guest_id).values_list("position", flat=True).first()
+    return None
+
+
+# ----- views -----------------------------------------------------------------------
+
+
+def table_info(table: Table, seats: list[Seat] | None = None) -> dict[str, Any]:
+    """What anyone at the table may know about it (never the seed or the invite token)."""
+    if seats is None:
+        seats = list(table.seats.select_related("user"))
+    by_position = {s.position: s for s in seats}
+    deadline = None
+    if (
+        table.status == Table.Status.PLAYING
+        and table.stand_in_bots
+        and table.turn_started_at is not None
+    ):
+        deadline = (table.turn_started_at + timedelta(seconds=table.turn_seconds)).isoformat()
+    return {
+        "id": table.public_id,
+        "status": table.status,
+        "version": table.version,
+        "host": table.host.get_username() if table.host_id and table.host else None,
+        "seats": [by_position[p].to_public_dict() if p in by_position else None for p in range(4)],
+        "turn_seconds": table.turn_seconds,
+        "stand_in_bots": table.stand_in_bots,
+        "turn_deadline": deadline,
+        "rules": table.rules,
+    }
+
+
+def table_view(table: Table | int | str, seat: int | None) -> dict[str, Any]:
+    """The engine's view for ``seat`` (None: a spectator) plus the table's info.
+
+    Before the match starts only ``version``, ``seat`` and ``table`` are
+    present; afterwards every key of ``SeatView.to_dict()`` too. The turn
+    deadline in ``table`` matters only when a human is to act.
+    """
+    t = get_table(table)
+    if isinstance(table, Table):
+        t.refresh_from_db()  # the caller's instance may be behind
+    out: dict[str, Any] = {"version": t.version, "seat": seat}
+    if t.status != Table.Status.OPEN:
+        out.update(view_for(load_match(t), seat).to_dict())
+    out["version"] = t.version
+    out["table"] = table_info(t)
+    return out

@@ -1,0 +1,28 @@
+"""Fixtures for the live-table tests: bots inline, no pacing, a fresh match cache."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bots import runner
+from game import service
+
+
+@pytest.fixture
+def live(settings: Any) -> Iterator[runner.InlineRunner]:
+    """Bots in-process and inline (deterministic), no pacing delay, in-memory channel layer."""
+    settings.SPADES_BOTS_IN_PROCESS = True
+    settings.SPADES_BOTS_INLINE = True
+    settings.SPADES_BOT_DELAY = 0
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    service.clear_cache()
+    runner.reset_runners()
+    inline = runner.get_runner()
+    assert isinstance(inline, runner.InlineRunner)
+    yield inline
+    assert inline.errors == []
+    runner.reset_runners()
+    service.clear_cache()

@@ -1,0 +1,57 @@
+"""Helpers for the live-table tests: tables with guests and bots, random legal play."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from game import service
+from game.engine import Rules, view_for
+from game.models import Table
+
+# One round, rarely two: the first partnership to score wins.
+SHORT_RULES = Rules(winning_goal=1, losing_goal=0)
+# A few rounds.
+QUICK_RULES = Rules(winning_goal=100, losing_goal=-100)
+
+
+def make_table(
+    kinds: str = "HHHH",
+    rules: Rules = SHORT_RULES,
+    *,
+    start: bool = True,
+    stand_in_bots: bool = False,
+    bot: str = "Random+Random",
+) -> Table:
+    """A table with humans (guests g0..g3) at 'H' and bots at 'B', N E S W."""
+    table = service.create_table(rules=rules, stand_in_bots=stand_in_bots)
+    for position, kind in enumerate(kinds):
+        if kind == "B":
+            service.add_bot(table, position, bot)
+        else:
+            service.take_seat(
+                table, position, guest_id=f"g{position}", guest_name=f"Guest {position}"
+            )
+    if start:
+        service.start_table(table)
+    table.refresh_from_db()
+    return table
+
+
+def human_move(table: Table, rng: random.Random) -> tuple[int, Any]:
+    """(seat, action) for the seat to act: a random legal action of its view."""
+    match = service.load_match(table)
+    seat = match.round.to_act
+    return seat, rng.choice(view_for(match, seat).legal_actions)
+
+
+def play_humans(table: Table, rng: random.Random, until_version: int | None = None) -> Table:
+    """Play random legal moves through the service until the match (or version) ends."""
+    table.refresh_from_db()
+    while table.status == Table.Status.PLAYING and (
+        until_version is None or table.version < until_version
+    ):
+        seat, action = human_move(table, rng)
+        service.submit_action(table.pk, seat, action, table.version)
+        table.refresh_from_db()
+    return table

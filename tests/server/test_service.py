@@ -1,0 +1,358 @@
+"""The single write path: compare-and-swap, the log, round records, results, bots."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from bots import runner, tasks
+from game import service
+from game.engine import Bid, Match, Play, Rules, SeeCards, replay, view_for
+from game.engine.state import Phase
+from game.models import Action, MatchResult, RoundRecordRow, Table
+from tests.server.helpers import QUICK_RULES, SHORT_RULES, human_move, make_table, play_humans
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def first_legal(table: Table) -> tuple[int, Any]:
+    match = service.load_match(table)
+    seat = match.round.to_act
+    return seat, view_for(match, seat).legal_actions[-1]
+
+
+def snapshot(table: Table) -> tuple[int, int, str]:
+    table.refresh_from_db()
+    return table.version, Action.objects.filter(table=table).count(), table.status
+
+
+def test_a_legal_action_is_logged_and_bumps_the_version(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH")
+    assert table.version == 0 and table.status == Table.Status.PLAYING
+    seat, action = first_legal(table)
+    result = service.submit_action(table.pk, seat, action, 0)
+    assert result.version == 1 and result.seat == seat and not result.round_over
+    row = Action.objects.get(table=table)
+    assert (row.version, row.seat, row.round_number, row.by_stand_in) == (1, seat, 1, False)
+    assert row.action["seat"] == seat
+    table.refresh_from_db()
+    assert table.version == 1
+
+
+def test_actions_as_dicts_take_the_seat_from_the_caller(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", rules=Rules(blind_nil=False))
+    seat = service.load_match(table).round.to_act
+    # The dict claims another seat: the caller's seat wins.
+    service.submit_action(table.pk, seat, {"type": "bid", "tricks": 3, "seat": (seat + 1) % 4}, 0)
+    assert Action.objects.get(table=table).action == {
+        "type": "bid",
+        "seat": seat,
+        "tricks": 3,
+        "blind": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("make_action", "error", "message"),
+    [
+        (lambda seat: Play(seat, 0), service.IllegalMove, "after the bidding"),
+        (lambda seat: Bid((seat + 1) % 4, 3), service.IllegalMove, "turn"),
+        (lambda seat: {"type": "bid", "tricks": 14}, service.BadAction, "0 to 13"),
+        (lambda seat: {"type": "dance"}, service.BadAction, "'type'"),
+    ],
+    ids=["play-during-bidding", "out-of-turn", "bid-too-high", "unknown-type"],
+)
+def test_a_refused_action_changes_nothing(
+    live: runner.InlineRunner, make_action: Any, error: type, message: str
+) -> None:
+    table = make_table("HHHH", rules=Rules(blind_nil=False))
+    seat = service.load_match(table).round.to_act
+    before = snapshot(table)
+    action = make_action(seat)
+    actor = action.seat if not isinstance(action, dict) else seat
+    with pytest.raises(error, match=message):
+        service.submit_action(table.pk, actor, action, 0)
+    assert snapshot(table) == before
+
+
+def test_an_action_for_another_seat_is_refused(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", rules=Rules(blind_nil=False))
+    seat = service.load_match(table).round.to_act
+    with pytest.raises(service.BadAction, match="your own seat"):
+        service.submit_action(table.pk, (seat + 1) % 4, Bid(seat, 3), 0)
+    assert snapshot(table) == (0, 0, "playing")
+
+
+def test_a_stale_version_changes_nothing(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH")
+    seat, action = first_legal(table)
+    service.submit_action(table.pk, seat, action, 0)
+    before = snapshot(table)
+    seat, action = first_legal(table)
+    with pytest.raises(service.StaleVersion) as info:
+        service.submit_action(table.pk, seat, action, 0)
+    assert (info.value.expected, info.value.current) == (0, 1)
+    assert "moved on" in info.value.message
+    assert snapshot(table) == before
+    with pytest.raises(service.StaleVersion):
+        service.submit_action(table.pk, seat, action, 7)  # from the future: also stale
+    assert snapshot(table) == before
+
+
+def test_no_action_before_the_start_or_after_the_end(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", start=False)
+    with pytest.raises(service.NotPlaying, match="not started"):
+        service.submit_action(table.pk, 0, SeeCards(0), 0)
+    with pytest.raises(service.TableNotFound):
+        service.submit_action(table.pk + 1000, 0, SeeCards(0), 0)
+    service.start_table(table)
+    table = play_humans(table, random.Random(1))
+    assert table.status == Table.Status.FINISHED
+    with pytest.raises(service.NotPlaying, match="over"):
+        service.submit_action(table.pk, 0, SeeCards(0), table.version)
+
+
+def test_a_finished_round_stores_a_record_that_replays(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", rules=QUICK_RULES)
+    rng = random.Random(2)
+    while not RoundRecordRow.objects.filter(table=table).exists():
+        seat, action = human_move(table, rng)
+        result = service.submit_action(table.pk, seat, action, table.version)
+        table.refresh_from_db()
+    assert result.round_over and result.round_number == 1
+    row = RoundRecordRow.objects.get(table=table)
+    assert row.version == table.version
+    r = replay(row.record)  # the engine accepts the stored record
+    assert r.phase is Phase.DONE and r.round_number == 1
+    assert [row.bid_n, row.bid_e, row.bid_s, row.bid_w] == r.bids
+    assert [row.tricks_n, row.tricks_e, row.tricks_s, row.tricks_w] == r.tricks_won
+    assert r.result is not None
+    assert (row.points_ns, row.points_ew) == (r.result[0].points, r.result[1].points)
+    assert (row.score_ns, row.score_ew) == (r.result[0].score_after, r.result[1].score_after)
+    assert row.seat_kinds == "HHHH" and row.bot_names == [None] * 4
+    assert row.rules == QUICK_RULES.to_dict()
+    # The round's last action is in the same version as the record.
+    last = Action.objects.get(table=table, version=row.version)
+    assert last.round_number == 1 and last.action["type"] == "play"
+
+
+def test_four_bots_play_a_match_to_the_end(live: runner.InlineRunner) -> None:
+    table = make_table("BBBB", rules=QUICK_RULES)  # start_table sets the bots going
+    table.refresh_from_db()
+    assert table.status == Table.Status.FINISHED
+    result = MatchResult.objects.get(table=table)
+    log = list(Action.objects.filter(table=table).order_by("version"))
+    assert [a.version for a in log] == list(range(1, table.version + 1))
+    assert result.version == table.version
+    # The log alone replays to the same final scores.
+    match = Match(Rules.from_dict(table.rules), table.seed)
+    from game.engine import action_from_dict
+
+    for row in log:
+        match.apply(action_from_dict(row.action))
+    assert match.is_over and match.winner == result.winner
+    assert match.scores == (result.score_ns, result.score_ew)
+    assert len(match.rounds) == result.rounds == RoundRecordRow.objects.filter(table=table).count()
+    records = RoundRecordRow.objects.filter(table=table).order_by("round_number")
+    assert [r.seat_kinds for r in records] == ["BBBB"] * result.rounds
+    assert (records.last().score_ns, records.last().score_ew) == match.scores
+
+
+def test_bot_moves_are_reproducible_from_the_seed(live: runner.InlineRunner) -> None:
+    a = make_table("BBBB", rules=SHORT_RULES, start=False)
+    b = make_table("BBBB", rules=SHORT_RULES, start=False)
+    Table.objects.filter(pk=b.pk).update(seed=a.seed)
+    service.start_table(a)
+    service.start_table(b)
+
+    def actions(t: Table) -> list[dict[str, Any]]:
+        rows = Action.objects.filter(table=t).order_by("version")
+        return list(rows.values_list("action", flat=True))
+
+    assert actions(a) == actions(b) and len(actions(a)) > 50
+
+
+def test_bots_answer_a_human_move_and_stop_at_the_next_human(live: runner.InlineRunner) -> None:
+    table = make_table("HBBB", rules=Rules(blind_nil=False))
+    table.refresh_from_db()
+    # The bots before North (if North does not bid first) have already bid.
+    match = service.load_match(table)
+    assert match.round.to_act == 0
+    service.submit_action(table.pk, 0, Bid(0, 3), table.version)
+    table.refresh_from_db()
+    match = service.load_match(table)
+    assert match.round.to_act == 0 and match.round.phase is Phase.PLAYING
+    assert all(b is not None for b in match.round.bids)
+
+
+def test_the_cache_is_only_an_optimisation(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", rules=QUICK_RULES)
+    play_humans(table, random.Random(3), until_version=40)
+    cached = service.table_view(table, 2)
+    service.clear_cache()
+    assert service.table_view(table, 2) == cached
+    # Moves work from a cold cache, and from a cache holding an older version only.
+    play_humans(table, random.Random(4), until_version=45)
+    service.clear_cache()
+    service.load_match(table, 43)
+    play_humans(table, random.Random(5), until_version=50)
+    fresh = service.table_view(table, None)
+    service.clear_cache()
+    assert service.table_view(table, None) == fresh
+
+
+def test_views_never_carry_the_seed_or_the_invite_token(live: runner.InlineRunner) -> None:
+    table = make_table("HHBB", rules=QUICK_RULES)
+    for seat in (None, 0, 1, 2, 3):
+        text = json.dumps(service.table_view(table, seat))
+        assert table.seed not in text and table.invite_token not in text
+    view = service.table_view(table, 0)
+    assert view["table"]["seats"][2] == {
+        "position": 2,
+        "kind": "bot",
+        "name": "Random+Random",
+        "bot_name": "Random+Random",
+    }
+    assert view["table"]["seats"][0]["name"] == "Guest 0"
+    assert view["version"] == table.version and view["seat"] == 0
+
+
+def test_an_open_table_view_has_no_game_yet(live: runner.InlineRunner) -> None:
+    table = make_table("HH", start=False)
+    view = service.table_view(table, None)
+    assert view["table"]["status"] == "open" and "hand" not in view
+    assert view["table"]["seats"][2:] == [None, None]
+
+
+def test_seating_rules(live: runner.InlineRunner) -> None:
+    table = make_table("H", start=False)
+    with pytest.raises(service.SeatError, match="taken"):
+        service.take_seat(table, 0, guest_id="other")
+    with pytest.raises(service.SeatError, match="already have a seat"):
+        service.take_seat(table, 1, guest_id="g0")
+    with pytest.raises(service.SeatError, match="unknown bot"):
+        service.add_bot(table, 1, "Nobody+Nothing")
+    with pytest.raises(service.SeatError, match="four seats"):
+        service.start_table(table)
+    assert service.seat_of(table, guest_id="g0") == 0
+    assert service.seat_of(table, guest_id="nobody") is None
+    service.leave_seat(table, 0)
+    assert service.seat_of(table, guest_id="g0") is None
+
+
+def test_a_stand_in_moves_for_a_human_whose_timer_ran_out(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", rules=Rules(blind_nil=False), stand_in_bots=True)
+    assert live.pending_timers() == 1  # the first human's turn timer
+    to_act = service.load_match(table).round.to_act
+    assert live.run_timers() == 1
+    table.refresh_from_db()
+    row = Action.objects.get(table=table)
+    assert row.by_stand_in and row.seat == to_act and table.version == 1
+    # The next human's timer is running; if that human moves first, it is dropped.
+    assert live.pending_timers() == 1
+    seat, action = first_legal(table)
+    service.submit_action(table.pk, seat, action, 1)
+    assert live.pending_timers() == 2
+    live.run_timers()  # the stale timer does nothing, the fresh one moves
+    table.refresh_from_db()
+    assert table.version == 3
+    assert list(Action.objects.filter(table=table).values_list("by_stand_in", flat=True)) == [
+        True,
+        False,
+        True,
+    ]
+
+
+def test_a_bot_task_that_runs_twice_is_harmless(live: runner.InlineRunner) -> None:
+    table = make_table("BHHH", rules=Rules(blind_nil=False), start=False)
+    # A seed where North, the bot, bids first.
+    seed = next(
+        f"twice-{i}"
+        for i in range(100)
+        if Match(Rules(blind_nil=False), f"twice-{i}").round.to_act == 0
+    )
+    Table.objects.filter(pk=table.pk).update(seed=seed)
+    service.start_table(table)
+    table.refresh_from_db()
+    assert table.version == 1  # the bot bid at once, then East (a human) is to act
+    assert tasks.play_turn(table.pk, 0, 0) == tasks.STALE  # the same task again
+    assert tasks.play_turn(table.pk, 0, 1) == tasks.NOT_DUE  # not North's turn
+    assert tasks.play_turn(table.pk, 1, 1) == tasks.NOT_DUE  # a human seat, no stand-in
+    assert Action.objects.filter(table=table).count() == 1
+
+
+def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
+    live: runner.InlineRunner, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.SPADES_BOTS_IN_PROCESS = False
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(tasks.act, "apply_async", lambda **kw: sent.append(kw))
+    tasks.schedule_act(5, 2, 17, delay=0.6)
+    tasks.schedule_act(5, 3, 18, delay=30, stand_in=True)
+    assert sent == [
+        {"args": [5, 2, 17], "kwargs": {"stand_in": False}, "queue": "bots", "countdown": 0.6},
+        {"args": [5, 3, 18], "kwargs": {"stand_in": True}, "queue": "bots", "countdown": 30},
+    ]
+    assert tasks.act.acks_late is True and tasks.act.name == "bots.tasks.act"
+
+
+def test_a_move_never_changes_the_cached_match(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", rules=QUICK_RULES)
+    play_humans(table, random.Random(6), until_version=20)
+    shared = service.load_match(table)
+    before = view_for(shared, None)
+    seat, action = human_move(table, random.Random(7))
+    service.submit_action(table.pk, seat, action, table.version)
+    assert shared.version == 20 and view_for(shared, None) == before
+    assert service.load_match(table, 21).version == 21
+
+
+def test_the_admin_lists_tables_without_the_seed(
+    live: runner.InlineRunner, admin_client: Any
+) -> None:
+    table = make_table("HHBB", rules=QUICK_RULES)
+    play_humans(table, random.Random(8), until_version=5)
+    for url in (
+        "/admin/game/table/",
+        f"/admin/game/table/{table.pk}/change/",
+        "/admin/game/action/",
+        "/admin/game/roundrecordrow/",
+        "/admin/game/matchresult/",
+    ):
+        response = admin_client.get(url)
+        assert response.status_code == 200, url
+        assert table.seed not in response.content.decode()
+
+
+def test_an_overdue_bot_move_is_scheduled_again(live: runner.InlineRunner) -> None:
+    # As after a restart: the game waits for a bot whose scheduled move was lost.
+    table = make_table("HBBB", rules=Rules(blind_nil=False), start=False)
+    seed = next(
+        f"lost-{i}"
+        for i in range(100)
+        if Match(Rules(blind_nil=False), f"lost-{i}").round.to_act == 1
+    )
+    Table.objects.filter(pk=table.pk).update(
+        seed=seed, status=Table.Status.PLAYING, turn_started_at=timezone.now()
+    )
+    assert service.resume_table(table) is False  # not overdue yet
+    Table.objects.filter(pk=table.pk).update(turn_started_at=timezone.now() - timedelta(seconds=60))
+    assert service.resume_table(table) is True
+    table.refresh_from_db()
+    assert table.version == 3  # the three bots bid; North (a human) is to act
+
+
+def test_a_lost_turn_timer_restarts_for_the_time_left(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", stand_in_bots=True)
+    live.run_timers()  # the stand-in moves once
+    live.timers.clear()  # the next timer is lost
+    Table.objects.filter(pk=table.pk).update(turn_started_at=timezone.now() - timedelta(seconds=20))
+    assert service.resume_table(table) is True
+    assert service.resume_table(table) is False  # once per turn and process
+    [(delay, _, _)] = live.timers
+    assert 9 <= delay <= 10.5
