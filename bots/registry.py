@@ -8,11 +8,15 @@ from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
 from .srp import SRP
+from .success_curves import make_bis
 from .wrp import WRP
 
 BIDDERS: dict[str, Callable[[], Bidder]] = {
     "Random": RandomBidder,
-    "BIS": BIS,
+    "BIS": lambda: make_bis("BIS"),  # with the shipped success curves (bots/data/sc.npz)
+    "BIS0": BIS,  # no success curves (nilProb = nilValue): the paper's bootstrap bidder
+    "BIS-SC1": lambda: make_bis("BIS-SC1", single=True),  # one single curve (Table 4)
+    "BIS-noEG": lambda: make_bis("BIS-noEG", end_game=False),  # curves, no end-game rules
     "RB": RBBidder,
     "MS": MSBidder,
     "IO": IOBidder,
@@ -23,7 +27,7 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     "SRP": SRP,
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
-DEFAULT_BOT = "Random+Random"
+DEFAULT_BOT = "BIS+SRP"
 
 
 class UnknownBot(ValueError):
@@ -43,4 +47,7 @@ def make_bot(name: str) -> Bot:
             f"unknown bot {name!r}: bidders are {', '.join(BIDDERS)}; "
             f"players are {', '.join(PLAYERS)}"
         )
-    return Bot(BIDDERS[bidder](), PLAYERS[player]())
+    made_bidder, made_player = BIDDERS[bidder](), PLAYERS[player]()
+    # The registry name is the bot's name (BIS0 is the BIS class without curves).
+    made_bidder.name, made_player.name = bidder, player
+    return Bot(made_bidder, made_player)

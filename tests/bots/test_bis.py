@@ -177,7 +177,8 @@ def test_nil_value_void_factor_and_cap() -> None:
 
 
 def test_registered() -> None:
-    assert BIDDERS["BIS"] is BIS
+    assert BIDDERS["BIS0"] is BIS
+    assert BIDDERS["BIS"]().success_curves is not None
     assert make_bot("BIS+Random").name == "BIS+Random"
 
 

@@ -1,0 +1,206 @@
+"""``manage.py train_success_curves``: learn the BIS success curves (paper section 4.3).
+
+    python manage.py train_success_curves --selfplay --rounds 100000 --seed 1 \\
+        --workers 2 [--eps 0.15 --floor 0.02] [--output bots/data/sc.npz]
+    python manage.py train_success_curves --from-records rounds.jsonl [--bots-only]
+    python manage.py train_success_curves --from-db
+
+``--selfplay`` plays BIS(no curves)+SRP at all four seats with nil
+exploration (:mod:`bots.selfplay`); finished chunks go to
+``<output>.samples.jsonl`` (beside the output) and a stopped run resumes when
+started again with the same options. ``--from-records`` reads round records
+(``game.engine.record_of`` JSON, one per line) and recomputes each nil
+bidder's nil value from the dealt hand. ``--from-db`` reads the round
+records stored by the live server (the bot seats whose bidder is BIS).
+Every mode then fits the logistic regression, checks the curves are monotone
+and writes the table (:mod:`bots.success_curves`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from bots import success_curves as sc
+from bots.selfplay import SelfPlayConfig, SelfPlayError, run_selfplay, samples_of_chunks
+
+
+def _seed_value(text: str) -> int | str:
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def samples_log_for(output: str | Path) -> Path:
+    p = Path(output)
+    return p.with_name(p.name.split(".")[0] + ".samples.jsonl")
+
+
+def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                raise CommandError(f"{path}: line {n} is not JSON") from None
+
+
+def db_records() -> Iterator[dict[str, Any]]:
+    """Round records of the live server, with ``bot_names`` per seat (None for a human)."""
+    try:
+        from game.models import RoundRecordRow  # type: ignore[attr-defined]
+    except ImportError:
+        raise CommandError(
+            "--from-db needs the game app's RoundRecordRow model, which does not exist yet; "
+            "export the records to JSONL and use --from-records"
+        ) from None
+    try:
+        rows = RoundRecordRow.objects.order_by("pk").values_list("record", "seat_kinds",
+                                                                 "bot_names")  # fmt: skip
+        for record, kinds, names in rows.iterator():
+            rec = dict(record)
+            rec["bot_names"] = [
+                (names[s] if names else None) if kinds[s].upper() == "B" else None
+                for s in range(4)
+            ]
+            yield rec
+    except Exception as e:  # noqa: BLE001 - e.g. the table is not migrated yet
+        if isinstance(e, CommandError):
+            raise
+        raise CommandError(f"cannot read the round records from the database: {e}") from None
+
+
+class Command(BaseCommand):
+    help = "Learn the BIS nil success curves (logistic regression) and write the table."
+
+    def add_arguments(self, parser: Any) -> None:
+        mode = parser.add_mutually_exclusive_group(required=True)
+        mode.add_argument("--selfplay", action="store_true",
+                          help="self-play BIS(no curves)+SRP with nil exploration")
+        mode.add_argument("--from-records", metavar="FILE.jsonl",
+                          help="round records (record_of JSON), one per line")
+        mode.add_argument("--from-db", action="store_true",
+                          help="the round records stored by the live server")
+        parser.add_argument("--rounds", type=int, default=100_000,
+                            help="self-play rounds (default 100000)")
+        parser.add_argument("--seed", default="1", help="self-play seed (default 1)")
+        parser.add_argument("--workers", type=int, default=1, help="worker processes")
+        parser.add_argument("--eps", type=float, default=0.15,
+                            help="exploration: chance of a nil bid BIS would not make")
+        parser.add_argument("--floor", type=float, default=0.02,
+                            help="exploration only with a nil value at least this")
+        parser.add_argument("--goal", type=int, default=200, help="winning goal (default 200)")
+        parser.add_argument("--lose", type=int, default=-100, help="losing goal (default -100)")
+        parser.add_argument("--chunk-rounds", type=int, default=100,
+                            help="rounds per resumable chunk (default 100)")
+        parser.add_argument("--bots-only", action="store_true",
+                            help="--from-records: only seats whose bot_names entry is a BIS bot")
+        parser.add_argument("--C", type=float, default=sc.DEFAULT_C,
+                            help="inverse regularization of the logistic regression")
+        parser.add_argument("--output", default=str(sc.DATA_FILE),
+                            help="the curve file (.npz, default bots/data/sc.npz)")
+        parser.add_argument("--samples-log", help="self-play log (default <output>.samples.jsonl)")
+        parser.add_argument("--no-train", action="store_true", help="collect data only")
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+        parser.add_argument("--top", type=int, default=15, help="sequences to report")
+
+    def handle(self, *args: Any, **o: Any) -> None:
+        output = Path(o["output"])
+        if output.suffix != ".npz":
+            raise CommandError("--output must be a .npz file")
+        source: dict[str, Any]
+        if o["selfplay"]:
+            config = SelfPlayConfig(seed=_seed_value(str(o["seed"])), eps=o["eps"],
+                                    floor=o["floor"], goal=o["goal"], lose=o["lose"],
+                                    chunk_rounds=o["chunk_rounds"])  # fmt: skip
+            log = Path(o["samples_log"]) if o["samples_log"] else samples_log_for(output)
+            stream = None if o["no_progress"] else getattr(self.stderr, "_out", self.stderr)
+            try:
+                chunks = run_selfplay(config, o["rounds"], log, o["workers"], stream)
+            except (SelfPlayError, ValueError) as e:
+                raise CommandError(str(e)) from None
+            samples = samples_of_chunks(chunks)
+            rounds = sum(c["rounds"] for c in chunks)
+            explored = sum(c["explored"] for c in chunks)
+            source = {"kind": "selfplay", "config": config.to_dict(), "rounds": rounds,
+                      "chunks": len(chunks), "explored_nils": explored,
+                      "natural_nils": len(samples) - explored, "log": str(log)}  # fmt: skip
+            self.stdout.write(
+                f"self-play: {rounds} rounds in {len(chunks)} chunks, seed {config.seed}; "
+                f"nil samples {len(samples)} ({len(samples) - explored} BIS, "
+                f"{explored} explored); log {log}"
+            )
+        else:
+            if o["from_db"]:
+                records: Any = db_records()
+                seat_filter = sc.bot_seat_filter()
+                source = {"kind": "db"}
+            else:
+                path = o["from_records"]
+                if not Path(path).exists():
+                    raise CommandError(f"{path} does not exist")
+                records = read_records(path)
+                seat_filter = sc.bot_seat_filter() if o["bots_only"] else None
+                source = {"kind": "records", "file": str(path)}
+            counted = _Counting(records)
+            try:
+                samples = list(sc.nil_samples_from_records(counted, seat_filter))
+            except (KeyError, TypeError, ValueError) as e:
+                raise CommandError(f"a round record cannot be read: {e!r}") from None
+            source["rounds"] = counted.n
+            self.stdout.write(f"{counted.n} rounds, {len(samples)} nil samples")
+        self._report(samples, o["top"])
+        if o["no_train"]:
+            return
+        try:
+            content = sc.train(samples, source, C=o["C"])
+        except sc.SuccessCurvesError as e:
+            raise CommandError(str(e)) from None
+        sc.save(content, output)
+        meta = content["meta"]
+        self.stdout.write("model (logit of P(nil made)):")
+        self.stdout.write(f"  intercept {meta['model']['intercept']:+.4f}")
+        for name, coef in meta["model"]["coefficients"].items():
+            self.stdout.write(f"  {name:<16} {coef:+.4f}")
+        single = meta["single_model"]
+        self.stdout.write(
+            "single curve: intercept {:+.4f}, ".format(single["intercept"])
+            + ", ".join(f"{k} {v:+.4f}" for k, v in single["coefficients"].items())
+        )
+        curves = sc.read(output)
+        for prev in [(), (3,), (1, 3), (3, 3), (8, 3), (3, 3, 3)]:
+            self.stdout.write(
+                f"  SC({prev}, 0.8) = {curves.probability(prev, 0.8):.3f}   "
+                f"SC({prev}, 0.5) = {curves.probability(prev, 0.5):.3f}"
+            )
+        self.stdout.write(f"curves written to {output} (monotone in the nil value: yes)")
+
+    def _report(self, samples: list[sc.NilSample], top: int) -> None:
+        stats = sc.sample_stats(samples, top)
+        self.stdout.write(
+            f"nil samples {stats['samples']}, made {stats['made']}, "
+            f"{stats['sequences_seen']} of {sc.N_SEQUENCES} sequences seen; by position "
+            + ", ".join(f"{k} earlier bids: {n}" for k, n in stats["by_position"].items())
+        )
+        for t in stats["top_sequences"]:
+            rate = t["made"] / t["samples"] if t["samples"] else 0.0
+            self.stdout.write(f"  {str(tuple(t['prev'])):<14} {t['samples']:>7} samples, "
+                              f"made {100 * rate:.1f}%")  # fmt: skip
+
+
+class _Counting:
+    """Iterate records, counting them."""
+
+    def __init__(self, records: Any) -> None:
+        self.records = records
+        self.n = 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for r in self.records:
+            self.n += 1
+            yield r
