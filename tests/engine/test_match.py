@@ -252,3 +252,19 @@ def test_view_of_a_finished_match():
     assert v.result == m.round.result
     assert len(v.history) == len(m.rounds) - 1
     assert v.to_dict()["match_winner"] == m.winner
+
+
+def test_match_copy_is_independent():
+    m = Match(DEFAULT, "copy")
+    rng = random.Random(4)
+    while len(m.rounds) < 2:
+        sane_step(m, rng)
+    sane_step(m, rng)
+    c = m.copy()
+    assert c.rounds[0] is m.rounds[0]  # finished rounds are shared
+    assert c.round is not m.round
+    version, actions = m.version, list(m.round.actions)
+    while c.round is c.rounds[1] and not c.is_over:
+        sane_step(c, rng)
+    assert m.version == version and m.round.actions == actions and len(m.rounds) == 2
+    assert c.version > version

@@ -449,14 +449,23 @@ def test_text_form_of_an_unfinished_round_replays(label):
 
 
 def test_text_form_keeps_a_look_at_the_cards():
-    """West (East/West are 150 behind) looked at its cards before its turn to bid:
-    replaying the line must not let West bid blind nil after all."""
-    r = RoundState(Rules(), N, ROTATING, scores_before=(150, 0))
-    r.apply(SeeCards(W))
-    r.apply(Bid(E, 3))
-    again = from_text(to_text(r))
-    assert again.cards_seen == r.cards_seen
-    assert again.legal_actions(W) == r.legal_actions(W)
+    """South (North/South are 150 behind) looked at its cards before its turn to
+    bid: replaying the line must not let South bid blind nil after all."""
+    r = RoundState(Rules(), W, ROTATING, scores_before=(0, 150))
+    r.apply(Bid(N, 3))
+    r.apply(SeeCards(S))
+    line = to_text(r)
+    assert "bids:N3,Ss " in line
+    again = from_text(line)
+    assert again.cards_seen == r.cards_seen == [True, True, True, True]
+    assert again.legal_actions(S) == r.legal_actions(S) == []
+    assert again.actions == r.actions
+    with pytest.raises(RecordError, match="blind nil must be bid before you look"):
+        from_text(line.replace("bids:N3,Ss", "bids:N3,Ss,E3,Sb"))
+    # Without the look, the same bids are fine.
+    assert from_text(line.replace("bids:N3,Ss", "bids:N3,E3,Sb")).blind == [
+        False, False, True, False,
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -640,12 +640,18 @@ def test_default_bids_offered_are_nil_through_13():
 # ----- robustness -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seat", [4, -1])
-def test_see_cards_for_a_seat_that_does_not_exist_is_refused(seat):
-    """East/West are behind, so West has not looked; SeeCards(-1) must not look for West."""
+@pytest.mark.parametrize("seat", [4, -1, 7, True, None, "N"])
+@pytest.mark.parametrize(
+    "make", [SeeCards, lambda seat: Bid(seat, 3), lambda seat: Play(seat, 0),
+             lambda seat: PassCards(seat, 3)],
+)  # fmt: skip
+def test_a_seat_that_does_not_exist_is_refused(seat, make):
+    """East/West are behind, so West has not looked: SeeCards(-1) must not look for West."""
     r = blind_round(scores=(150, 0))
     assert r.cards_seen == [True, False, True, False]
-    before = snapshot(r)
-    with pytest.raises(IllegalAction):
-        r.apply(SeeCards(seat))
-    assert snapshot(r) == before
+    refused(r, make(seat), "there is no such seat")
+
+
+def test_no_such_seat_comes_before_the_round_is_over():
+    r = finished_round()
+    refused(r, SeeCards(5), "there is no such seat")
