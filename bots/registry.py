@@ -9,6 +9,7 @@ from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
 from .srp import SRP
 from .success_curves import make_bis
+from .uct import UCT
 from .wrp import WRP
 
 BIDDERS: dict[str, Callable[[], Bidder]] = {
@@ -25,6 +26,10 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     "Random": RandomPlayer,
     "WRP": WRP,
     "SRP": SRP,
+    # SRP until the last 3/5/7 tricks, then UCT (bots.uct.DEFAULT_BUDGET seconds a move).
+    "UCT3": lambda: UCT(3),
+    "UCT5": lambda: UCT(5),
+    "UCT7": lambda: UCT(7),
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

@@ -1,0 +1,189 @@
+"""Determinized UCT and the sampler of hidden hands."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from bots.knowledge import Knowledge
+from bots.registry import make_bot
+from bots.sampling import ImpossibleDeal, Sampler
+from bots.srp import SRP
+from bots.uct import UCT, UCTSearch, uct_search
+from game.engine.actions import Play
+from game.engine.cards import SUIT_MASKS, parse_card, parse_hand
+from game.engine.deal import deal_hands
+from game.engine.rules import Rules
+from game.engine.state import Phase, RoundState, Trick, trick_winner
+from game.engine.view import SeatView, view_for
+
+
+def played_round(seed: int, stop_at_play: int, bot: str = "BIS+SRP") -> RoundState:
+    """A round bid and played by ``bot`` until ``stop_at_play`` cards are down."""
+    rng = random.Random(seed)
+    b = make_bot(bot)
+    r = RoundState(Rules(), dealer=seed % 4, hands=deal_hands(f"uct-test/{seed}"))
+    while r.phase is not Phase.PLAYING:
+        r.apply(b.act(view_for(r, r.to_act), rng))
+    while r.phase is Phase.PLAYING and len(r.tricks) * 4 + len(r.trick) < stop_at_play:
+        r.apply(b.act(view_for(r, r.to_act), rng))
+    return r
+
+
+def legal_cards(view: SeatView) -> set[int]:
+    return {a.card for a in view.legal_actions if isinstance(a, Play)}
+
+
+# ----- the sampler -----------------------------------------------------------------
+
+
+def test_samples_respect_voids_counts_and_unseen_cards() -> None:
+    rng = random.Random(5)
+    checked_voids = 0
+    for seed in range(12):
+        r = played_round(seed, stop_at_play=rng.randrange(8, 48))
+        view = view_for(r, r.to_act)
+        k = Knowledge(view)
+        sampler = Sampler.from_view(view, k)
+        for _ in range(40):
+            hands = sampler.sample(rng)
+            assert hands[k.seat] == k.hand
+            assert [h.bit_count() for h in hands] == list(view.hand_counts)
+            others = 0
+            for s in range(4):
+                if s == k.seat:
+                    continue
+                assert not hands[s] & others
+                others |= hands[s]
+                for suit in range(4):
+                    if k.voids[s] >> suit & 1:
+                        checked_voids += 1
+                        assert not hands[s] & SUIT_MASKS[suit]
+            assert others == k.unseen
+    assert checked_voids > 0
+
+
+def test_sampler_keeps_known_cards_and_is_uniform() -> None:
+    unseen = parse_hand("2H 3H 4H 5H")
+    s = Sampler(0, parse_hand("AS AH"), unseen, (2, 2, 1, 1), (0, 0, 0, 0))
+    rng = random.Random(1)
+    where = Counter()
+    for _ in range(3000):
+        hands = s.sample(rng)
+        for seat in (1, 2, 3):
+            if hands[seat] >> parse_card("2H") & 1:
+                where[seat] += 1
+    # East holds two of the four cards: the two of hearts is there half the time.
+    assert abs(where[1] / 3000 - 0.5) < 0.04
+    assert abs(where[2] / 3000 - 0.25) < 0.04
+    fixed = Sampler(0, 0, unseen, (0, 2, 1, 1), (0, 0, 0, 0), fixed={2: parse_hand("5H")})
+    assert all(fixed.sample(random.Random(i))[2] == parse_hand("5H") for i in range(20))
+    with pytest.raises(ImpossibleDeal):
+        Sampler(0, 0, unseen, (0, 2, 1, 1), (0, 0b0100, 0b0100, 0))  # only West may hold hearts
+
+
+# ----- UCT ----------------------------------------------------------------------------
+
+
+def endgame(tricks_won: tuple[int, int, int, int] = (3, 3, 2, 3)) -> RoundState:
+    """Two tricks left, North to lead, bids 3 each. North holds AH 2C, East KH QH,
+    South 4C 5C, West 6C 7C; South and West showed void in hearts."""
+    hands = [parse_hand(h) for h in ("AH 2C", "KH QH", "4C 5C", "6C 7C")]
+    texts = [
+        "3C 8C 9C TC", "JC QC KC AC", "2H 3H 4H 5H", "6H 7H 8H 9H",
+        "2D 3D 4D 5D", "6D 7D 8D 9D", "TD JD QD KD",
+        "TH JH AD AS",  # South and West cannot follow hearts; West ruffs
+        "2S 3S 4S 5S", "6S 7S 8S 9S", "TS JS QS KS",
+    ]  # fmt: skip
+    tricks = []
+    for t in texts:
+        cards = tuple(parse_card(x) for x in t.split())
+        tricks.append(Trick(0, cards, trick_winner(0, cards)))
+    r = RoundState.__new__(RoundState)
+    r.rules = Rules()
+    r.dealer = 3
+    r.round_number = 1
+    r.scores_before = (0, 0)
+    r.bags_before = (0, 0)
+    r.hands_dealt = tuple(hands)
+    r.hands = hands
+    r.cards_seen = [True] * 4
+    r.blind_nil_eligible = (False,) * 4
+    r.phase = Phase.PLAYING
+    r.to_act = r.leader = 0
+    r.bids = [3, 3, 3, 3]
+    r.blind = [False] * 4
+    r.bid_order = [0, 1, 2, 3]
+    r.pass_queue = []
+    r.passes = []
+    r.trick = []
+    r.tricks = tricks
+    r.tricks_won = list(tricks_won)
+    r.spades_broken = True
+    r.actions = []
+    r.result = None
+    return r
+
+
+def test_uct_cashes_the_ace_it_needs_for_the_contract() -> None:
+    view = view_for(endgame(), 0)
+    result = uct_search(view, random.Random(3), budget=None, iterations=60)
+    assert result.card == parse_card("AH")
+    # With the ace, North/South make 6 whoever holds the high club: +60 or +61
+    # against +61 or +60. Leading the two of clubs is set (-60 against +62)
+    # unless South holds both high clubs.
+    assert -1 <= result.means[parse_card("AH")] <= 1
+    assert result.means[parse_card("2C")] < result.means[parse_card("AH")] - 40
+
+
+def test_statistics_and_iteration_budget() -> None:
+    r = played_round(7, stop_at_play=33)  # mid-trick, five tricks left
+    view = view_for(r, r.to_act)
+    result = uct_search(view, random.Random(7), budget=None, iterations=37)
+    assert result.iterations == 37 and result.samples == 37
+    assert sum(result.visits.values()) == 37
+    assert result.card in legal_cards(view)
+    assert set(result.means) <= set(result.visits)
+    assert all(n > 0 for n in result.visits.values()) or len(result.visits) > 37
+    # Equivalent cards are one choice; every legal card is in some group.
+    grouped = {c for cards in result.equivalents.values() for c in cards}
+    assert grouped == legal_cards(view)
+
+
+def test_search_needs_a_budget_and_the_seat_to_play() -> None:
+    r = played_round(2, stop_at_play=40)
+    view = view_for(r, r.to_act)
+    with pytest.raises(ValueError):
+        UCTSearch(view).run(random.Random(0), budget=None, iterations=None)
+    with pytest.raises(ValueError):
+        UCTSearch(view_for(r, (r.to_act + 1) & 3))
+
+
+@pytest.mark.parametrize("policy", ["srp", "fast"])
+def test_uct_bots_play_only_legal_cards(policy: str) -> None:
+    rules = Rules()
+    for seed in range(2):
+        rng = random.Random(seed)
+        r = RoundState(rules, dealer=seed, hands=deal_hands(f"uct-legal/{seed}"))
+        uct = make_bot("BIS+UCT7")
+        uct.player = UCT(7, iterations=6, policy=policy)
+        srp = make_bot("BIS+SRP")
+        while r.phase is not Phase.DONE:
+            seat = r.to_act
+            view = view_for(r, seat)
+            action = (uct if seat % 2 == 0 else srp).act(view, rng)
+            if r.phase is Phase.PLAYING:
+                assert isinstance(action, Play) and action.card in legal_cards(view)
+            r.apply(action)  # raises IllegalAction on an illegal card
+        assert r.result is not None
+
+
+def test_uct_plays_srp_before_its_last_tricks_and_is_registered() -> None:
+    r = played_round(4, stop_at_play=5)
+    view = view_for(r, r.to_act)
+    assert UCT(3, iterations=5).play(view, random.Random(0)) == SRP().play(view, random.Random(0))
+    for name in ("BIS+UCT3", "BIS+UCT5", "BIS+UCT7"):
+        bot = make_bot(name)
+        assert bot.name == name and bot.player.name == name.split("+")[1]
