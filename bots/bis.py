@@ -54,6 +54,14 @@ implemented):
   highest spade, when it is the K or Q (without the A), is treated as covered
   by partner (left out of the spade nil factor). After partner's Big 6, bid
   blind nil when offered.
+- **BIS*** (``bid_sensitive_threshold=True``, section 5.3.3): instead of the
+  constant 25, the threshold is the partnership's expected score with our
+  regular bid minus partner's expected score alone if we bid nil, so nil is
+  chosen when it is worth more to the partnership. The paper gives no
+  formula; ours models tricks as normal: the partnership's tricks with our
+  regular bid ~ N(takes + partner's bid + 0.5, 1.5 * sqrt 2), partner's alone
+  ~ N(partner's bid + 0.5, 1.5) (bids run about half a trick conservative);
+  an unknown partner bid counts as 3. Contract points are +-10 x contract.
 - **Desperate blind nil** (footnote 17, needs ``end_game``): both opponents
   have bid, no nil so far, the bids so far sum to less than 11, and the
   opponents reach the winning goal if they make their contract.
@@ -61,6 +69,7 @@ implemented):
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -84,6 +93,24 @@ BIG5_NIL_THRESHOLD = 0.0
 RISKY_NIL_PROBABILITY = 0.4
 SMALL_GAP = 20
 UNKNOWN_BID = 3
+# BIS*: trick spread of one hand's estimate, and how conservative bids run.
+TRICKS_SD = 1.5
+BID_MARGIN = 0.5
+
+
+def _probability_at_least(need: float, mean: float, sd: float) -> float:
+    """P(X >= need) for X ~ N(mean, sd), with a half-trick continuity correction."""
+    return 0.5 * math.erfc((need - 0.5 - mean) / (sd * math.sqrt(2.0)))
+
+
+def partnership_threshold(takes: float, partner_bid: int | None) -> float:
+    """BIS*'s nil threshold: our side's expected regular score minus partner's alone."""
+    pb = UNKNOWN_BID if partner_bid is None else partner_bid
+    bid = max(1, round_takes(takes))
+    together = _probability_at_least(bid + pb, takes + pb + BID_MARGIN, TRICKS_SD * math.sqrt(2))
+    regular = 10 * (bid + pb) * (2 * together - 1)
+    alone = _probability_at_least(pb, pb + BID_MARGIN, TRICKS_SD)
+    return regular - 10 * pb * (2 * alone - 1)
 
 _ONES = [[1.0, 1.0, 1.0] for _ in range(13)]
 
@@ -316,7 +343,9 @@ class BIS(Bidder):
         conventions: bool = False,
         nil_threshold: float = NIL_THRESHOLD,
         tables: ProbabilityTables | None = None,
+        bid_sensitive_threshold: bool = False,
     ) -> None:
+        self.bid_sensitive_threshold = bid_sensitive_threshold
         self.success_curves = success_curves
         self.end_game = end_game
         self.conventions = conventions
@@ -373,7 +402,12 @@ class BIS(Bidder):
         p = self.nil_probability(prev, value)
         points = view.rules.nil_points
         exp_nil = points * p - points * (1.0 - p)
-        threshold = BIG5_NIL_THRESHOLD if signal == 5 else self.nil_threshold
+        if signal == 5:
+            threshold = BIG5_NIL_THRESHOLD
+        elif self.bid_sensitive_threshold:
+            threshold = partnership_threshold(takes, view.bids[partner])
+        else:
+            threshold = self.nil_threshold
         nil_allowed = view.rules.nil and view.bids[partner] != 0
         want_nil = nil_allowed and exp_nil > threshold
         info = {"takes": takes, "nil_value": value, "nil_probability": p,

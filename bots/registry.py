@@ -16,6 +16,7 @@ BIDDERS: dict[str, Callable[[], Bidder]] = {
     "Random": RandomBidder,
     "BIS": lambda: make_bis("BIS"),  # with the shipped success curves (bots/data/sc.npz)
     "BIS0": BIS,  # no success curves (nilProb = nilValue): the paper's bootstrap bidder
+    "BIS*": lambda: make_bis("BIS*", bid_sensitive_threshold=True),  # section 5.3.3
     "BIS-SC1": lambda: make_bis("BIS-SC1", single=True),  # one single curve (Table 4)
     "BIS-noEG": lambda: make_bis("BIS-noEG", end_game=False),  # curves, no end-game rules
     "RB": RBBidder,

@@ -360,3 +360,28 @@ def test_bid_is_fast() -> None:
         bis.bid(v, random.Random(0))
         times.append(time.perf_counter() - t0)
     assert statistics.median(times) < 0.005
+
+
+# ----- BIS* (section 5.3.3) -------------------------------------------------------------
+
+
+def test_bis_star_threshold_weighs_the_partnership() -> None:
+    from bots.bis import partnership_threshold
+
+    # A sure regular bid is worth about its contract; partner's share stays either way.
+    assert partnership_threshold(8.0, 3) > partnership_threshold(1.0, 3)
+    # The more partner bid, the less our regular bid adds to the side: nil gets cheaper.
+    assert partnership_threshold(1.0, 8) < partnership_threshold(1.0, 1)
+    # Unknown partner bid is read as 3.
+    assert partnership_threshold(2.2, None) == partnership_threshold(2.2, 3)
+
+
+def test_bis_star_is_registered_and_uses_its_threshold() -> None:
+    star = make_bot("BIS*+SRP").bidder
+    assert star.name == "BIS*" and star.bid_sensitive_threshold
+    view = make_view(FIGURE_1, 0, [])
+    _, info = star.decide(view)
+    from bots.bis import partnership_threshold
+
+    assert info["threshold"] == partnership_threshold(info["takes"], None)
+    assert BIS().decide(view)[1]["threshold"] == 25.0
