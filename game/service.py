@@ -29,7 +29,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from game import events
+from game import events, storage
 from game.engine import (
     Action as EngineAction,
 )
@@ -41,7 +41,6 @@ from game.engine import (
     RulesError,
     action_from_dict,
     action_to_dict,
-    record_of,
     view_for,
 )
 from game.engine.state import Phase, RoundState
@@ -120,6 +119,8 @@ _cache_lock = threading.Lock()
 def clear_cache() -> None:
     with _cache_lock:
         _cache.clear()
+        _info_cache.clear()
+        _latest.clear()
 
 
 def _cache_get(table_pk: int, version: int, seed: str) -> Match | None:
@@ -139,6 +140,34 @@ def _cache_put(table_pk: int, seed: str, match: Match) -> None:
         _cache.move_to_end((table_pk, match.version))
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
+
+
+# What ``table_info`` said at a version, filled on commit by ``submit_action`` and
+# by ``table_view``; with the match cache it lets a socket get the view of a
+# just-committed version without touching the database (``cached_table_view``).
+# Only versions after the start are kept: status, turn start and seats change
+# together with the version once a match is playing (a ``table.changed``
+# event, for anything else, always reads the database and refreshes it).
+_info_cache: OrderedDict[tuple[int, int], dict[str, Any]] = OrderedDict()
+# The newest version of each table this process has seen committed.
+_latest: dict[int, int] = {}
+
+
+def _info_put(table_pk: int, version: int, info: dict[str, Any]) -> None:
+    with _cache_lock:
+        _info_cache[(table_pk, version)] = info
+        _info_cache.move_to_end((table_pk, version))
+        while len(_info_cache) > CACHE_SIZE:
+            _info_cache.popitem(last=False)
+        if len(_latest) > 8 * CACHE_SIZE:
+            _latest.clear()  # a miss only means a database read
+        if version > _latest.get(table_pk, -1):
+            _latest[table_pk] = version
+
+
+def _info_get(table_pk: int, version: int) -> dict[str, Any] | None:
+    with _cache_lock:
+        return _info_cache.get((table_pk, version))
 
 
 def _replay(table: Table, version: int, start: Match | None = None) -> Match:
@@ -266,13 +295,16 @@ def submit_action(
         )
         round_over = current.phase is Phase.DONE
         updates: dict[str, Any] = {"turn_started_at": now}
-        seats = {s.position: s for s in table.seats.all()}
+        seats = {s.position: s for s in table.seats.select_related("user")}
         if round_over:
             _store_round(table, current, new_version, seats)
         if match.is_over:
-            _store_result(table, match, new_version)
+            _store_result(table, match, new_version, seats)
             updates.update(status=Table.Status.FINISHED, finished_at=now)
         Table.objects.filter(pk=table.pk).update(**updates)
+        for name, value in updates.items():
+            setattr(table, name, value)  # the row as committed, for the info below
+        info = table_info(table, list(seats.values()))
         result = SubmitResult(
             table_id=table.pk,
             version=new_version,
@@ -287,6 +319,7 @@ def submit_action(
         plan = _next_turn_plan(table, seats, result)
         seed = table.seed
         transaction.on_commit(lambda: _cache_put(table_id, seed, match))
+        transaction.on_commit(lambda: _info_put(table_id, new_version, info))
         transaction.on_commit(lambda: events.table_event(table_id, new_version), robust=True)
         if plan is not None:
             transaction.on_commit(lambda: _schedule(*plan), robust=True)
@@ -296,63 +329,32 @@ def submit_action(
 def _store_round(
     table: Table, r: RoundState, version: int, seats: dict[int, Seat]
 ) -> RoundRecordRow:
-    record = record_of(r)
     assert r.result is not None
-    ns, ew = r.result
-    bids = [b if b is not None else -1 for b in r.bids]
-    kinds = "".join(
-        "B" if seats.get(p) is not None and seats[p].kind == Seat.Kind.BOT else "H"
-        for p in range(4)
-    )
     stand_ins = Action.objects.filter(
         table=table, round_number=r.round_number, by_stand_in=True
     ).count()
-    return RoundRecordRow.objects.create(
-        table=table,
-        round_number=r.round_number,
-        version=version,
-        rules=table.rules,
-        dealer=r.dealer,
-        seat_kinds=kinds,
-        bot_names=[
-            seats[p].bot_name if p in seats and seats[p].kind == Seat.Kind.BOT else None
-            for p in range(4)
-        ],
-        stand_in_moves=stand_ins,
-        bid_n=bids[0],
-        bid_e=bids[1],
-        bid_s=bids[2],
-        bid_w=bids[3],
-        blind_nils="".join("1" if b else "0" for b in r.blind),
-        bid_total=sum(b for b in bids if b > 0),
-        tricks_n=r.tricks_won[0],
-        tricks_e=r.tricks_won[1],
-        tricks_s=r.tricks_won[2],
-        tricks_w=r.tricks_won[3],
-        points_ns=ns.points,
-        points_ew=ew.points,
-        score_ns=ns.score_after,
-        score_ew=ew.score_after,
-        bags_ns=ns.bags_after,
-        bags_ew=ew.bags_after,
-        nil_position_ns=record["nil_positions"][0],
-        nil_position_ew=record["nil_positions"][1],
-        record=record,
-    )
+    row = storage.round_row(table, r, version, seats, stand_in_moves=stand_ins)
+    row.save()
+    return row
 
 
-def _store_result(table: Table, match: Match, version: int) -> MatchResult:
+def _store_result(
+    table: Table, match: Match, version: int, seats: dict[int, Seat] | None = None
+) -> MatchResult:
     assert match.winner is not None
-    return MatchResult.objects.create(
-        table=table,
+    if seats is None:
+        seats = {s.position: s for s in table.seats.all()}
+    result = storage.result_row(
+        table,
         winner=match.winner,
-        score_ns=match.scores[0],
-        score_ew=match.scores[1],
-        bags_ns=match.bags[0],
-        bags_ew=match.bags[1],
+        scores=match.scores,
+        bags=match.bags,
         rounds=len(match.rounds),
         version=version,
+        seats=seats,
     )
+    result.save()
+    return result
 
 
 # ----- who moves next: bots and stand-ins --------------------------------------------
@@ -652,5 +654,75 @@ def table_view(table: Table | int | str, seat: int | None) -> dict[str, Any]:
     if t.status != Table.Status.OPEN:
         out.update(view_for(load_match(t), seat).to_dict())
     out["version"] = t.version
-    out["table"] = table_info(t)
+    out["table"] = info = table_info(t)
+    if t.status != Table.Status.OPEN and t.version > 0:
+        _info_put(t.pk, t.version, info)
     return out
+
+
+def cached_table_view(table_pk: int, seat: int | None, version: int) -> dict[str, Any] | None:
+    """``table_view`` from this process's caches, at ``version`` or newer, or None.
+
+    No database access: a consumer calls it on the event loop when a move's
+    group event arrives, so that the four sockets of a table do not each
+    queue a database read behind the moves of every other table. Like
+    ``table_view`` it gives the newest state (the newest this process has
+    committed, when that is ``version`` or later). A miss (the move was
+    committed in another process, or the entry is gone) returns None and the
+    caller reads the database as usual.
+    """
+    with _cache_lock:
+        version = max(version, _latest.get(table_pk, -1))
+    info = _info_get(table_pk, version)
+    if info is None or info.get("version") != version:
+        return None
+    with _cache_lock:
+        entry = _cache.get((table_pk, version))
+    if entry is None or entry[1].version != version:
+        return None
+    out: dict[str, Any] = {"version": version, "seat": seat}
+    out.update(view_for(entry[1], seat).to_dict())
+    out["version"] = version
+    out["table"] = info
+    return out
+
+
+# ----- lobby helpers ---------------------------------------------------------------
+
+
+def list_open_tables(limit: int = 50) -> list[Table]:
+    """Tables still waiting for players, newest first, with their seats loaded."""
+    return list(
+        Table.objects.filter(status=Table.Status.OPEN)
+        .prefetch_related("seats__user")
+        .order_by("-created_at")[:limit]
+    )
+
+
+def create_rematch(table: Table | int | str) -> Table:
+    """A new table with the same rules, options and seats as ``table``, started.
+
+    The caller decides whether a rematch already exists (the lobby keeps the link).
+    """
+    old = get_table(table)
+    with transaction.atomic():
+        new = Table.objects.create(
+            host=old.host,
+            rules=old.rules,
+            turn_seconds=old.turn_seconds,
+            stand_in_bots=old.stand_in_bots,
+            bot_delay=old.bot_delay,
+        )
+        for s in old.seats.all():
+            Seat.objects.create(
+                table=new,
+                position=s.position,
+                kind=s.kind,
+                user=s.user,
+                guest_id=s.guest_id,
+                guest_name=s.guest_name,
+                bot_name=s.bot_name,
+            )
+        if new.seats.count() == 4:
+            start_table(new)
+    return get_table(new.pk)

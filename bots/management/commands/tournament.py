@@ -20,6 +20,7 @@ from bots.tournament import (
     format_summary,
     run_from_options,
 )
+from game.storage import add_store_option, store_if_asked
 
 
 class Command(BaseCommand):
@@ -30,6 +31,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         add_arguments(parser)
+        add_store_option(parser)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
@@ -42,3 +44,4 @@ class Command(BaseCommand):
         self.stdout.write(format_summary(summary))
         if opts.get("output"):
             self.stdout.write(f"summary written to {opts['output']}")
+        store_if_asked(opts, self.stdout)

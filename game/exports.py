@@ -1,0 +1,497 @@
+"""Round-log exports (CSV, JSON Lines) and the JSON Lines import.
+
+Both exports stream: rows are read in primary-key order in batches
+(keyset pagination, ``BATCH`` rows per query, plus one query for the
+batch's seats and one for its match results), and each line is yielded as
+it is made, so memory stays flat however many rounds there are. Players
+appear only as pseudonymous ids (:func:`pseudonym`); the deal seed is never
+exported. The columns and the line format are documented in
+``docs/exports.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import IntegerField, TextField
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
+from django.utils.dateparse import parse_datetime
+
+from game.analytics import Filters
+from game.engine import RecordError, replay
+from game.engine.round_types import RoundType
+from game.models import MatchResult, RoundRecordRow, Seat, Table
+from game.round_columns import NIL_CATEGORIES
+
+BATCH = 2000
+EXPORT_FORMAT = "spades-export/1"
+IMPORTED_PREFIX = "import:"
+SEAT_LETTERS = "NESW"
+SEAT_NAMES = "nesw"
+ROUND_TYPE_LABELS = {int(t): t.label for t in RoundType}
+
+
+def pseudonym(kind: str, ident: Any) -> str:
+    """A stable pseudonymous id for a user (``kind`` 'user') or a guest ('guest').
+
+    An HMAC-SHA256 of the id keyed with the SECRET_KEY, truncated: the same
+    player gets the same id in every export of this site, and it cannot be
+    turned back into the account without the key.
+    """
+    key = settings.SECRET_KEY.encode()
+    digest = hmac.new(key, f"spades-player/{kind}/{ident}".encode(), hashlib.sha256)
+    return "p_" + digest.hexdigest()[:16]
+
+
+def _player_of(seat: dict[str, Any]) -> str | None:
+    if seat["kind"] == Seat.Kind.BOT:
+        return None
+    if seat["user_id"] is not None:
+        return pseudonym("user", seat["user_id"])
+    if seat["guest_id"].startswith(IMPORTED_PREFIX):
+        return seat["guest_id"][len(IMPORTED_PREFIX) :]  # already a pseudonym
+    if seat["guest_id"]:
+        return pseudonym("guest", seat["guest_id"])
+    return None
+
+
+ROW_FIELDS = (
+    "id", "table_id", "table__public_id", "round_number", "finished_at", "rules_key",
+    "dealer", "seat_kinds", "stand_in_moves", "bid_n", "bid_e", "bid_s", "bid_w",
+    "blind_nils", "bid_total", "tricks_n", "tricks_e", "tricks_s", "tricks_w", "points_ns",
+    "points_ew", "score_ns", "score_ew", "bags_ns", "bags_ew", "nil_position_ns",
+    "nil_position_ew", "makeup_ns", "makeup_ew", "nil_category", "made_ns", "made_ew",
+    "round_type_n", "round_type_e", "round_type_s", "round_type_w",
+)  # fmt: skip
+
+
+def iter_rounds(
+    filters: Filters, batch: int = BATCH, *, record_text: bool = False
+) -> Iterator[dict[str, Any]]:
+    """The filtered rounds in id order, as dicts with ``seats`` and ``match_result`` added.
+
+    The CSV needs only the record's ``bags_before`` (read in the database);
+    with ``record_text`` each row has the whole record as JSON text
+    (``record_text``), spliced into the JSON line without decoding it.
+    """
+    qs = filters.rounds().order_by("id")
+    if record_text:
+        qs = qs.annotate(record_text=Cast("record", TextField()))
+        fields = (*ROW_FIELDS, "record_text")
+    else:
+        # Two numbers out of the record, read in the database (no JSON decoding here).
+        qs = qs.annotate(
+            bags_before_ns=Cast(KT("record__bags_before__0"), IntegerField()),
+            bags_before_ew=Cast(KT("record__bags_before__1"), IntegerField()),
+        )
+        fields = (*ROW_FIELDS, "bags_before_ns", "bags_before_ew")
+    last = 0
+    while True:
+        rows = list(qs.filter(id__gt=last).values(*fields)[:batch])
+        if not rows:
+            return
+        last = rows[-1]["id"]
+        tables = {r["table_id"] for r in rows}
+        seats: dict[int, dict[int, dict[str, Any]]] = {}
+        for s in Seat.objects.filter(table_id__in=tables).values(
+            "table_id", "position", "kind", "bot_name", "user_id", "guest_id"
+        ):
+            seats.setdefault(s["table_id"], {})[s["position"]] = s
+        results = {
+            m["table_id"]: m
+            for m in MatchResult.objects.filter(table_id__in=tables).values(
+                "table_id", "finished_at", "winner", "score_ns", "score_ew", "bags_ns",
+                "bags_ew", "rounds",
+            )
+        }  # fmt: skip
+        seat_lists: dict[int, list[dict[str, Any]]] = {}
+        for r in rows:
+            listed = seat_lists.get(r["table_id"])
+            if listed is None:
+                table_seats = seats.get(r["table_id"], {})
+                listed = []
+                for p in range(4):
+                    s = table_seats.get(p)
+                    is_bot = r["seat_kinds"][p] == "B"
+                    listed.append(
+                        {
+                            "seat": SEAT_LETTERS[p],
+                            "kind": "bot" if is_bot else "human",
+                            "bot": (s["bot_name"] if s else None) if is_bot else None,
+                            "player": None if s is None or is_bot else _player_of(s),
+                        }
+                    )
+                seat_lists[r["table_id"]] = listed
+            r["seats"] = listed
+            m = results.get(r["table_id"])
+            r["match_result"] = m if m is not None and m["rounds"] == r["round_number"] else None
+            yield r
+
+
+# ----- CSV ------------------------------------------------------------------------------
+
+CSV_COLUMNS: list[str] = [
+    "round_id", "table", "round_number", "finished_at", "rules_key", "winning_goal",
+    "losing_goal", "rules", "dealer",
+    *[f"{c}_{s}" for s in SEAT_NAMES for c in ("kind", "bot", "player")],
+    *[f"{c}_{s}" for s in SEAT_NAMES for c in ("bid", "blind", "tricks")],
+    "bid_total",
+    *[f"{c}_{p}" for p in ("ns", "ew") for c in (
+        "makeup", "score_before", "bags_before", "contract", "made", "points", "score_after",
+        "bags_after")],
+    *[f"round_type_{s}" for s in SEAT_NAMES],
+    "nil_position_ns", "nil_position_ew", "nil_category",
+    *[f"nil_{s}" for s in SEAT_NAMES],
+    "stand_in_moves", "match_winner",
+]  # fmt: skip
+
+
+_RULES_TEXT: dict[str, str] = {}
+
+
+def _rules_text(key: str, rules: dict[str, Any]) -> str:
+    text = _RULES_TEXT.get(key)
+    if text is None:
+        text = _RULES_TEXT[key] = json.dumps(rules, sort_keys=True, separators=(",", ":"))
+    return text
+
+
+def _rules_of(key: str) -> dict[str, Any]:
+    rules = _RULES.get(key)
+    if rules is None:
+        rules = RoundRecordRow.objects.filter(rules_key=key).values_list("rules", flat=True)[0]
+        _RULES[key] = rules
+    return rules
+
+
+_RULES: dict[str, dict[str, Any]] = {}
+
+
+def csv_row(r: dict[str, Any]) -> list[Any]:
+    rules = _rules_of(r["rules_key"])
+    bids = [r[f"bid_{s}"] for s in SEAT_NAMES]
+    tricks = [r[f"tricks_{s}"] for s in SEAT_NAMES]
+    nil_allowed = rules.get("nil", True)
+    out: list[Any] = [
+        r["id"],
+        r["table__public_id"],
+        r["round_number"],
+        r["finished_at"].isoformat(),
+        r["rules_key"],
+        rules.get("winning_goal"),
+        rules.get("losing_goal"),
+        _rules_text(r["rules_key"], rules),
+        SEAT_LETTERS[r["dealer"]],
+    ]
+    for seat in r["seats"]:
+        out += [seat["kind"], seat["bot"] or "", seat["player"] or ""]
+    for p in range(4):
+        out += [bids[p], int(r["blind_nils"][p] == "1"), tricks[p]]
+    out.append(r["bid_total"])
+    bags_before = (r["bags_before_ns"], r["bags_before_ew"])
+    for p, name in enumerate(("ns", "ew")):
+        points, after = r[f"points_{name}"], r[f"score_{name}"]
+        contract = sum(b for b in (bids[p], bids[p + 2]) if b > 0 or not nil_allowed)
+        out += [
+            r[f"makeup_{name}"], after - points, bags_before[p], contract,
+            int(r[f"made_{name}"]), points, after, r[f"bags_{name}"],
+        ]  # fmt: skip
+    out += [ROUND_TYPE_LABELS[r[f"round_type_{s}"]] for s in SEAT_NAMES]
+    out += [r["nil_position_ns"], r["nil_position_ew"], r["nil_category"]]
+    for p in range(4):
+        # 'made' / 'set' for a nil bid, '' for any other bid
+        out.append(("made" if tricks[p] == 0 else "set") if nil_allowed and bids[p] == 0 else "")
+    out.append(r["stand_in_moves"])
+    m = r["match_result"]
+    out.append("" if m is None else ("NS" if m["winner"] == 0 else "EW"))
+    return out
+
+
+def iter_csv(filters: Filters) -> Iterator[str]:
+    """The CSV export, a header line then one line per round (RFC 4180, CRLF ends)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(CSV_COLUMNS)
+    for n, r in enumerate(iter_rounds(filters), start=1):
+        writer.writerow(csv_row(r))
+        if n % 200 == 0:
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
+    yield buf.getvalue()
+
+
+# ----- JSON Lines -----------------------------------------------------------------------
+
+
+def jsonl_item(r: dict[str, Any]) -> dict[str, Any]:
+    """The line's object without its ``record`` (which ``jsonl_line`` splices in as text)."""
+    m = r["match_result"]
+    return {
+        "format": EXPORT_FORMAT,
+        "round_id": r["id"],
+        "table": r["table__public_id"],
+        "round_number": r["round_number"],
+        "finished_at": r["finished_at"].isoformat(),
+        "seats": r["seats"],
+        "stand_in_moves": r["stand_in_moves"],
+        "match_result": None
+        if m is None
+        else {
+            "finished_at": m["finished_at"].isoformat(),
+            "winner": "NS" if m["winner"] == 0 else "EW",
+            "scores": [m["score_ns"], m["score_ew"]],
+            "bags": [m["bags_ns"], m["bags_ew"]],
+            "rounds": m["rounds"],
+        },
+    }
+
+
+def jsonl_line(r: dict[str, Any]) -> str:
+    head = json.dumps(jsonl_item(r), separators=(",", ":"))
+    return head[:-1] + ',"record":' + r["record_text"] + "}\n"
+
+
+def iter_jsonl(filters: Filters) -> Iterator[str]:
+    """The JSON Lines export: one round (with its full record) per line."""
+    chunk: list[str] = []
+    for r in iter_rounds(filters, record_text=True):
+        chunk.append(jsonl_line(r))
+        if len(chunk) >= 200:
+            yield "".join(chunk)
+            chunk = []
+    yield "".join(chunk)
+
+
+# ----- import -----------------------------------------------------------------------------
+
+
+class ImportFailed(ValueError):
+    """The file was not imported (nothing was written); ``errors`` names each bad line."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__(
+            "; ".join(errors[:20]) + (f" (and {len(errors) - 20} more)" if len(errors) > 20 else "")
+        )
+        self.errors = errors
+
+
+@dataclass
+class _TableInfo:
+    """What the import keeps per table between its two passes (no round records)."""
+
+    line: int  # the first line of the table
+    seats: list[dict[str, Any]]
+    rules: dict[str, Any]
+    first_finished: datetime
+    last_finished: datetime
+    rounds: int = 0
+    match_result: dict[str, Any] | None = None
+
+
+def _check_item(item: Any, replay_record: bool = True) -> tuple[dict[str, Any], datetime]:
+    if not isinstance(item, dict):
+        raise ValueError("a line must be a JSON object")
+    if item.get("format") != EXPORT_FORMAT:
+        raise ValueError(f"unknown format {item.get('format')!r} (expected {EXPORT_FORMAT})")
+    table = item.get("table")
+    if not isinstance(table, str) or not 1 <= len(table) <= 16:
+        raise ValueError("'table' must be a table id of 1 to 16 characters")
+    seats = item.get("seats")
+    if not isinstance(seats, list) or len(seats) != 4:
+        raise ValueError("'seats' must list the four seats N, E, S, W")
+    for p, s in enumerate(seats):
+        if not isinstance(s, dict) or s.get("seat") != SEAT_LETTERS[p]:
+            raise ValueError(f"seat {p + 1} must be the object of seat {SEAT_LETTERS[p]}")
+        if s.get("kind") == "bot":
+            if not isinstance(s.get("bot"), str) or not 1 <= len(s["bot"]) <= 40:
+                raise ValueError(f"seat {SEAT_LETTERS[p]} is a bot without a bot name")
+        elif s.get("kind") == "human":
+            if s.get("player") is not None and not (
+                isinstance(s["player"], str) and len(s["player"]) <= 40
+            ):
+                raise ValueError(f"seat {SEAT_LETTERS[p]}: 'player' must be a short text")
+        else:
+            raise ValueError(f"seat {SEAT_LETTERS[p]}: 'kind' must be 'human' or 'bot'")
+    finished = parse_datetime(str(item.get("finished_at")))
+    if finished is None:
+        raise ValueError("'finished_at' must be an ISO 8601 date and time")
+    stand_ins = item.get("stand_in_moves", 0)
+    if isinstance(stand_ins, bool) or not isinstance(stand_ins, int) or stand_ins < 0:
+        raise ValueError("'stand_in_moves' must be a whole number")
+    m = item.get("match_result")
+    if m is not None:
+        if not isinstance(m, dict) or m.get("winner") not in ("NS", "EW"):
+            raise ValueError("'match_result' must be null or have 'winner' NS or EW")
+        for key in ("scores", "bags"):
+            v = m.get(key)
+            if not (isinstance(v, list) and len(v) == 2 and all(type(x) is int for x in v)):
+                raise ValueError(f"match_result '{key}' must be two whole numbers")
+    if not replay_record:
+        return item, finished
+    try:
+        replay(item.get("record"))  # type: ignore[arg-type]
+    except RecordError as e:
+        raise ValueError(f"the round record does not replay: {e}") from None
+    return item, finished
+
+
+def _parse_line(
+    raw: str | bytes, replay_record: bool = True
+) -> tuple[dict[str, Any], datetime] | None:
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    if not text.strip():
+        return None
+    try:
+        return _check_item(json.loads(text), replay_record)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not JSON ({e})") from None
+
+
+def read_jsonl(lines: Iterable[str | bytes]) -> tuple[dict[str, _TableInfo], int, list[str]]:
+    """First pass: every line parsed and replayed, keeping only what each table needs.
+
+    Returns (tables by public id, number of rounds, errors naming the bad lines).
+    """
+    tables: dict[str, _TableInfo] = {}
+    errors: list[str] = []
+    seen: dict[tuple[str, int], int] = {}
+    rounds = 0
+    for n, raw in enumerate(lines, start=1):
+        try:
+            parsed = _parse_line(raw)
+        except ValueError as e:
+            errors.append(f"line {n}: {e}")
+            continue
+        if parsed is None:
+            continue
+        item, finished = parsed
+        key = (item["table"], item["record"]["round_number"])
+        if key in seen:
+            errors.append(f"line {n}: round {key[1]} of table {key[0]} is also on line "
+                          f"{seen[key]}")  # fmt: skip
+            continue
+        seen[key] = n
+        rounds += 1
+        info = tables.get(item["table"])
+        if info is None:
+            info = tables[item["table"]] = _TableInfo(
+                n, item["seats"], item["record"]["rules"], finished, finished
+            )
+        elif item["seats"] != info.seats or item["record"]["rules"] != info.rules:
+            errors.append(f"line {n}: the seats or rules differ from line {info.line} "
+                          "of the same table")  # fmt: skip
+        info.rounds += 1
+        info.first_finished = min(info.first_finished, finished)
+        info.last_finished = max(info.last_finished, finished)
+        if item.get("match_result"):
+            info.match_result = item["match_result"]
+    names = list(tables)
+    for start in range(0, len(names), 1000):
+        for public_id in Table.objects.filter(
+            public_id__in=names[start : start + 1000]
+        ).values_list("public_id", flat=True):
+            errors.append(f"line {tables[public_id].line}: table {public_id} is already stored")
+    return tables, rounds, errors
+
+
+def import_jsonl(lines: Iterable[str | bytes]) -> dict[str, int]:
+    """Import an export; all or nothing. Raises :class:`ImportFailed` naming bad lines.
+
+    Two passes over ``lines`` (a file is rewound; anything else is read into a
+    list first): the first checks and replays every line and keeps only
+    per-table facts, the second writes the rows in batches, in one
+    transaction. Memory grows with the number of tables, not of rounds.
+    """
+    from game.storage import result_row, round_row_from_record
+
+    if hasattr(lines, "seek"):
+        source: Any = lines
+        start_at = source.tell()
+    else:
+        source = list(lines)
+        start_at = None
+    tables, n_rounds, errors = read_jsonl(source)
+    if errors:
+        raise ImportFailed(errors)
+    if start_at is not None:
+        source.seek(start_at)
+    results = 0
+    with transaction.atomic():
+        stored: dict[str, tuple[Table, str, list[str | None]]] = {}
+        for public_id, info in tables.items():
+            table = Table.objects.create(
+                public_id=public_id,
+                rules=info.rules,
+                status=Table.Status.FINISHED,
+                started_at=info.first_finished,
+                finished_at=info.last_finished,
+                stand_in_bots=False,
+            )
+            seats = {}
+            for p, s in enumerate(info.seats):
+                if s["kind"] == "bot":
+                    seats[p] = Seat(table=table, position=p, kind=Seat.Kind.BOT,
+                                    bot_name=s["bot"])  # fmt: skip
+                else:
+                    player = s.get("player") or f"unknown-{public_id}-{p}"
+                    seats[p] = Seat(table=table, position=p, kind=Seat.Kind.HUMAN,
+                                    guest_id=IMPORTED_PREFIX + player,
+                                    guest_name=player[:40])  # fmt: skip
+            Seat.objects.bulk_create(seats.values())
+            kinds = "".join("B" if s["kind"] == "bot" else "H" for s in info.seats)
+            names = [s["bot"] if s["kind"] == "bot" else None for s in info.seats]
+            stored[public_id] = (table, kinds, names)
+            m = info.match_result
+            if m is not None:
+                result_row(
+                    table,
+                    winner=0 if m["winner"] == "NS" else 1,
+                    scores=m["scores"],
+                    bags=m["bags"],
+                    rounds=int(m.get("rounds") or info.rounds),
+                    version=0,
+                    seats=seats,
+                    finished_at=parse_datetime(str(m.get("finished_at"))) or info.last_finished,
+                ).save()
+                results += 1
+        rows: list[RoundRecordRow] = []
+        for raw in source:
+            parsed = _parse_line(raw, replay_record=False)  # replayed in the first pass
+            if parsed is None:
+                continue
+            item, finished = parsed
+            table, kinds, names = stored[item["table"]]
+            rows.append(
+                round_row_from_record(
+                    item["record"],
+                    table=table,
+                    version=0,  # imported rounds have no action log
+                    kinds=kinds,
+                    bot_names=names,
+                    stand_in_moves=item.get("stand_in_moves", 0),
+                    finished_at=finished,
+                )
+            )
+            if len(rows) >= BATCH:
+                RoundRecordRow.objects.bulk_create(rows)
+                rows = []
+        RoundRecordRow.objects.bulk_create(rows)
+    return {"rounds": n_rounds, "tables": len(tables), "match_results": results}
+
+
+__all__ = [
+    "CSV_COLUMNS", "NIL_CATEGORIES", "ImportFailed", "import_jsonl", "iter_csv", "iter_jsonl",
+    "iter_rounds", "pseudonym", "read_jsonl",
+]  # fmt: skip

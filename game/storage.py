@@ -1,0 +1,273 @@
+"""Rows of finished rounds and matches, built one way for every writer.
+
+``round_row`` and ``result_row`` build (unsaved) ``RoundRecordRow`` and
+``MatchResult`` rows with every query column; ``game.service`` saves them as
+a live table's rounds end, ``store_match`` saves a whole finished engine
+match played elsewhere (a bot-vs-bot tournament) as an ordinary stored
+match, and ``import_rounds`` saves rounds read from a JSON Lines export.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from game.engine import Match, action_to_dict, record_of
+from game.engine.deal import first_dealer
+from game.engine.state import RoundState
+from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
+from game.round_columns import derived_columns, makeup, rules_key
+
+
+class StorageError(ValueError):
+    """A match that cannot be stored as asked."""
+
+
+def seat_kinds(seats: Mapping[int, Seat]) -> str:
+    """'H' or 'B' per seat N, E, S, W (an empty seat counts as human)."""
+    return "".join(
+        "B" if seats.get(p) is not None and seats[p].kind == Seat.Kind.BOT else "H"
+        for p in range(4)
+    )
+
+
+def seat_bot_names(seats: Mapping[int, Seat]) -> list[str | None]:
+    return [
+        seats[p].bot_name if p in seats and seats[p].kind == Seat.Kind.BOT else None
+        for p in range(4)
+    ]
+
+
+def round_row_from_record(
+    record: dict[str, Any],
+    *,
+    table: Table,
+    version: int,
+    kinds: str,
+    bot_names: Sequence[str | None],
+    stand_in_moves: int = 0,
+    finished_at: datetime | None = None,
+) -> RoundRecordRow:
+    """An unsaved row for a round record (``record_of``) played by ``kinds``/``bot_names``."""
+    bids = [-1, -1, -1, -1]
+    blind = [False] * 4
+    for b in record["bids"]:
+        s = "NESW".index(b["seat"])
+        bids[s], blind[s] = b["bid"], bool(b["blind"])
+    ns, ew = record["result"]
+    tricks = record["tricks_won"]
+    return RoundRecordRow(
+        table=table,
+        round_number=record["round_number"],
+        finished_at=finished_at or timezone.now(),
+        version=version,
+        rules=record["rules"],
+        dealer="NESW".index(record["dealer"]),
+        seat_kinds=kinds,
+        bot_names=list(bot_names),
+        stand_in_moves=stand_in_moves,
+        bid_n=bids[0],
+        bid_e=bids[1],
+        bid_s=bids[2],
+        bid_w=bids[3],
+        blind_nils="".join("1" if b else "0" for b in blind),
+        bid_total=sum(b for b in bids if b > 0),
+        tricks_n=tricks[0],
+        tricks_e=tricks[1],
+        tricks_s=tricks[2],
+        tricks_w=tricks[3],
+        points_ns=ns["points"],
+        points_ew=ew["points"],
+        score_ns=ns["score_after"],
+        score_ew=ew["score_after"],
+        bags_ns=ns["bags_after"],
+        bags_ew=ew["bags_after"],
+        nil_position_ns=record["nil_positions"][0],
+        nil_position_ew=record["nil_positions"][1],
+        record=record,
+        **derived_columns(record, kinds, bot_names),
+    )
+
+
+def round_row(
+    table: Table,
+    r: RoundState,
+    version: int,
+    seats: Mapping[int, Seat],
+    stand_in_moves: int = 0,
+    finished_at: datetime | None = None,
+) -> RoundRecordRow:
+    """An unsaved row for the finished round ``r`` of ``table``."""
+    return round_row_from_record(
+        record_of(r),
+        table=table,
+        version=version,
+        kinds=seat_kinds(seats),
+        bot_names=seat_bot_names(seats),
+        stand_in_moves=stand_in_moves,
+        finished_at=finished_at,
+    )
+
+
+def result_row(
+    table: Table,
+    *,
+    winner: int,
+    scores: Sequence[int],
+    bags: Sequence[int],
+    rounds: int,
+    version: int,
+    seats: Mapping[int, Seat],
+    finished_at: datetime | None = None,
+) -> MatchResult:
+    """An unsaved match result with its query columns."""
+    kinds = seat_kinds(seats)
+    names = seat_bot_names(seats)
+    return MatchResult(
+        table=table,
+        finished_at=finished_at or timezone.now(),
+        winner=winner,
+        score_ns=scores[0],
+        score_ew=scores[1],
+        bags_ns=bags[0],
+        bags_ew=bags[1],
+        rounds=rounds,
+        version=version,
+        rules_key=rules_key(table.rules),
+        makeup_ns=makeup(kinds[0], kinds[2]),
+        makeup_ew=makeup(kinds[1], kinds[3]),
+        bot_n=names[0] or "",
+        bot_e=names[1] or "",
+        bot_s=names[2] or "",
+        bot_w=names[3] or "",
+    )
+
+
+def store_match(
+    match: Match,
+    bot_names: Sequence[str],
+    *,
+    finished_at: datetime | None = None,
+) -> Table:
+    """Save a finished engine match between four bots as an ordinary stored match.
+
+    Writes the table (finished, its seed kept server-side as for any table),
+    its four bot seats, the action log (so the table replays like a live
+    one), a round record row per round and the match result, in one
+    transaction. ``bot_names`` are the bots at N, E, S, W.
+    """
+    if not match.is_over or match.winner is None:
+        raise StorageError("only a finished match can be stored")
+    if len(bot_names) != 4 or not all(bot_names):
+        raise StorageError("give the four seats' bot names (N, E, S, W)")
+    if match.first_dealer != first_dealer(match.seed):
+        raise StorageError("the match's first dealer is not its seed's: its log would not replay")
+    now = finished_at or timezone.now()
+    with transaction.atomic():
+        table = Table.objects.create(
+            rules=match.rules.to_dict(),
+            status=Table.Status.FINISHED,
+            seed=str(match.seed),
+            version=match.version,
+            started_at=now,
+            finished_at=now,
+            stand_in_bots=False,
+        )
+        seats = {
+            p: Seat(table=table, position=p, kind=Seat.Kind.BOT, bot_name=name)
+            for p, name in enumerate(bot_names)
+        }
+        Seat.objects.bulk_create(seats.values())
+        actions: list[Action] = []
+        rows: list[RoundRecordRow] = []
+        version = 0
+        for r in match.rounds:
+            for a in r.actions:
+                version += 1
+                actions.append(
+                    Action(
+                        table=table,
+                        version=version,
+                        round_number=r.round_number,
+                        seat=a.seat,
+                        action=action_to_dict(a),
+                    )
+                )
+            rows.append(round_row(table, r, version, seats, finished_at=now))
+        if version != match.version:
+            raise StorageError(f"the match has {match.version} actions, its rounds {version}")
+        Action.objects.bulk_create(actions, batch_size=2000)
+        RoundRecordRow.objects.bulk_create(rows)
+        result_row(
+            table,
+            winner=match.winner,
+            scores=match.scores,
+            bags=match.bags,
+            rounds=len(match.rounds),
+            version=match.version,
+            seats=seats,
+            finished_at=now,
+        ).save()
+    return table
+
+
+def store_tournament(config: Any, progress: Callable[[int, int], None] | None = None) -> int:
+    """Play a tournament's games again and store each as a match; returns how many.
+
+    ``config`` is a ``bots.tournament.TournamentConfig``. Game ``g`` is played
+    exactly as ``bots.tournament.play_game`` plays it (same match seed, same
+    seats, same bot random stream), so with deterministic bots the stored
+    matches are the tournament's games. A game stopped unfinished (a draw
+    after ``MAX_ROUNDS``) is not stored.
+    """
+    import random
+
+    from bots.registry import make_bot
+    from bots.tournament import MAX_ROUNDS
+    from game.engine.view import view_for
+
+    config.validate()
+    bot_a, bot_b = make_bot(config.ns), make_bot(config.ew)
+    stored = 0
+    for index in range(config.games):
+        match_seed, swapped = config.game_plan(index)
+        match = Match(config.rules(), match_seed)
+        seat_bots = (bot_b, bot_a, bot_b, bot_a) if swapped else (bot_a, bot_b, bot_a, bot_b)
+        names = [config.ew, config.ns] * 2 if swapped else [config.ns, config.ew] * 2
+        rng = random.Random(f"{match_seed}/bots")
+        while not match.is_over and len(match.rounds) <= MAX_ROUNDS:
+            seat = match.round.to_act
+            match.apply(seat_bots[seat].act(view_for(match, seat), rng))
+        if match.is_over:
+            store_match(match, names)
+            stored += 1
+        if progress is not None:
+            progress(index + 1, config.games)
+    return stored
+
+
+# ----- `manage.py tournament ... --store` ----------------------------------------------
+
+
+def add_store_option(parser: Any) -> None:
+    """Add ``--store`` to the tournament command's options."""
+    parser.add_argument(
+        "--store",
+        action="store_true",
+        help="also save every finished game as an ordinary stored match (dashboard data)",
+    )
+
+
+def store_if_asked(opts: dict[str, Any], stdout: Any) -> int:
+    """With ``--store``: play the tournament's games again and store them; returns how many."""
+    if not opts.get("store"):
+        return 0
+    from bots.tournament import config_from_options
+
+    stored = store_tournament(config_from_options(opts))
+    stdout.write(f"stored {stored} matches (tables with their rounds and results)")
+    return stored

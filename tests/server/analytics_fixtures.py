@@ -1,0 +1,139 @@
+"""A small fixed set of stored rounds and matches, for checking the analyses by hand.
+
+Table A (kinds BHBB: N BIS+SRP, E human, S BIS+SRP, W RB+SRP; N/S bot+bot,
+E/W human+bot), January 2026, default rules, rounds R1-R5, won by E/W.
+Table B (HHHH: two human+human partnerships), February 2026, goal 200/-100,
+rounds R6-R7, won by N/S. Table C (BHBB like A), a finished match with no
+round rows, won by N/S.
+
+The rows are written column by column (the analyses read only the columns);
+the record is a stub. Bids/tricks/points (N E S W; N/S, E/W):
+
+    R1 d:N  bids 3 4 3 2   tricks 3 4 3 3   points 60, 61       no nil, sum 12
+    R2 d:E  bids 0 3 4 3   tricks 0 4 4 5   points 140, 63      bot+bot nil (N made)
+    R3 d:S  bids 4 0 4 3   tricks 5 1 4 3   points 81, -69      human nil (E set)
+    R4 d:W  bids 2 4 3 0   tricks 2 5 6 0   points 53, 141      partner of human nil (W made)
+    R5 d:N  bids 0 0 5 5   tricks 1 0 6 6   points -48, 151     nil vs nil (N set, E made)
+    R6 d:E  bids 0b 3 0 4  tricks 0 6 1 6   points 101, 75      double nil (N blind made, S set)
+    R7 d:S  bids 3 3 2 3   tricks 2 4 2 5   points -50, 63      no nil, sum 11, N/S set
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from game.engine.round_types import round_type
+from game.engine.rules import Rules
+from game.models import MatchResult, RoundRecordRow, Seat, Table
+from game.round_columns import makeup, nil_category, rules_key
+
+RULES_A = Rules().to_dict()
+RULES_B = Rules(winning_goal=200, losing_goal=-100).to_dict()
+
+ROUNDS = {
+    # name: (table, dealer, bids, blind, tricks, points, made)
+    "R1": ("A", 0, (3, 4, 3, 2), "0000", (3, 4, 3, 3), (60, 61), (True, True)),
+    "R2": ("A", 1, (0, 3, 4, 3), "0000", (0, 4, 4, 5), (140, 63), (True, True)),
+    "R3": ("A", 2, (4, 0, 4, 3), "0000", (5, 1, 4, 3), (81, -69), (True, True)),
+    "R4": ("A", 3, (2, 4, 3, 0), "0000", (2, 5, 6, 0), (53, 141), (True, True)),
+    "R5": ("A", 0, (0, 0, 5, 5), "0000", (1, 0, 6, 6), (-48, 151), (True, True)),
+    "R6": ("B", 1, (0, 3, 0, 4), "1000", (0, 6, 1, 6), (101, 75), (True, True)),
+    "R7": ("B", 2, (3, 3, 2, 3), "0000", (2, 4, 2, 5), (-50, 63), (False, True)),
+}
+
+DAY_A = datetime(2026, 1, 10, 12, tzinfo=UTC)
+DAY_B = datetime(2026, 2, 10, 12, tzinfo=UTC)
+DAY_C = datetime(2026, 1, 20, 12, tzinfo=UTC)
+BOTS_A = ("BIS+SRP", None, "BIS+SRP", "RB+SRP")
+TABLES = {
+    # name: (kinds, bots N E S W, rules, day, winner)
+    "A": ("BHBB", BOTS_A, RULES_A, DAY_A, 1),
+    "B": ("HHHH", (None, None, None, None), RULES_B, DAY_B, 0),
+    "C": ("BHBB", BOTS_A, RULES_A, DAY_C, 0),
+}
+
+
+def build() -> dict[str, Table]:
+    tables: dict[str, Table] = {}
+    for name, (kinds, bots, rules, day, winner) in TABLES.items():
+        t = Table.objects.create(rules=rules, status=Table.Status.FINISHED, finished_at=day)
+        tables[name] = t
+        for p, kind in enumerate(kinds):
+            if kind == "B":
+                Seat.objects.create(table=t, position=p, kind=Seat.Kind.BOT, bot_name=bots[p])
+            else:
+                Seat.objects.create(
+                    table=t, position=p, guest_id=f"guest-{name}-{p}", guest_name=f"G{p}"
+                )
+        rounds = [r for r in ROUNDS.values() if r[0] == name]
+        MatchResult.objects.create(
+            table=t,
+            finished_at=day,
+            winner=winner,
+            score_ns=0,
+            score_ew=0,
+            bags_ns=0,
+            bags_ew=0,
+            rounds=len(rounds),
+            version=0,
+            rules_key=rules_key(rules),
+            makeup_ns=makeup(kinds[0], kinds[2]),
+            makeup_ew=makeup(kinds[1], kinds[3]),
+            bot_n=bots[0] or "",
+            bot_e=bots[1] or "",
+            bot_s=bots[2] or "",
+            bot_w=bots[3] or "",
+        )
+    numbers: dict[str, int] = {}
+    for tname, dealer, bids, blind, tricks, points, made in ROUNDS.values():
+        kinds, bots, rules, day, _ = TABLES[tname]
+        numbers[tname] = numbers.get(tname, 0) + 1
+        nil = [b == 0 for b in bids]
+        RoundRecordRow.objects.create(
+            table=tables[tname],
+            round_number=numbers[tname],
+            finished_at=day,
+            version=0,
+            rules=rules,
+            dealer=dealer,
+            seat_kinds=kinds,
+            bot_names=list(bots),
+            bid_n=bids[0],
+            bid_e=bids[1],
+            bid_s=bids[2],
+            bid_w=bids[3],
+            blind_nils=blind,
+            bid_total=sum(bids),
+            tricks_n=tricks[0],
+            tricks_e=tricks[1],
+            tricks_s=tricks[2],
+            tricks_w=tricks[3],
+            points_ns=points[0],
+            points_ew=points[1],
+            score_ns=0,
+            score_ew=0,
+            bags_ns=0,
+            bags_ew=0,
+            nil_position_ns="",
+            nil_position_ew="",
+            record={},
+            rules_key=rules_key(rules),
+            makeup_ns=makeup(kinds[0], kinds[2]),
+            makeup_ew=makeup(kinds[1], kinds[3]),
+            bot_n=bots[0] or "",
+            bot_e=bots[1] or "",
+            bot_s=bots[2] or "",
+            bot_w=bots[3] or "",
+            nil_category=nil_category(bids, kinds),
+            nil_bids_ns=nil[0] + nil[2],
+            nil_bids_ew=nil[1] + nil[3],
+            nil_made_ns=sum(nil[s] and tricks[s] == 0 for s in (0, 2)),
+            nil_made_ew=sum(nil[s] and tricks[s] == 0 for s in (1, 3)),
+            made_ns=made[0],
+            made_ew=made[1],
+            round_type_n=int(round_type(bids, 0)),
+            round_type_e=int(round_type(bids, 1)),
+            round_type_s=int(round_type(bids, 2)),
+            round_type_w=int(round_type(bids, 3)),
+        )
+    return tables
