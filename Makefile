@@ -6,13 +6,16 @@ PYTEST_ARGS ?=
 CHROMIUM := /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help run test lint bench venv install install-dev chromium clean
+.PHONY: help run stack test lint bench bench-bots bench-server venv install install-dev chromium clean
 
 help:
 	@echo "make run    - start the site at http://127.0.0.1:8000/ (SQLite, in-memory channel layer)"
 	@echo "make test   - install dev tools and Chromium if needed, run the whole test suite"
 	@echo "make lint   - ruff check"
 	@echo "make bench  - engine benchmark (manage.py bench_engine)"
+	@echo "make stack  - production stack locally: Daphne + Celery workers on PostgreSQL and Redis"
+	@echo "make bench-bots - bot decision times and tournament speed (bench_bots)"
+	@echo "make bench-server - websocket load benchmark, embedded and Redis stack (bench_server)"
 	@echo "make venv   - create .venv only; make clean removes caches and .venv"
 
 venv: $(BIN)/python
@@ -37,6 +40,13 @@ run: install
 	@echo "Spades is running at http://127.0.0.1:8000/"
 	@exec $(BIN)/daphne -b 127.0.0.1 -p 8000 spadesite.asgi:application
 
+# The production stack in the foreground: migrations, one Daphne process and
+# Celery workers for the queues bots and search, against DATABASE_URL and
+# REDIS_URL (default: the local PostgreSQL database `spades` and Redis).
+# Ctrl-C stops them all.
+stack: install
+	@exec $(BIN)/python scripts/stack.py
+
 # Browser tests use Debian's Chromium (Playwright's own browser download is not
 # available everywhere). Without it they skip locally and fail under CI=true.
 chromium:
@@ -58,6 +68,15 @@ lint: install-dev
 
 bench: install
 	$(BIN)/python manage.py bench_engine
+
+bench-bots: install
+	$(BIN)/python manage.py bench_bots
+
+# Websocket load benchmark: 100 tables of four humans against one Daphne process,
+# embedded default and Redis stack. Options: make bench-server BENCH_ARGS='--seconds 10'
+BENCH_ARGS ?=
+bench-server: install-dev
+	$(BIN)/python manage.py bench_server $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info

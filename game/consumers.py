@@ -168,9 +168,22 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     # ----- group messages --------------------------------------------------------
 
     async def table_event(self, event: dict[str, Any]) -> None:
-        """A move was committed: send this seat's view, unless already newer."""
-        if int(event.get("version", 0)) > self.last_version:
+        """A move was committed: send this seat's view, unless already newer.
+
+        The view of a move committed in this process comes from the service's
+        caches without a database read (one thread serves every consumer's
+        database calls, so a read per socket per move would queue behind the
+        moves of all tables); otherwise the latest state is read.
+        """
+        version = int(event.get("version", 0))
+        if version <= self.last_version:
+            return
+        view = service.cached_table_view(self.table_pk, self.seat, version)
+        if view is None:
             await self.send_state()
+            return
+        self.last_version = version = int(view["version"])
+        await self.send_json({"type": "state", "version": version, "view": view})
 
     async def table_changed(self, event: dict[str, Any]) -> None:
         """Seats or status changed (no new version): resend the view."""

@@ -1,3 +1,4 @@
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from lobby import views
@@ -6,4 +7,21 @@ app_name = "lobby"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("tables.json", views.tables_json, name="tables_json"),
+    path("guest/", views.guest, name="guest"),
+    path("play/", views.play_now, name="play_now"),
+    path("tables/new/", views.new_table, name="new_table"),
+    path("t/<str:public_id>/", views.table_page, name="table"),
+    path("t/<str:public_id>/seating.json", views.seating_json, name="seating"),
+    path("t/<str:public_id>/seat/", views.seat_action, name="seat"),
+    path("t/<str:public_id>/rematch/", views.rematch, name="rematch"),
+    path("join/<str:token>/", views.join, name="join"),
+    path("profile/", views.profile, name="profile"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(next_page="lobby:home"),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(next_page="lobby:home"), name="logout"),
 ]

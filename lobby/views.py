@@ -1,7 +1,522 @@
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+"""Lobby pages: players, the list of open tables, new tables, seating, the table page.
+
+Every change to a table goes through ``game.service``; these views only
+decide who may ask for it (the host, a seated player, an invitee) and turn
+``ServiceError`` into a message the player reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.db import transaction
+from django.db.models import Q
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from bots.registry import DEFAULT_BOT, bot_names
+from game import events, identity, service
+from game.engine.rules import Rules
+from game.models import Seat, Table
+from lobby.forms import (
+    SEAT_INVITE,
+    SEAT_ME,
+    SEAT_NAMES,
+    SEAT_OPEN,
+    GuestForm,
+    SignUpForm,
+    TableForm,
+)
+from lobby.models import TableListing
+
+INVITES_KEY = "invited_tables"
+PLAY_NOW_SEAT = 2  # South: the bottom of the screen
+
+
+# ----- who is asking ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Player:
+    user: Any
+    guest_id: str
+    name: str
+
+    @property
+    def known(self) -> bool:
+        return self.user is not None or bool(self.guest_id and self.name)
+
+
+def player_of(request: HttpRequest) -> Player:
+    if request.user.is_authenticated:
+        guest_id, _ = identity.guest_of(request.session)
+        return Player(request.user, guest_id, request.user.get_username())
+    guest_id, name = identity.guest_of(request.session)
+    return Player(None, guest_id if name else "", name)
+
+
+def _seat_kwargs(p: Player) -> dict[str, Any]:
+    if p.user is not None:
+        return {"user": p.user}
+    return {"guest_id": p.guest_id, "guest_name": p.name}
+
+
+def _listing(table: Table) -> TableListing:
+    listing, _ = TableListing.objects.get_or_create(table=table)
+    return listing
+
+
+def is_host(table: Table, listing: TableListing, p: Player) -> bool:
+    if p.user is not None and table.host_id == p.user.pk:
+        return True
+    return bool(listing.host_guest_id) and listing.host_guest_id == p.guest_id
+
+
+def _invited(request: HttpRequest, table: Table) -> bool:
+    return table.pk in request.session.get(INVITES_KEY, [])
+
+
+def _my_seat(table: Table, p: Player) -> int | None:
+    return service.seat_of(table, user=p.user, guest_id=p.guest_id or None)
+
+
+def _may_see(request: HttpRequest, table: Table, listing: TableListing, p: Player) -> bool:
+    if not listing.private:
+        return True
+    return is_host(table, listing, p) or _invited(request, table) or _my_seat(table, p) is not None
+
+
+def _get_table(public_id: str) -> Table:
+    try:
+        return service.get_table(public_id)
+    except service.TableNotFound:
+        raise Http404("there is no such table") from None
+
+
+def _safe_next(request: HttpRequest, default: str = "/") -> str:
+    target = request.POST.get("next") or request.GET.get("next") or default
+    if url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
+        return target
+    return default
+
+
+# ----- players ---------------------------------------------------------------------
+
+
+@require_POST
+def guest(request: HttpRequest) -> HttpResponse:
+    """Play as a guest: remember a display name in the session."""
+    form = GuestForm(request.POST)
+    if form.is_valid():
+        identity.ensure_guest(request.session, form.cleaned_data["name"])
+        messages.success(request, f"Welcome, {form.cleaned_data['name']}!")
+    else:
+        messages.error(request, "; ".join(form.errors.get("name", ["That name will not do."])))
+    return redirect(_safe_next(request))
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        form = SignUpForm(request.POST)
+        if form.is_valid():
+            user = form.save()
+            login(request, user)
+            messages.success(request, f"Welcome, {user.get_username()}! Your account is ready.")
+            return redirect("lobby:home")
+    else:
+        form = SignUpForm()
+    return render(request, "registration/signup.html", {"form": form})
+
+
+def profile(request: HttpRequest) -> HttpResponse:
+    p = player_of(request)
+    games: list[dict[str, Any]] = []
+    if p.known:
+        q = Q(pk__in=[])
+        if p.user is not None:
+            q |= Q(user=p.user)
+        if p.guest_id:
+            q |= Q(guest_id=p.guest_id)
+        seats = (
+            Seat.objects.filter(q, kind=Seat.Kind.HUMAN)
+            .select_related("table", "table__result")
+            .order_by("-table__created_at")[:100]
+        )
+        for s in seats:
+            t = s.table
+            result = getattr(t, "result", None)
+            ours, theirs = None, None
+            outcome = t.get_status_display()
+            if result is not None:
+                scores = (result.score_ns, result.score_ew)
+                ours, theirs = scores[s.position % 2], scores[1 - s.position % 2]
+                outcome = "Won" if result.winner == s.position % 2 else "Lost"
+            games.append(
+                {
+                    "table": t,
+                    "seat": SEAT_NAMES[s.position],
+                    "outcome": outcome,
+                    "ours": ours,
+                    "theirs": theirs,
+                    "rounds": result.rounds if result is not None else None,
+                }
+            )
+    played = [g for g in games if g["outcome"] in ("Won", "Lost")]
+    wins = sum(1 for g in played if g["outcome"] == "Won")
+    return render(
+        request,
+        "lobby/profile.html",
+        {"player": p, "games": games, "wins": wins, "losses": len(played) - wins},
+    )
+
+
+# ----- the lobby -------------------------------------------------------------------
+
+
+def _table_summary(t: Table, listing: TableListing | None) -> dict[str, Any]:
+    reserved = set(listing.reserved if listing else [])
+    by_position = {s.position: s for s in t.seats.all()}
+    seats = []
+    for position in range(4):
+        s = by_position.get(position)
+        if s is not None:
+            seats.append({"position": position, "state": s.kind, "name": s.display_name})
+        else:
+            seats.append(
+                {
+                    "position": position,
+                    "state": "reserved" if position in reserved else "open",
+                    "name": None,
+                }
+            )
+    rules = t.rules
+    host = (t.host.get_username() if t.host_id and t.host else "") or (
+        listing.host_name if listing else ""
+    )
+    return {
+        "id": t.public_id,
+        "url": reverse("lobby:table", args=[t.public_id]),
+        "host": host or "someone",
+        "seats": seats,
+        "free": sum(1 for s in seats if s["state"] == "open"),
+        "goal": rules.get("winning_goal"),
+        "losing_goal": rules.get("losing_goal"),
+        "nil": rules.get("nil"),
+        "blind_nil": rules.get("blind_nil"),
+        "turn_seconds": t.turn_seconds,
+    }
+
+
+def open_tables() -> list[dict[str, Any]]:
+    tables = service.list_open_tables()
+    listings = {
+        x.table_id: x for x in TableListing.objects.filter(table__in=[t.pk for t in tables])
+    }
+    return [
+        _table_summary(t, listings.get(t.pk))
+        for t in tables
+        if not (listings.get(t.pk) and listings[t.pk].private)
+    ]
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    """The front page: what the site is, and where play will start."""
-    return render(request, "lobby/home.html")
+    """The lobby: who you are, Play now, a new table, and the open tables (live)."""
+    return render(
+        request,
+        "lobby/home.html",
+        {
+            "player": player_of(request),
+            "guest_form": GuestForm(),
+            "tables": open_tables(),
+            "default_bot": DEFAULT_BOT,
+        },
+    )
+
+
+@require_GET
+def tables_json(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"tables": open_tables()})
+
+
+def _identify_or_guest(request: HttpRequest) -> Player | None:
+    """The player; a name posted with the form makes a guest on the way."""
+    p = player_of(request)
+    if p.known:
+        return p
+    form = GuestForm(request.POST)
+    if form.is_valid():
+        identity.ensure_guest(request.session, form.cleaned_data["name"])
+        return player_of(request)
+    messages.error(request, "Choose a name first (or log in) to sit at a table.")
+    return None
+
+
+def _new_listing(table: Table, p: Player, *, private: bool, reserved: list[int]) -> TableListing:
+    return TableListing.objects.create(
+        table=table,
+        private=private,
+        reserved=reserved,
+        host_guest_id="" if p.user is not None else p.guest_id,
+        host_name=p.name,
+    )
+
+
+@require_POST
+def play_now(request: HttpRequest) -> HttpResponse:
+    """One click: you in the South seat, three bots, the match starts."""
+    p = _identify_or_guest(request)
+    if p is None:
+        return redirect("lobby:home")
+    with transaction.atomic():
+        table = service.create_table(host=p.user)
+        _new_listing(table, p, private=True, reserved=[])
+        service.take_seat(table, PLAY_NOW_SEAT, **_seat_kwargs(p))
+        for position in range(4):
+            if position != PLAY_NOW_SEAT:
+                service.add_bot(table, position, DEFAULT_BOT)
+        service.start_table(table)
+    return redirect("lobby:table", table.public_id)
+
+
+def new_table(request: HttpRequest) -> HttpResponse:
+    p = player_of(request)
+    if request.method == "POST":
+        form = TableForm(request.POST)
+        if form.is_valid():
+            p = _identify_or_guest(request) if not p.known else p
+            if p is None:
+                return redirect(f"{reverse('lobby:home')}")
+            seats = form.seats()
+            rules: Rules = form.cleaned_data["rules"]
+            try:
+                with transaction.atomic():
+                    table = service.create_table(
+                        host=p.user, rules=rules, turn_seconds=form.cleaned_data["turn_seconds"]
+                    )
+                    _new_listing(
+                        table,
+                        p,
+                        private=form.cleaned_data["private"],
+                        reserved=[i for i, s in enumerate(seats) if s == SEAT_INVITE],
+                    )
+                    for position, choice in enumerate(seats):
+                        if choice == SEAT_ME:
+                            service.take_seat(table, position, **_seat_kwargs(p))
+                        elif choice not in (SEAT_OPEN, SEAT_INVITE):
+                            service.add_bot(table, position, choice)
+            except service.ServiceError as e:
+                form.add_error(None, e.message)
+            else:
+                return redirect("lobby:table", table.public_id)
+    else:
+        form = TableForm()
+    return render(request, "lobby/new_table.html", {"form": form, "player": p})
+
+
+# ----- one table -------------------------------------------------------------------
+
+
+def join(request: HttpRequest, token: str) -> HttpResponse:
+    """The private invite link: it lets this browser see the table and take a held seat."""
+    table = Table.objects.filter(invite_token=token).first()
+    if table is None:
+        raise Http404("this invite link is not valid")
+    invited = list(request.session.get(INVITES_KEY, []))
+    if table.pk not in invited:
+        invited = [*invited[-49:], table.pk]
+        request.session[INVITES_KEY] = invited
+    return redirect("lobby:table", table.public_id)
+
+
+def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
+    table = _get_table(public_id)
+    listing = _listing(table)
+    p = player_of(request)
+    if not _may_see(request, table, listing, p):
+        return render(request, "lobby/private.html", {"table": table}, status=403)
+    seat = _my_seat(table, p)
+    host = is_host(table, listing, p)
+    invite_url = None
+    if host or seat is not None:
+        invite_url = request.build_absolute_uri(reverse("lobby:join", args=[table.invite_token]))
+    return render(
+        request,
+        "lobby/table.html",
+        {
+            "table": table,
+            "player": p,
+            "seat": seat,
+            "is_host": host,
+            "invite_url": invite_url,
+            "guest_form": GuestForm(),
+            "config": {
+                "id": table.public_id,
+                "seat": seat,
+                "name": p.name,
+                "isHost": host,
+                "bots": bot_names(),
+                "defaultBot": DEFAULT_BOT,
+                "seatingUrl": reverse("lobby:seating", args=[table.public_id]),
+                "seatUrl": reverse("lobby:seat", args=[table.public_id]),
+                "rematchUrl": reverse("lobby:rematch", args=[table.public_id]),
+                "known": p.known,
+            },
+        },
+    )
+
+
+def _seating(request: HttpRequest, table: Table, listing: TableListing) -> dict[str, Any]:
+    p = player_of(request)
+    summary = _table_summary(table, listing)
+    mine = _my_seat(table, p)
+    host = is_host(table, listing, p)
+    return {
+        "status": table.status,
+        "seats": summary["seats"],
+        "my_seat": mine,
+        "is_host": host,
+        "known": p.known,
+        "may_take_reserved": host or _invited(request, table),
+        "rematch": (
+            reverse("lobby:table", args=[listing.rematch.public_id]) if listing.rematch else None
+        ),
+    }
+
+
+@require_GET
+def seating_json(request: HttpRequest, public_id: str) -> JsonResponse:
+    table = _get_table(public_id)
+    listing = _listing(table)
+    if not _may_see(request, table, listing, player_of(request)):
+        return JsonResponse({"error": "this table is private"}, status=403)
+    return JsonResponse(_seating(request, table, listing))
+
+
+class LobbyError(Exception):
+    pass
+
+
+def _position(request: HttpRequest) -> int:
+    try:
+        position = int(request.POST.get("position", ""))
+    except ValueError:
+        raise LobbyError("choose a seat") from None
+    if not 0 <= position <= 3:
+        raise LobbyError("a seat is North, East, South or West")
+    return position
+
+
+def _seat_op(request: HttpRequest, table: Table, listing: TableListing, op: str) -> None:
+    p = player_of(request)
+    host = is_host(table, listing, p)
+    mine = _my_seat(table, p)
+    if op == "sit":
+        if not p.known:
+            raise LobbyError("choose a name first (or log in) to sit at a table")
+        position = _position(request)
+        if position in listing.reserved and not (host or _invited(request, table)):
+            raise LobbyError("that seat is held for someone with the invite link")
+        with transaction.atomic():
+            if mine is not None:
+                service.leave_seat(table, mine)
+            service.take_seat(table, position, **_seat_kwargs(p))
+            if position in listing.reserved:
+                listing.reserved = [x for x in listing.reserved if x != position]
+                listing.save(update_fields=["reserved"])
+        return
+    if op == "leave":
+        if mine is None:
+            raise LobbyError("you have no seat at this table")
+        service.leave_seat(table, mine)
+        return
+    if op == "start":
+        if not host:
+            raise LobbyError("only the host can start the match")
+        service.start_table(table)
+        return
+    if not host:
+        raise LobbyError("only the host can change the seats")
+    position = _position(request)
+    occupant = table.seats.filter(position=position).first()
+    if op == "bot":
+        name = request.POST.get("bot") or DEFAULT_BOT
+        with transaction.atomic():
+            if occupant is not None:
+                if occupant.kind != Seat.Kind.BOT:
+                    raise LobbyError("that seat is taken by a player")
+                service.leave_seat(table, position)
+            service.add_bot(table, position, name)
+            if position in listing.reserved:
+                listing.reserved = [x for x in listing.reserved if x != position]
+                listing.save(update_fields=["reserved"])
+    elif op == "remove":
+        if occupant is None or occupant.kind != Seat.Kind.BOT:
+            raise LobbyError("there is no bot in that seat")
+        service.leave_seat(table, position)
+    elif op in ("reserve", "open"):
+        if table.status != Table.Status.OPEN:
+            raise LobbyError("seats can only change before the match starts")
+        if occupant is not None:
+            raise LobbyError("that seat is taken")
+        reserved = [x for x in listing.reserved if x != position]
+        if op == "reserve":
+            reserved.append(position)
+        listing.reserved = sorted(reserved)
+        listing.save(update_fields=["reserved"])
+        events.table_changed(table.pk)
+    else:
+        raise LobbyError("unknown seat action")
+
+
+@require_POST
+def seat_action(request: HttpRequest, public_id: str) -> JsonResponse:
+    """Take, change or leave a seat; the host adds or removes bots and starts."""
+    table = _get_table(public_id)
+    listing = _listing(table)
+    if not _may_see(request, table, listing, player_of(request)):
+        return JsonResponse({"error": "this table is private"}, status=403)
+    op = request.POST.get("op", "")
+    try:
+        _seat_op(request, table, listing, op)
+    except LobbyError as e:
+        return JsonResponse({"error": str(e)}, status=400)
+    except service.ServiceError as e:
+        return JsonResponse({"error": e.message}, status=400)
+    table.refresh_from_db()
+    listing.refresh_from_db()
+    return JsonResponse(_seating(request, table, listing))
+
+
+@require_POST
+def rematch(request: HttpRequest, public_id: str) -> HttpResponse:
+    """A new table with the same seats and rules (the same one for everybody who asks)."""
+    table = _get_table(public_id)
+    p = player_of(request)
+    if _my_seat(table, p) is None:
+        messages.error(request, "only the players of this table can ask for a rematch")
+        return redirect("lobby:table", table.public_id)
+    if table.status != Table.Status.FINISHED:
+        messages.error(request, "the match is not over yet")
+        return redirect("lobby:table", table.public_id)
+    with transaction.atomic():
+        _listing(table)
+        listing = TableListing.objects.select_for_update().get(table=table)
+        if listing.rematch is None:
+            new = service.create_rematch(table)
+            TableListing.objects.create(
+                table=new,
+                private=listing.private,
+                host_guest_id=listing.host_guest_id,
+                host_name=listing.host_name,
+            )
+            listing.rematch = new
+            listing.save(update_fields=["rematch"])
+            events.table_changed(table.pk)
+        target = listing.rematch
+    return redirect("lobby:table", target.public_id)

@@ -9,4 +9,5 @@ admin.site.site_title = "Spades admin"
 urlpatterns = [
     path("", include("lobby.urls")),
     path("admin/", admin.site.urls),
+    path("dashboard/", include("game.urls_dashboard")),
 ]

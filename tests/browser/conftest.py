@@ -8,11 +8,17 @@ reachable.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from tests.services import unavailable
 
@@ -26,6 +32,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 ASYNC_UNSAFE = "DJANGO_ALLOW_ASYNC_UNSAFE"
+# Assertions wait up to this long: generous, so a loaded machine does not fail them.
+expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="package")
@@ -68,3 +76,101 @@ def screenshot_dir(repo_root: Path) -> Path:
     directory = repo_root / "artifacts" / "screenshots"
     directory.mkdir(parents=True, exist_ok=True)
     return directory
+
+
+# ----- a real ASGI server (Daphne) for the pages that use websockets --------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_for(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"daphne exited early:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.2)
+    raise RuntimeError(f"daphne did not answer at {url}:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def daphne_server(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Daphne in a subprocess on a free port, over its own SQLite file (migrated).
+
+    The in-memory channel layer and the in-process bot runner live inside that
+    process, exactly as in ``make run``; bots move with no pacing delay. The
+    URL (``http://127.0.0.1:PORT``) is what the tests browse; the server is
+    stopped after the module.
+    """
+    workdir = tmp_path_factory.mktemp("daphne")
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
+        "SPADES_BOT_DELAY": "0",
+        "DJANGO_SETTINGS_MODULE": "spadesite.settings",
+        "DJANGO_DEBUG": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    for key in ("REDIS_URL", ASYNC_UNSAFE):
+        env.pop(key, None)
+    python = sys.executable
+    subprocess.run(
+        [python, "manage.py", "migrate", "--noinput", "-v0"],
+        cwd=repo_root,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    port = _free_port()
+    log = workdir / "daphne.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                python,
+                "-m",
+                "daphne",
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "spadesite.asgi:application",
+            ],  # fmt: skip
+            cwd=repo_root,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(url + "/", process, log)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@pytest.fixture
+def new_page(chromium: Browser) -> Iterator[Callable[..., Page]]:
+    """Make pages in fresh browser contexts (separate cookies: separate players)."""
+    contexts: list[BrowserContext] = []
+
+    def make(width: int = 1280, height: int = 860) -> Page:
+        context = chromium.new_context(viewport={"width": width, "height": height})
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()

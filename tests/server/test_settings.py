@@ -90,3 +90,10 @@ async def test_websocket_from_a_foreign_origin_is_refused() -> None:
     connected, _ = await communicator.connect()
     assert not connected
     await communicator.disconnect()
+
+
+def test_sqlite_uses_the_write_ahead_log(tmp_path: Path) -> None:
+    # A commit per move must not cost three fsyncs (see bench_server).
+    db = config.database(config.default_database_url(tmp_path))
+    assert "journal_mode=WAL" in db["OPTIONS"]["init_command"]
+    assert "synchronous=NORMAL" in db["OPTIONS"]["init_command"]

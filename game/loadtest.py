@@ -1,0 +1,335 @@
+"""The websocket load benchmark behind ``manage.py bench_server``.
+
+Tables of four humans are made through the service layer (with a Django
+session per guest, so that each socket holds its seat as a browser would),
+then asyncio clients on 127.0.0.1 play them against one Daphne process:
+every table acts every ``interval`` seconds (staggered), the seat to act
+picks a random legal action from its own view (``legal_actions``) and sends
+``act``. Each socket times the arrival of the ``state`` frame with the new
+version, measured from the moment the action was sent: the acting socket
+(its own move coming back) and the three others. A socket that sees version
+v+2 without v+1 counts a gap and sends ``resync``; the gap is recovered when
+the answer carries at least the version it jumped to.
+
+Only the clients live here (plus the table set-up, run in the server's
+environment); starting and stopping the processes is ``game.stackprocs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# A state frame later than this is counted as never delivered.
+LOST_AFTER_SECONDS = 5.0
+
+
+# ----- set-up (inside Django, in the server's environment) -----------------------
+
+
+def prepare_tables(count: int, seed: int = 1) -> list[dict[str, Any]]:
+    """``count`` started tables of four guests: [{"public_id", "sessions": [4 keys]}]."""
+    from django.conf import settings
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from game import identity, service
+
+    rng = random.Random(seed)
+    tables = []
+    for number in range(count):
+        table = service.create_table(stand_in_bots=False)
+        keys = []
+        for position in range(4):
+            guest_id = f"bench-{number}-{position}-{rng.getrandbits(48):012x}"
+            session = SessionStore()
+            session[identity.GUEST_ID_KEY] = guest_id
+            session[identity.GUEST_NAME_KEY] = f"Bench {number}.{position}"
+            session.create()
+            keys.append(session.session_key)
+            service.take_seat(
+                table, position, guest_id=guest_id, guest_name=f"Bench {number}.{position}"
+            )
+        service.start_table(table)
+        tables.append({"public_id": table.public_id, "sessions": keys})
+    return [{**t, "cookie": settings.SESSION_COOKIE_NAME} for t in tables]
+
+
+# ----- measuring -----------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    """What one run measured (milliseconds for latencies)."""
+
+    acting: list[float] = field(default_factory=list)  # own move back to the acting socket
+    others: list[float] = field(default_factory=list)  # the move reaching the other three
+    sent: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    gaps: int = 0
+    gaps_recovered: int = 0
+    undelivered: int = 0  # (action, socket) pairs whose state never came
+    skipped_ticks: int = 0  # a table's turn came while its last move was still on its way
+    finished_tables: int = 0
+    connect_failures: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        both = self.acting + self.others
+        return {
+            "actions_sent": self.sent,
+            "deliveries": len(both),
+            "p50_ms": _percentile(both, 50),
+            "p99_ms": _percentile(both, 99),
+            "max_ms": max(both) if both else None,
+            "acting_p50_ms": _percentile(self.acting, 50),
+            "acting_p99_ms": _percentile(self.acting, 99),
+            "others_p50_ms": _percentile(self.others, 50),
+            "others_p99_ms": _percentile(self.others, 99),
+            "gaps": self.gaps,
+            "gaps_recovered": self.gaps_recovered,
+            "undelivered": self.undelivered,
+            "skipped_ticks": self.skipped_ticks,
+            "errors": dict(self.errors),
+            "finished_tables": self.finished_tables,
+            "connect_failures": self.connect_failures,
+        }
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) jiffies of the whole machine since boot."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return sum(values) - idle, sum(values)
+
+
+# ----- the clients ---------------------------------------------------------------
+
+
+@dataclass
+class Pending:
+    version: int  # the version the action makes
+    sent_at: float
+    seat: int
+    waiting: set[int]  # seats whose socket has not seen it yet
+
+
+class SeatSocket:
+    def __init__(self, table: TableClient, seat: int, connection: Any) -> None:
+        self.table = table
+        self.seat = seat
+        self.connection = connection
+        self.version = -1
+        self.view: dict[str, Any] | None = None
+        self.resync_target: int | None = None
+
+    async def read(self) -> None:
+        figures = self.table.figures
+        try:
+            async for message in self.connection:
+                now = time.perf_counter()
+                frame = json.loads(message)
+                kind = frame.get("type")
+                if kind == "error":
+                    code = str(frame.get("code"))
+                    figures.errors[code] = figures.errors.get(code, 0) + 1
+                    continue
+                if kind != "state":
+                    continue
+                version = int(frame["version"])
+                if self.resync_target is not None and self.table.measuring:
+                    if version >= self.resync_target:
+                        figures.gaps_recovered += 1
+                    self.resync_target = None
+                if self.version >= 1 and version > self.version + 1 and self.table.measuring:
+                    figures.gaps += 1
+                    self.resync_target = version
+                    await self.connection.send(json.dumps({"type": "resync", "version": version}))
+                if version >= self.version:
+                    self.version = version
+                    self.view = frame["view"]
+                self.table.delivered(self.seat, version, now)
+        except Exception:  # the connection closed: the run is over or the server failed
+            return
+
+
+class TableClient:
+    def __init__(
+        self, public_id: str, figures: Figures, rng: random.Random, interval: float
+    ) -> None:
+        self.public_id = public_id
+        self.figures = figures
+        self.rng = rng
+        self.interval = interval
+        self.sockets: list[SeatSocket] = []
+        self.pending: Pending | None = None
+        self.measuring = False
+        self.done = False
+
+    def delivered(self, seat: int, version: int, now: float) -> None:
+        pending = self.pending
+        if pending is None or version < pending.version or seat not in pending.waiting:
+            return
+        pending.waiting.discard(seat)
+        latency = (now - pending.sent_at) * 1000.0
+        if self.measuring:
+            (self.figures.acting if seat == pending.seat else self.figures.others).append(latency)
+        if not pending.waiting:
+            self.pending = None
+
+    async def play(self, start_at: float, stop_at: float) -> None:
+        """Act once per interval from ``start_at`` until ``stop_at`` (loop time)."""
+        loop = asyncio.get_running_loop()
+        tick = start_at
+        while not self.done:
+            await asyncio.sleep(max(0.0, tick - loop.time()))
+            if loop.time() >= stop_at:
+                return
+            tick += self.interval
+            if self.pending is not None:
+                if time.perf_counter() - self.pending.sent_at > LOST_AFTER_SECONDS:
+                    self.close_pending()  # counted as undelivered; play on
+                else:
+                    self.figures.skipped_ticks += 1
+                    continue
+            await self.act()
+
+    async def act(self) -> None:
+        view = self.sockets[0].view
+        if view is None:
+            return
+        to_act = view.get("to_act")
+        if view.get("table", {}).get("status") != "playing" or to_act is None:
+            self.done = True
+            self.figures.finished_tables += 1
+            return
+        actor = self.sockets[to_act]
+        own = actor.view
+        if own is None or own["version"] != actor.version or not own.get("legal_actions"):
+            return
+        action = self.rng.choice(own["legal_actions"])
+        self.pending = Pending(actor.version + 1, time.perf_counter(), to_act, {0, 1, 2, 3})
+        self.figures.sent += 1
+        await actor.connection.send(
+            json.dumps({"type": "act", "action": action, "version": actor.version})
+        )
+
+    def close_pending(self) -> None:
+        if self.pending is not None:
+            self.figures.undelivered += len(self.pending.waiting)
+            self.pending = None
+
+
+async def run_clients(
+    port: int,
+    tables: list[dict[str, Any]],
+    *,
+    seconds: float,
+    interval: float = 0.5,
+    seed: int = 1,
+    connect_concurrency: int = 50,
+    warmup: float = 1.0,
+    drain: float = 2.0,
+) -> Figures:
+    """Connect four sockets per table, play for ``seconds``, measure."""
+    from websockets.asyncio.client import connect
+
+    figures = Figures()
+    rng = random.Random(seed)
+    gate = asyncio.Semaphore(connect_concurrency)
+    origin = f"http://127.0.0.1:{port}"
+    clients = [
+        TableClient(t["public_id"], figures, random.Random(rng.getrandbits(64)), interval)
+        for t in tables
+    ]
+
+    async def open_socket(client: TableClient, seat: int, cookie: str) -> Any:
+        async with gate:
+            for attempt in range(3):
+                try:
+                    return await connect(
+                        f"ws://127.0.0.1:{port}/ws/table/{client.public_id}/",
+                        origin=origin,  # type: ignore[arg-type]
+                        additional_headers={"Cookie": cookie},
+                        compression=None,
+                        proxy=None,
+                        ping_interval=None,
+                        open_timeout=20,
+                        close_timeout=2,
+                        max_size=2**22,
+                        max_queue=None,
+                    )
+                except (OSError, TimeoutError, Exception):
+                    if attempt == 2:
+                        raise
+                    await asyncio.sleep(0.5)
+        raise AssertionError("unreachable")
+
+    readers: list[asyncio.Task[None]] = []
+    opened = await asyncio.gather(
+        *(
+            open_socket(client, seat, f"{t['cookie']}={t['sessions'][seat]}")
+            for client, t in zip(clients, tables, strict=True)
+            for seat in range(4)
+        ),
+        return_exceptions=True,
+    )
+    index = 0
+    for client in clients:
+        for seat in range(4):
+            connection = opened[index]
+            index += 1
+            if isinstance(connection, BaseException):
+                figures.connect_failures += 1
+                client.done = True
+                continue
+            socket = SeatSocket(client, seat, connection)
+            client.sockets.append(socket)
+            readers.append(asyncio.create_task(socket.read()))
+    clients = [c for c in clients if len(c.sockets) == 4 and not c.done]
+
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(warmup)  # every socket has its first state
+    start = loop.time()
+    stop_at = start + seconds
+    for client in clients:
+        client.measuring = True
+    players = [
+        asyncio.create_task(client.play(start + interval * rng.random(), stop_at))
+        for client in clients
+    ]
+    await asyncio.gather(*players)
+    deadline = loop.time() + drain
+    while loop.time() < deadline and any(c.pending is not None for c in clients):
+        await asyncio.sleep(0.05)
+    for client in clients:
+        client.close_pending()
+        client.measuring = False
+    for client in clients:
+        for socket in client.sockets:
+            await socket.connection.close()
+    for reader in readers:
+        reader.cancel()
+    await asyncio.gather(*readers, return_exceptions=True)
+    return figures

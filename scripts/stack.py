@@ -1,0 +1,103 @@
+"""`make stack`: the production stack on this machine, in the foreground.
+
+Runs migrations, then starts one Daphne process and two Celery workers (queue
+``bots`` for quick moves, queue ``search`` for UCT searches) against
+PostgreSQL and Redis, prints the URL, and stops every child on Ctrl-C (or when
+one of them dies).
+
+Environment (defaults are the local services):
+
+- ``DATABASE_URL`` (``postgres://postgres@127.0.0.1:5432/spades``; the
+  database is created when it does not exist yet)
+- ``REDIS_URL`` (``redis://127.0.0.1:6379/0``)
+- ``STACK_HOST`` / ``STACK_PORT`` (``127.0.0.1`` / ``8000``): where Daphne listens
+- ``STACK_BOT_WORKERS`` / ``STACK_SEARCH_WORKERS`` (2 / 1): worker concurrency
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from game import stackprocs  # noqa: E402
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/spades"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def ensure_postgres_database(url: str) -> None:
+    """Create the database named in a postgres:// URL if it is missing."""
+    import psycopg
+
+    name = urlsplit(url).path.lstrip("/")
+    if not urlsplit(url).scheme.startswith("postgres") or not name:
+        return
+    admin = stackprocs.with_database_name(url, "postgres")
+    with psycopg.connect(
+        stackprocs._psycopg_url(admin), autocommit=True, connect_timeout=5
+    ) as conn:
+        found = conn.execute("select 1 from pg_database where datname = %s", [name]).fetchone()
+        if found is None:
+            print(f"creating database {name}")
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def main() -> int:
+    database_url = os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
+    redis_url = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+    host = os.environ.get("STACK_HOST", "127.0.0.1")
+    port = int(os.environ.get("STACK_PORT", "8000"))
+    env = stackprocs.stack_env(database_url, redis_url)
+
+    ensure_postgres_database(database_url)
+    print("applying migrations")
+    stackprocs.manage(env, "migrate", "--noinput")
+
+    commands = {
+        "daphne": stackprocs.daphne_command(port, host),
+        "worker bots": stackprocs.celery_worker_command(
+            "bots", int(os.environ.get("STACK_BOT_WORKERS", "2")), pool="prefork"
+        ),
+        "worker search": stackprocs.celery_worker_command(
+            "search", int(os.environ.get("STACK_SEARCH_WORKERS", "1")), pool="prefork"
+        ),
+    }
+    children = {}
+    stopping = False
+
+    def request_stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    try:
+        for name, command in commands.items():
+            # Output goes to this terminal (stdout inherited).
+            children[name] = stackprocs.start(command, env, log=sys.stdout)
+        stackprocs.wait_for_port(port, children["daphne"], timeout=30)
+        print(f"Spades (production stack) is running at http://{host}:{port}/")
+        print(f"  DATABASE_URL={database_url}  REDIS_URL={redis_url}")
+        print("  Ctrl-C stops Daphne and the workers.")
+        sys.stdout.flush()
+        while not stopping:
+            dead = [name for name, p in children.items() if p.poll() is not None]
+            if dead:
+                print(f"{', '.join(dead)} exited: stopping the stack", file=sys.stderr)
+                return 1
+            time.sleep(0.5)
+        return 0
+    finally:
+        print("stopping the stack")
+        for process in children.values():
+            stackprocs.stop(process)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

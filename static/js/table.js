@@ -1,0 +1,612 @@
+// The table page: one websocket (ws/table/<id>/), the whole view in every
+// `state` frame, drawn from scratch. Text from other people (names, chat)
+// only ever goes in with textContent.
+(() => {
+  "use strict";
+  const cfg = JSON.parse(document.getElementById("table-config").textContent);
+  const $ = (id) => document.getElementById(id);
+  const SEATS = ["North", "East", "South", "West"];
+  const SUIT_SYMBOL = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
+  const SUIT_NAME = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
+  const SUIT_ORDER = { S: 0, H: 1, C: 2, D: 3 }; // alternate the colours in the hand
+  const RANKS = "23456789TJQKA";
+  const RANK_NAME = { T: "10", J: "jack", Q: "queen", K: "king", A: "ace" };
+
+  let ws = null;
+  let lastVersion = -1;
+  let view = null;
+  let retry = 0;
+  let pending = false;
+  let lastRound = null;
+  let lastResync = 0;
+  let seatingTimer = null;
+  let rematchTimer = null;
+  let matchShown = false;
+  const selected = new Set();
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  // ----- cards -------------------------------------------------------------
+
+  function cardEl(code, opts = {}) {
+    const rank = code[0];
+    const suit = code[1];
+    const e = el(opts.button ? "button" : "div", "card " + (suit === "H" || suit === "D" ? "red" : "black"));
+    if (opts.button) e.type = "button";
+    e.dataset.card = code;
+    const r = rank === "T" ? "10" : rank;
+    e.setAttribute("aria-label", `${RANK_NAME[rank] || r} of ${SUIT_NAME[suit]}`);
+    const tl = el("span", "corner tl");
+    tl.append(el("span", "r", r), el("span", "s", SUIT_SYMBOL[suit]));
+    const br = el("span", "corner br");
+    br.append(el("span", "r", r), el("span", "s", SUIT_SYMBOL[suit]));
+    const pip = el("span", "pip", "JQK".includes(rank) ? rank + SUIT_SYMBOL[suit] : SUIT_SYMBOL[suit]);
+    if ("JQK".includes(rank)) pip.classList.add("face");
+    e.append(tl, pip, br);
+    return e;
+  }
+
+  function sortHand(cards) {
+    return [...cards].sort(
+      (a, b) => SUIT_ORDER[a[1]] - SUIT_ORDER[b[1]] || RANKS.indexOf(b[0]) - RANKS.indexOf(a[0])
+    );
+  }
+
+  // ----- geometry: me at the bottom, partner at the top ----------------------
+
+  const base = () => (view && view.seat !== null && view.seat !== undefined ? view.seat : 2);
+  const relOf = (pos) => (pos - base() + 4) % 4; // 0 bottom, 1 left, 2 top, 3 right
+  const seatName = (pos) => {
+    const s = view && view.table && view.table.seats[pos];
+    return s ? s.name : SEATS[pos];
+  };
+  const who = (pos) => (view && pos === view.seat ? "You" : seatName(pos));
+
+  // ----- the socket ----------------------------------------------------------
+
+  function connect() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    ws = new WebSocket(`${proto}//${location.host}/ws/table/${encodeURIComponent(cfg.id)}/`);
+    ws.onopen = () => {
+      retry = 0;
+      if (lastVersion >= 0) send({ type: "resync", version: lastVersion });
+    };
+    ws.onmessage = (ev) => {
+      let msg;
+      try { msg = JSON.parse(ev.data); } catch { return; }
+      if (msg.type === "state") onState(msg);
+      else if (msg.type === "error") onError(msg);
+      else if (msg.type === "chat") onChat(msg);
+    };
+    ws.onclose = (ev) => {
+      if (ev.code === 4404) { setStatus("This table does not exist."); return; }
+      const wait = Math.min(10000, 400 * 2 ** retry) + Math.random() * 300;
+      retry += 1;
+      setStatus("Connection lost: reconnecting…");
+      document.body.classList.add("offline");
+      setTimeout(connect, wait);
+    };
+  }
+
+  function send(frame) {
+    if (ws && ws.readyState === WebSocket.OPEN) {
+      ws.send(JSON.stringify(frame));
+      return true;
+    }
+    return false;
+  }
+
+  function act(action) {
+    if (pending || !view) return;
+    if (send({ type: "act", action, version: view.version })) {
+      pending = true;
+      document.body.classList.add("pending");
+    }
+  }
+
+  function onState(msg) {
+    document.body.classList.remove("offline");
+    if (msg.version < lastVersion) return; // an older frame overtaken by a newer one
+    if (lastVersion >= 0 && msg.version > lastVersion + 1 && Date.now() - lastResync > 2000) {
+      // A gap: the frame is the whole view, so draw it, and ask for a fresh one to be sure.
+      lastResync = Date.now();
+      send({ type: "resync", version: lastVersion });
+    }
+    lastVersion = msg.version;
+    view = msg.view;
+    pending = false;
+    document.body.classList.remove("pending");
+    render();
+  }
+
+  let errorTimer = null;
+  function onError(msg) {
+    pending = false;
+    document.body.classList.remove("pending");
+    showError(msg.message);
+  }
+
+  function showError(text) {
+    const e = $("error");
+    e.textContent = text;
+    e.hidden = false;
+    clearTimeout(errorTimer);
+    errorTimer = setTimeout(() => { e.hidden = true; }, 5000);
+  }
+
+  function onChat(msg) {
+    const log = $("chat-log");
+    const li = el("li");
+    const name = el("strong", null, (msg.name || "someone") + (msg.seat !== null && msg.seat !== undefined ? ` (${SEATS[msg.seat]})` : ""));
+    li.append(name, document.createTextNode(": " + String(msg.text).slice(0, 200)));
+    log.append(li);
+    while (log.children.length > 100) log.firstChild.remove();
+    log.scrollTop = log.scrollHeight;
+  }
+
+  // ----- drawing ---------------------------------------------------------------
+
+  function setStatus(text, mine) {
+    const s = $("status");
+    s.textContent = text;
+    s.classList.toggle("mine", !!mine);
+  }
+
+  function render() {
+    const t = view.table;
+    $("app").dataset.status = t.status;
+    if (t.status === "open") {
+      $("seating").hidden = false;
+      renderSeatsOpen();
+      refreshSeating();
+      $("hand").replaceChildren();
+      $("actions").replaceChildren();
+      setStatus(t.seats.filter(Boolean).length === 4 ? "All four seats are taken: waiting for the host to start." : "Waiting for players…");
+      return;
+    }
+    $("seating").hidden = true;
+    if (view.seat !== cfg.seat && cfg.seat === null && view.seat !== null) cfg.seat = view.seat;
+    renderSeats();
+    renderTrick();
+    renderHand();
+    renderActions();
+    renderScores();
+    renderSheet();
+    renderRoundSummary();
+    renderMatchOver();
+    renderLastTrick();
+  }
+
+  function bidText(pos) {
+    const b = view.bids[pos];
+    if (b === null || b === undefined) return "";
+    if (b === 0) return view.blind[pos] ? "Blind nil" : "Nil";
+    return `Bid ${b}`;
+  }
+
+  function renderSeats() {
+    const t = view.table;
+    const deadline = t.turn_deadline ? Date.parse(t.turn_deadline) : null;
+    for (const box of document.querySelectorAll(".seat-box")) {
+      const rel = Number(box.dataset.rel);
+      const pos = (base() + rel) % 4;
+      const seat = t.seats[pos];
+      box.dataset.pos = pos;
+      box.querySelector(".name").textContent = (pos === view.seat ? "You" : seat ? seat.name : "Empty") + ` · ${SEATS[pos]}`;
+      box.classList.toggle("bot", !!seat && seat.kind === "bot");
+      box.querySelector(".dealer-chip").hidden = view.dealer !== pos;
+      const bid = box.querySelector(".bid");
+      bid.textContent = bidText(pos) || (view.phase === "bidding" && view.to_act === pos ? "…" : "");
+      bid.classList.toggle("nil", view.bids[pos] === 0);
+      box.querySelector(".tricks").textContent = view.phase === "bidding" ? "" : `Tricks ${view.tricks_won[pos]}`;
+      const turn = view.match_winner === null && view.to_act === pos;
+      box.classList.toggle("turn", turn);
+      box.classList.toggle("partner", view.seat !== null && pos === (view.seat + 2) % 4);
+      const timer = box.querySelector(".seat-timer");
+      timer.hidden = !(turn && deadline && seat && seat.kind === "human");
+      timer.dataset.deadline = deadline || "";
+      const backs = box.querySelector(".backs");
+      const n = rel === 0 && view.seat !== null ? 0 : view.hand_counts[pos];
+      if (backs.childElementCount !== n) {
+        backs.replaceChildren(...Array.from({ length: n }, () => el("span", "back")));
+      }
+    }
+    tickTimers();
+  }
+
+  function tickTimers() {
+    for (const timer of document.querySelectorAll(".seat-timer")) {
+      if (timer.hidden || !timer.dataset.deadline) continue;
+      const left = Math.max(0, Math.ceil((Number(timer.dataset.deadline) - Date.now()) / 1000));
+      timer.textContent = `${left}s left`;
+      timer.classList.toggle("low", left <= 5);
+    }
+  }
+  setInterval(tickTimers, 250);
+
+  function renderTrick() {
+    const slots = document.querySelectorAll("#trick .slot");
+    slots.forEach((s) => s.replaceChildren());
+    const note = $("trick-note");
+    note.textContent = "";
+    let cards = view.trick;
+    let leader = view.leader;
+    let done = null;
+    if (cards.length === 0 && view.tricks.length > 0) {
+      done = view.tricks[view.tricks.length - 1];
+      cards = done.cards;
+      leader = done.leader;
+    }
+    cards.forEach((code, i) => {
+      const pos = (leader + i) % 4;
+      const slot = slots[relOf(pos)];
+      const c = cardEl(code);
+      c.title = `${who(pos)} played this`;
+      slot.append(c, el("span", "played-by", who(pos)));
+    });
+    const trickBox = $("trick");
+    trickBox.classList.toggle("done", !!done);
+    if (done) {
+      note.textContent = `${who(done.winner)} ${done.winner === view.seat ? "win" : "wins"} the trick`;
+      slots[relOf(done.winner)].classList.add("winner");
+    }
+    slots.forEach((s, i) => { if (!done || i !== relOf(done.winner)) s.classList.remove("winner"); });
+  }
+
+  function legalSet(type) {
+    return view.legal_actions.filter((a) => a.type === type);
+  }
+
+  function renderHand() {
+    const hand = $("hand");
+    hand.replaceChildren();
+    if (view.seat === null || view.seat === undefined) {
+      hand.append(el("p", "spectator-note", "You are watching this table. Hidden cards stay hidden."));
+      return;
+    }
+    if (view.hand === null) {
+      for (let i = 0; i < view.hand_counts[view.seat]; i++) hand.append(el("span", "card back-card"));
+      return;
+    }
+    const plays = new Set(legalSet("play").map((a) => a.card));
+    const passing = view.phase === "passing" && view.to_act === view.seat;
+    for (const code of sortHand(view.hand)) {
+      const c = cardEl(code, { button: true });
+      if (view.phase === "playing") {
+        c.classList.add(plays.has(code) ? "legal" : "illegal");
+        if (!plays.has(code) && view.to_act === view.seat) c.title = "Not playable now: click to see why";
+        c.addEventListener("click", () => act({ type: "play", card: code }));
+      } else if (passing) {
+        c.classList.toggle("selected", selected.has(code));
+        c.addEventListener("click", () => {
+          if (selected.has(code)) selected.delete(code); else selected.add(code);
+          renderHand();
+          renderActions();
+        });
+      } else {
+        c.tabIndex = -1;
+      }
+      hand.append(c);
+    }
+  }
+
+  function button(label, onClick, cls = "btn") {
+    const b = el("button", cls, label);
+    b.type = "button";
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  function renderActions() {
+    const box = $("actions");
+    box.replaceChildren();
+    const me = view.seat;
+    const over = view.match_winner !== null;
+    if (over) { setStatus("The match is over."); return; }
+    const toAct = view.to_act;
+    const mine = me !== null && toAct === me;
+    const phaseWord = view.phase === "bidding" ? "bid" : view.phase === "passing" ? "pass cards" : "play";
+    setStatus(mine ? `Your turn to ${phaseWord}` : `${seatName(toAct)} to ${phaseWord}…`, mine);
+    if (me === null) return;
+    if (view.phase === "bidding") {
+      const see = legalSet("see_cards")[0];
+      const bids = legalSet("bid");
+      if (!mine && !see) return;
+      const panel = el("div", "bid-panel");
+      panel.setAttribute("aria-label", "Bidding");
+      if (mine) {
+        panel.append(el("span", "panel-title", view.hand === null ? "Bid blind, or look first" : "Your bid"));
+        const grid = el("div", "bid-grid");
+        for (const a of bids) {
+          if (a.blind) continue;
+          if (view.hand === null) continue; // non-blind bids come after looking
+          grid.append(button(a.tricks === 0 ? "Nil" : String(a.tricks), () => act({ type: "bid", tricks: a.tricks, blind: false }), "btn bid-btn" + (a.tricks === 0 ? " nil" : "")));
+        }
+        if (grid.childElementCount) panel.append(grid);
+        const blind = bids.find((a) => a.blind);
+        if (blind) panel.append(button("Blind nil", () => act({ type: "bid", tricks: 0, blind: true }), "btn btn-danger"));
+      }
+      if (see) panel.append(button("Show my cards", () => act({ type: "see_cards" }), "btn btn-gold"));
+      box.append(panel);
+    } else if (view.phase === "passing" && mine) {
+      const need = view.rules.blind_nil_pass;
+      const panel = el("div", "bid-panel");
+      panel.append(el("span", "panel-title", `Choose ${need} cards for your partner (${selected.size}/${need})`));
+      const b = button("Pass to partner", () => {
+        act({ type: "pass_cards", cards: [...selected] });
+        selected.clear();
+      }, "btn btn-gold");
+      b.disabled = selected.size !== need;
+      panel.append(b);
+      box.append(panel);
+    }
+  }
+
+  function renderScores() {
+    const r = view.result;
+    const scores = r ? [r[0].score_after, r[1].score_after] : view.scores;
+    const bags = r ? [r[0].bags_after, r[1].bags_after] : view.bags;
+    for (const team of document.querySelectorAll("#scores .team")) {
+      const i = Number(team.dataset.team);
+      team.querySelector(".pts").textContent = scores[i];
+      team.querySelector(".bags").textContent = `${bags[i]} bag${bags[i] === 1 ? "" : "s"}`;
+      team.classList.toggle("ours", view.seat !== null && view.seat % 2 === i);
+      const names = [i, i + 2].map((p) => (p === view.seat ? "You" : seatName(p)));
+      team.querySelector(".team-name").textContent = names.join(" & ");
+    }
+    $("goal").textContent = `to ${view.rules.winning_goal}`;
+    $("round-line").textContent = `Round ${view.round_number} · dealer ${who(view.dealer)}${view.spades_broken ? " · spades broken" : ""}`;
+  }
+
+  function bidLabel(b, blind) {
+    if (b === 0) return blind ? "BN" : "Nil";
+    return b < 0 ? "–" : String(b);
+  }
+
+  function renderSheet() {
+    const rows = [...view.history];
+    if (view.result) rows.push({ round_number: view.round_number, bids: view.bids, blind: view.blind, tricks_won: view.tricks_won, result: view.result });
+    const body = $("sheet").tBodies[0];
+    body.replaceChildren();
+    if (!rows.length) {
+      const tr = el("tr", "empty");
+      const td = el("td", null, "No round finished yet.");
+      td.colSpan = 5;
+      tr.append(td);
+      body.append(tr);
+      return;
+    }
+    for (const h of rows) {
+      const tr = el("tr");
+      tr.append(el("td", null, h.round_number));
+      for (const [a, b] of [[0, 2], [1, 3]]) {
+        tr.append(el("td", null, `${bidLabel(h.bids[a], h.blind[a])}+${bidLabel(h.bids[b], h.blind[b])} (${h.tricks_won[a] + h.tricks_won[b]})`));
+      }
+      for (const p of h.result) {
+        const td = el("td", p.points < 0 ? "neg" : "pos");
+        td.append(el("span", "delta", (p.points >= 0 ? "+" : "") + p.points), el("span", "total", p.score_after));
+        td.title = `${p.bags_after} bags`;
+        tr.append(td);
+      }
+      body.append(tr);
+    }
+  }
+
+  function breakdown(result) {
+    const table = el("table", "sheet breakdown");
+    const head = el("tr");
+    head.append(el("th"), el("th", null, "North / South"), el("th", null, "East / West"));
+    table.append(head);
+    const lines = [
+      ["Contract", (p) => `${p.contract} (took ${p.tricks})`],
+      [(p) => "Contract points", (p) => p.contract_points],
+      ["Bags", (p) => p.bags],
+      ["Nil", (p) => p.nil_points],
+      ["Bag penalty", (p) => p.bag_penalty_points],
+      ["Round", (p) => (p.points >= 0 ? "+" : "") + p.points],
+      ["Score", (p) => p.score_after],
+      ["Bags carried", (p) => p.bags_after],
+    ];
+    for (const [label, f] of lines) {
+      const tr = el("tr");
+      tr.append(el("th", null, typeof label === "function" ? label() : label), el("td", null, f(result[0])), el("td", null, f(result[1])));
+      table.append(tr);
+    }
+    return table;
+  }
+
+  function renderRoundSummary() {
+    if (lastRound !== null && view.round_number > lastRound && view.history.length && view.match_winner === null) {
+      const h = view.history[view.history.length - 1];
+      $("summary-title").textContent = `Round ${h.round_number} over`;
+      $("summary-body").replaceChildren(breakdown(h.result));
+      $("round-summary").hidden = false;
+    }
+    lastRound = view.round_number;
+  }
+
+  function renderMatchOver() {
+    const w = view.match_winner;
+    if (w === null || w === undefined) { $("match-over").hidden = true; return; }
+    if (matchShown) return;
+    matchShown = true;
+    $("round-summary").hidden = true;
+    const r = view.result;
+    const names = ["North / South", "East / West"][w];
+    let text = `${names} win${r ? `, ${r[w].score_after} to ${r[1 - w].score_after}` : ""}.`;
+    if (view.seat !== null) text = (view.seat % 2 === w ? "You win! " : "You lose. ") + text;
+    $("match-winner").textContent = text;
+    $("match-body").replaceChildren(r ? breakdown(r) : el("span"));
+    $("match-over").hidden = false;
+    document.body.classList.add("match-done");
+    pollRematch();
+  }
+
+  function renderLastTrick() {
+    const box = $("last-trick");
+    if (box.hidden) return;
+    box.replaceChildren();
+    const t = view.tricks[view.tricks.length - 1];
+    if (!t) { box.append(el("p", "muted", "No trick finished yet in this round.")); return; }
+    t.cards.forEach((code, i) => {
+      const pos = (t.leader + i) % 4;
+      const item = el("div", "lt-item" + (pos === t.winner ? " winner" : ""));
+      item.append(cardEl(code), el("span", null, who(pos)));
+      box.append(item);
+    });
+  }
+
+  // ----- seating (before the match) -------------------------------------------
+
+  function renderSeatsOpen() {
+    for (const box of document.querySelectorAll(".seat-box")) {
+      const pos = (base() + Number(box.dataset.rel)) % 4;
+      const s = view.table.seats[pos];
+      box.querySelector(".name").textContent = `${s ? (pos === view.seat ? "You" : s.name) : "Open"} · ${SEATS[pos]}`;
+      box.querySelector(".bid").textContent = "";
+      box.querySelector(".tricks").textContent = "";
+      box.querySelector(".backs").replaceChildren();
+      box.querySelector(".seat-timer").hidden = true;
+      box.classList.remove("turn");
+    }
+  }
+
+  async function post(url, data) {
+    const body = new URLSearchParams(data);
+    const res = await fetch(url, {
+      method: "POST",
+      body,
+      headers: { "X-CSRFToken": $("csrf").value },
+      credentials: "same-origin",
+    });
+    let json = {};
+    try { json = await res.json(); } catch { /* not JSON */ }
+    if (!res.ok) throw new Error(json.error || `the server said ${res.status}`);
+    return json;
+  }
+
+  async function seatOp(data) {
+    try {
+      const result = await post(cfg.seatUrl, data);
+      if (result.my_seat !== cfg.seat) {
+        // The socket knows our seat from when it connected: start afresh.
+        location.reload();
+        return;
+      }
+      drawSeating(result);
+    } catch (e) {
+      showError(e.message);
+    }
+  }
+
+  async function refreshSeating() {
+    clearTimeout(seatingTimer);
+    try {
+      const res = await fetch(cfg.seatingUrl, { credentials: "same-origin" });
+      if (res.ok) drawSeating(await res.json());
+    } catch { /* try again with the next state */ }
+  }
+
+  function drawSeating(data) {
+    if (data.status !== "open") return;
+    const list = $("seat-list");
+    list.replaceChildren();
+    data.seats.forEach((s) => {
+      const li = el("li", "seat-row " + s.state);
+      const label = el("span", "seat-label");
+      label.append(el("strong", null, SEATS[s.position]));
+      const team = s.position % 2 === 0 ? "N/S" : "E/W";
+      label.append(el("small", "muted", ` ${team}`));
+      const occupant = el("span", "occupant",
+        s.state === "open" ? "Open" : s.state === "reserved" ? "Held for an invitee" :
+        (s.position === data.my_seat ? `${s.name} (you)` : s.name) + (s.state === "bot" ? " \u2699" : ""));
+      const ops = el("span", "seat-ops");
+      const empty = s.state === "open" || s.state === "reserved";
+      if (empty && data.known && (s.state === "open" || data.may_take_reserved)) {
+        ops.append(button(data.my_seat === null ? "Sit here" : "Move here", () => seatOp({ op: "sit", position: s.position }), "btn btn-small btn-gold"));
+      }
+      if (s.position === data.my_seat) ops.append(button("Leave", () => seatOp({ op: "leave", position: s.position }), "btn btn-small"));
+      if (data.is_host) {
+        if (empty) {
+          const sel = el("select", "bot-select");
+          sel.setAttribute("aria-label", `Bot for ${SEATS[s.position]}`);
+          for (const name of cfg.bots) {
+            const o = el("option", null, name);
+            o.value = name;
+            if (name === cfg.defaultBot) o.selected = true;
+            sel.append(o);
+          }
+          ops.append(sel, button("Add bot", () => seatOp({ op: "bot", position: s.position, bot: sel.value }), "btn btn-small"));
+          ops.append(button(s.state === "reserved" ? "Open it" : "Hold for invitee", () => seatOp({ op: s.state === "reserved" ? "open" : "reserve", position: s.position }), "btn btn-small btn-ghost-dark"));
+        } else if (s.state === "bot") {
+          ops.append(button("Remove bot", () => seatOp({ op: "remove", position: s.position }), "btn btn-small"));
+        }
+      }
+      li.append(label, occupant, ops);
+      list.append(li);
+    });
+    const full = data.seats.every((s) => s.state === "human" || s.state === "bot");
+    $("start-btn").hidden = !(data.is_host && full);
+    $("seating-note").textContent = full ? (data.is_host ? "" : "Waiting for the host to start.") : "The match starts when all four seats are filled.";
+  }
+
+  $("start-btn").addEventListener("click", () => seatOp({ op: "start" }));
+
+  // ----- match over, rematch ----------------------------------------------------
+
+  async function pollRematch() {
+    clearTimeout(rematchTimer);
+    try {
+      const res = await fetch(cfg.seatingUrl, { credentials: "same-origin" });
+      if (res.ok) {
+        const data = await res.json();
+        if (data.rematch) {
+          const a = $("rematch-link");
+          a.href = data.rematch;
+          a.hidden = false;
+          return;
+        }
+      }
+    } catch { /* next time */ }
+    rematchTimer = setTimeout(pollRematch, 4000);
+  }
+
+  // ----- controls -------------------------------------------------------------
+
+  $("summary-close").addEventListener("click", () => { $("round-summary").hidden = true; });
+  $("match-close").addEventListener("click", () => { $("match-over").hidden = true; });
+  $("last-trick-btn").addEventListener("click", () => {
+    const box = $("last-trick");
+    box.hidden = !box.hidden;
+    $("last-trick-btn").setAttribute("aria-expanded", String(!box.hidden));
+    if (view && view.table.status !== "open") renderLastTrick();
+  });
+  $("chat-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const input = $("chat-input");
+    const text = input.value.trim().slice(0, 200);
+    if (text && send({ type: "chat", text })) input.value = "";
+  });
+  const copy = $("copy-invite");
+  if (copy) {
+    copy.addEventListener("click", () => {
+      const input = $("invite-url");
+      input.select();
+      if (navigator.clipboard) navigator.clipboard.writeText(input.value).catch(() => {});
+      copy.textContent = "Copied";
+    });
+  }
+
+  // For the browser tests (and curious players): the socket and the last version seen.
+  window.spadesTable = {
+    get socket() { return ws; },
+    get version() { return lastVersion; },
+  };
+
+  connect();
+})();

@@ -1,0 +1,246 @@
+"""The whole site in Chromium over a real Daphne server: lobby, seats, invites, play.
+
+Bots run inside the Daphne process with no pacing delay, so a short match
+(small goals) against three bots ends in a few rounds of clicking.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+pytestmark = pytest.mark.browser
+
+MATCH_TIMEOUT_SECONDS = 240
+
+
+def become_guest(page: Page, server: str, name: str) -> None:
+    page.goto(server + "/")
+    page.locator(".guest-panel input[name=name]").fill(name)
+    page.locator(".guest-panel button[type=submit]").click()
+    expect(page.locator(".hero-note")).to_contain_text(name)
+
+
+def create_table(
+    page: Page,
+    server: str,
+    seats: list[str],
+    *,
+    goal: int = 500,
+    losing_goal: int = -200,
+    private: bool = False,
+    extra: dict[str, str] | None = None,
+) -> str:
+    """Fill the new-table form; returns the table page URL."""
+    page.goto(server + "/tables/new/")
+    for position, choice in enumerate(seats):
+        page.select_option(f"#id_seat_{position}", choice)
+    page.fill("#id_winning_goal", str(goal))
+    page.fill("#id_losing_goal", str(losing_goal))
+    page.fill("#id_turn_seconds", "600")
+    for name, value in (extra or {}).items():
+        page.fill(f"#id_{name}", value)
+    if private:
+        page.check("#id_private")
+    page.get_by_role("button", name="Open the table").click()
+    expect(page).to_have_url(re.compile(r"/t/[\w-]+/$"))
+    return page.url
+
+
+def play_card(page: Page, legal: Locator) -> None:
+    """Click the first legal card and wait until it has left the hand."""
+    code = legal.first.get_attribute("data-card")
+    legal.first.click(timeout=3000)
+    expect(page.locator(f'#hand .card[data-card="{code}"]')).to_have_count(0)
+
+
+def test_new_table_form_shows_rule_errors(
+    daphne_server: str, new_page: Callable[..., Page]
+) -> None:
+    page = new_page()
+    become_guest(page, daphne_server, "Ada")
+    page.goto(daphne_server + "/tables/new/")
+    page.fill("#id_winning_goal", "100")
+    page.fill("#id_losing_goal", "200")
+    page.get_by_role("button", name="Open the table").click()
+    expect(page.locator(".form-errors")).to_contain_text("losing goal must be below the winning")
+
+
+def test_lobby_lists_a_new_table_without_reload(
+    daphne_server: str, new_page: Callable[..., Page], screenshot_dir: Path
+) -> None:
+    watcher = new_page()
+    watcher.goto(daphne_server + "/")
+    host = new_page()
+    become_guest(host, daphne_server, "Hosting Hannah")
+    create_table(host, daphne_server, ["open", "BIS+SRP", "me", "open"], goal=300)
+    row = watcher.locator(".table-row", has_text="Hosting Hannah")
+    expect(row).to_be_visible(timeout=10_000)  # the list polls /tables.json
+    expect(row.locator(".chip.open")).to_have_count(2)
+    watcher.screenshot(path=str(screenshot_dir / "lobby.png"), full_page=True)
+
+
+def test_guest_plays_a_whole_match_against_three_bots(
+    daphne_server: str, new_page: Callable[..., Page], screenshot_dir: Path
+) -> None:
+    page = new_page()
+    become_guest(page, daphne_server, "Grace")
+    create_table(
+        page,
+        daphne_server,
+        ["BIS+SRP", "BIS+SRP", "me", "BIS+SRP"],
+        goal=80,
+        losing_goal=-80,
+        # Blind nil from the first round: the cards start face down ("Show my cards").
+        extra={"blind_nil_min_deficit": "0"},
+    )
+    page.get_by_role("button", name="Start the match").click()
+    expect(page.locator("#seating")).to_be_hidden()
+    # The player sits at the bottom, the partner (North) at the top.
+    expect(page.locator('.seat-box[data-rel="0"] .name')).to_contain_text("You")
+    expect(page.locator('.seat-box[data-rel="2"] .name')).to_contain_text("North")
+
+    took = {"bid": False, "trick": False, "illegal": False, "look": False}
+    deadline = time.monotonic() + MATCH_TIMEOUT_SECONDS
+    over = page.locator("#match-over")
+    while not over.is_visible():
+        assert time.monotonic() < deadline, "the match did not end in time"
+        summary = page.locator("#round-summary")
+        if summary.is_visible():
+            expect(summary.locator(".breakdown")).to_be_visible()
+            summary.get_by_role("button", name="Next round").click()
+            continue
+        look = page.get_by_role("button", name="Show my cards")
+        if look.count() > 0 and page.locator(".bid-panel .bid-btn").count() == 0:
+            # Far enough behind for blind nil: the cards stay face down until we look.
+            with contextlib.suppress(PlaywrightTimeoutError, AssertionError):
+                look.click(timeout=3000)
+                expect(page.locator("#hand .card.back-card")).to_have_count(0)
+                took["look"] = True
+            continue
+        bids = page.locator(".bid-panel .bid-btn")
+        if bids.count() > 0:
+            if not took["bid"]:
+                page.screenshot(path=str(screenshot_dir / "bid.png"), full_page=True)
+                took["bid"] = True
+            target = page.locator(".bid-panel .bid-btn", has_text=re.compile(r"^3$"))
+            # A round summary may come up over the panel: it is dismissed next time round.
+            with contextlib.suppress(PlaywrightTimeoutError, AssertionError):
+                (target if target.count() else bids.last).click(timeout=3000)
+                expect(bids).to_have_count(0)  # the bid is in: the panel goes
+            continue
+        legal = page.locator("#hand .card.legal")
+        if legal.count() > 0:
+            illegal = page.locator("#hand .card.illegal")
+            if not took["illegal"] and illegal.count() > 0:
+                illegal.first.click()
+                # Refused with the engine's reason, from the server's error frame.
+                expect(page.locator("#error")).to_be_visible()
+                expect(page.locator("#error")).not_to_be_empty()
+                took["illegal"] = True
+                continue
+            if not took["trick"] and page.locator("#trick .slot .card").count() >= 2:
+                page.screenshot(path=str(screenshot_dir / "trick.png"), full_page=True)
+                took["trick"] = True
+            # A summary may come up over the hand as the round ends: look again.
+            with contextlib.suppress(PlaywrightTimeoutError, AssertionError):
+                play_card(page, legal)
+            continue
+        page.wait_for_timeout(100)
+
+    expect(page.locator("#match-winner")).to_contain_text(re.compile(r"You (win|lose)"))
+    assert page.locator("#sheet tbody tr").count() >= 1
+    page.screenshot(path=str(screenshot_dir / "match-over.png"), full_page=True)
+    assert took["bid"] and took["trick"] and took["look"]
+
+    # A rematch: a new table, same seats and rules, already playing.
+    old_url = page.url
+    page.get_by_role("button", name="Rematch").click()
+    expect(page).not_to_have_url(old_url)
+    expect(page.locator("#seating")).to_be_hidden()
+    expect(page.locator("#goal")).to_have_text("to 80")
+
+
+def test_reload_in_the_middle_restores_the_table(
+    daphne_server: str, new_page: Callable[..., Page]
+) -> None:
+    page = new_page()
+    page.goto(daphne_server + "/")
+    page.fill("#id_play_name", "Reloading Rita")
+    page.get_by_role("button", name="Play now").click()
+    expect(page).to_have_url(re.compile(r"/t/[\w-]+/$"))
+    deadline = time.monotonic() + 60
+    played = 0
+    while played < 2:
+        assert time.monotonic() < deadline
+        bids = page.locator(".bid-panel .bid-btn")
+        if bids.count():
+            page.locator(".bid-panel .bid-btn", has_text=re.compile(r"^2$")).click()
+            expect(bids).to_have_count(0)
+            continue
+        legal = page.locator("#hand .card.legal")
+        if legal.count():
+            play_card(page, legal)
+            played += 1
+            expect(page.locator("#hand .card")).to_have_count(13 - played)
+            continue
+        page.wait_for_timeout(100)
+    # The socket drops: the page reconnects with backoff and resyncs from its last version.
+    version = page.evaluate("window.spadesTable.version")
+    page.evaluate("window.spadesTable.socket.close()")
+    page.wait_for_function("window.spadesTable.socket.readyState === WebSocket.OPEN")
+    page.wait_for_function(f"window.spadesTable.version >= {version}")
+    expect(page.locator("#hand .card")).to_have_count(11)
+    bid_before = page.locator('.seat-box[data-rel="0"] .bid').inner_text()
+    page.reload()
+    expect(page.locator("#hand .card")).to_have_count(11)
+    expect(page.locator('.seat-box[data-rel="0"] .bid')).to_have_text(bid_before)
+    expect(page.locator("#status")).not_to_have_text("Connecting…")
+
+
+def test_second_player_joins_a_private_table_by_invite_link(
+    daphne_server: str, new_page: Callable[..., Page], screenshot_dir: Path
+) -> None:
+    host = new_page()
+    become_guest(host, daphne_server, "Hilda")
+    table_url = create_table(
+        host, daphne_server, ["invite", "BIS+SRP", "me", "BIS+SRP"], private=True
+    )
+    invite = host.locator("#invite-url").input_value()
+    assert "/join/" in invite
+
+    friend = new_page(390, 844)  # a phone-sized screen
+    friend.goto(table_url)
+    expect(friend.get_by_role("heading", name="This table is private")).to_be_visible()
+    friend.goto(invite)
+    expect(friend).to_have_url(table_url)
+    friend.locator(".guest-inline input[name=name]").fill("Fred")
+    friend.locator(".guest-inline button").click()
+    north = friend.locator(".seat-row", has_text="North")
+    north.get_by_role("button", name="Sit here").click()
+    expect(friend.locator(".seat-row", has_text="North")).to_contain_text("Fred (you)")
+
+    # The host sees Fred arrive without reloading, and starts.
+    expect(host.locator(".seat-row", has_text="North")).to_contain_text("Fred")
+    host.screenshot(path=str(screenshot_dir / "seating.png"))
+    host.get_by_role("button", name="Start the match").click()
+    expect(friend.locator("#seating")).to_be_hidden()
+    # Fred (North) sits at the bottom of his screen with Hilda, his partner, on top.
+    expect(friend.locator('.seat-box[data-rel="0"] .name')).to_contain_text("You")
+    expect(friend.locator('.seat-box[data-rel="2"] .name')).to_contain_text("Hilda")
+    expect(host.locator('.seat-box[data-rel="2"] .name')).to_contain_text("Fred")
+    expect(friend.locator("#status")).not_to_have_text("Connecting…")
+    friend.screenshot(path=str(screenshot_dir / "phone-table.png"), full_page=True)
+
+    # Chat is escaped: markup arrives as text.
+    friend.fill("#chat-input", "<b>hi</b> partner")
+    friend.locator("#chat-form button").click()
+    expect(host.locator("#chat-log li").last).to_contain_text("<b>hi</b> partner")
+    assert host.locator("#chat-log b").count() == 0
