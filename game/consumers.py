@@ -28,11 +28,13 @@ import time
 from collections import deque
 from typing import Any
 
-from channels.db import database_sync_to_async
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from game import events, identity, service
 from game.models import Seat, Table
+
+from .db import db_call
 
 MAX_FRAME_BYTES = 4096
 CHAT_MAX_CHARS = 200
@@ -66,9 +68,22 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     name: str
     last_version: int
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Run the message's handler.
+
+        Channels' own ``dispatch`` first hops to the shared sync thread to close
+        old database connections, for every message (each move reaches four
+        sockets). Our handlers reach the database only through ``db_call``,
+        which keeps that thread's connection and drops a broken one itself.
+        """
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"no handler for message type {message['type']}")
+        await handler(message)
+
     async def connect(self) -> None:
         public_id = str(self.scope["url_route"]["kwargs"]["table_id"])
-        found = await database_sync_to_async(_identify)(self.scope, public_id)
+        found = await db_call(_identify)(self.scope, public_id)
         if found is None:
             await self.close(code=CLOSE_NO_TABLE)
             return
@@ -82,7 +97,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.accept()
         await self.send_state()
         # A move lost in a restart would stall the table: schedule it again if overdue.
-        await database_sync_to_async(service.resume_table)(self.table_pk)
+        await db_call(service.resume_table)(self.table_pk)
 
     # ----- client frames ---------------------------------------------------------
 
@@ -130,7 +145,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             )
             return
         try:
-            await database_sync_to_async(service.submit_action)(
+            await db_call(service.submit_action)(
                 self.table_pk, self.seat, action, version
             )
         except service.ServiceError as e:
@@ -202,7 +217,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     # ----- helpers ---------------------------------------------------------------
 
     async def send_state(self, force: bool = False) -> None:
-        view = await database_sync_to_async(service.table_view)(self.table_pk, self.seat)
+        view = await db_call(service.table_view)(self.table_pk, self.seat)
         version = int(view["version"])
         if not force and version <= self.last_version:
             return

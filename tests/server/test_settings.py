@@ -81,6 +81,9 @@ def test_asgi_application_routes_http_and_websocket() -> None:
     assert set(application.application_mapping) == {"http", "websocket"}
 
 
+# Channels' denying consumer closes old connections on the shared sync thread,
+# where the table consumers keep theirs (game/db.py): that is database access.
+@pytest.mark.django_db(transaction=True)
 async def test_websocket_from_a_foreign_origin_is_refused() -> None:
     from spadesite.asgi import application
 

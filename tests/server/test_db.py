@@ -1,0 +1,42 @@
+"""The consumers' database calls keep their connection, and drop a broken one."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from game.db import db_call, drop_broken_connections
+from game.models import Table
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _connection_id() -> int:
+    Table.objects.count()  # opens the connection if needed
+    return id(connection.connection)
+
+
+async def test_calls_reuse_one_connection() -> None:
+    first = await db_call(_connection_id)()
+    second = await db_call(_connection_id)()
+    assert first == second
+
+
+def test_a_failed_unusable_connection_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    Table.objects.count()
+    assert connection.connection is not None
+    connection.errors_occurred = True
+    monkeypatch.setattr(connection, "is_usable", lambda: False)
+    closed = []
+    # (SQLite ignores close() on the in-memory test database, so watch the call.)
+    monkeypatch.setattr(connection, "close", lambda: closed.append(True))
+    drop_broken_connections()
+    assert closed == [True]
+
+
+def test_a_failed_but_usable_connection_is_kept() -> None:
+    Table.objects.count()
+    raw = connection.connection
+    connection.errors_occurred = True
+    drop_broken_connections()
+    assert connection.connection is raw and not connection.errors_occurred
