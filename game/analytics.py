@@ -14,7 +14,6 @@ Vocabulary: a seat kind is ``H`` (human) or ``B`` (bot); a partnership's
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
@@ -24,11 +23,11 @@ from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Sum, Val
 from django.db.models.functions import Substr
 from django.utils import timezone
 
+from bots.tournament import wilson_interval
 from game.engine.round_types import RoundType
 from game.models import MatchResult, RoundRecordRow
 from game.round_columns import MAKEUPS, NIL_CATEGORIES, NO_NIL
 
-Z_95 = 1.959963984540054
 SEATS = "nesw"
 SIDES = (("ns", 0, 2), ("ew", 1, 3))
 KIND_LABELS = {"H": "human", "B": "bot"}
@@ -37,20 +36,6 @@ HISTOGRAM_BIN = 10  # points per bar of Figure 2
 # The sum of the four bids (the same as the bid_total column: a stored round is finished and
 # nil is 0), spelled out so that PostgreSQL answers from the covering index alone.
 BID_SUM = F("bid_n") + F("bid_e") + F("bid_s") + F("bid_w")
-
-
-def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (95% by default); (0, 1) with no trials."""
-    if trials <= 0:
-        return 0.0, 1.0
-    p = successes / trials
-    z2 = z * z
-    denom = 1 + z2 / trials
-    center = (p + z2 / (2 * trials)) / denom
-    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / denom
-    lo = 0.0 if successes <= 0 else max(0.0, center - half)
-    hi = 1.0 if successes >= trials else min(1.0, center + half)
-    return lo, hi
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:

@@ -74,6 +74,19 @@ def trick_winner(leader: Seat, cards: tuple[Card, ...] | list[Card]) -> Seat:
     return (leader + best_i) & 3
 
 
+def played_cards(
+    tricks: list[Trick] | tuple[Trick, ...], trick: list[Card] | tuple[Card, ...]
+) -> Hand:
+    """The mask of the cards in the completed ``tricks`` and the current ``trick``."""
+    m = 0
+    for t in tricks:
+        for c in t.cards:
+            m |= 1 << c
+    for c in trick:
+        m |= 1 << c
+    return m
+
+
 def legal_play_mask_for(
     hand: Hand, trick: list[Card], spades_broken: bool, two_of_clubs_lead: bool
 ) -> Hand:
@@ -405,10 +418,4 @@ class RoundState:
 
     def played_mask(self) -> Hand:
         """Every card played so far in this round."""
-        m = 0
-        for t in self.tricks:
-            for c in t.cards:
-                m |= 1 << c
-        for c in self.trick:
-            m |= 1 << c
-        return m
+        return played_cards(self.tricks, self.trick)

@@ -17,7 +17,7 @@ from .cards import Card, Hand, Seat, cards_of, format_card, partner_of
 from .match import Match
 from .rules import Rules
 from .scoring import PartnershipScore
-from .state import Phase, RoundState, Trick
+from .state import Phase, RoundState, Trick, played_cards
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,13 +64,7 @@ class SeatView:
     @property
     def played(self) -> Hand:
         """Every card played in this round so far."""
-        m = 0
-        for t in self.tricks:
-            for c in t.cards:
-                m |= 1 << c
-        for c in self.trick:
-            m |= 1 << c
-        return m
+        return played_cards(self.tricks, self.trick)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; cards as text like 'AS'."""
