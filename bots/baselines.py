@@ -196,16 +196,25 @@ def ms_regular(hand: Hand) -> int:
     return max(1, value)
 
 
-class MSBidder(Bidder):
-    """Master Spades simple bidding with RB's naive nil classifier (appendix F.1)."""
+class NaiveNilBidder(Bidder):
+    """RB's naive nil classifier, else ``regular(hand)`` (RB and MS share this)."""
 
-    name = "MS"
+    @staticmethod
+    def regular(hand: int) -> int:
+        raise NotImplementedError
 
     def bid(self, view: SeatView, rng: random.Random) -> Bid:
         hand = view.hand or 0
         if naive_nil(hand, partner_bid(view)):
             return legal_bid(view, 0)
-        return legal_bid(view, ms_regular(hand))
+        return legal_bid(view, self.regular(hand))
+
+
+class MSBidder(NaiveNilBidder):
+    """Master Spades simple bidding with RB's naive nil classifier (appendix F.1)."""
+
+    name = "MS"
+    regular = staticmethod(ms_regular)
 
 
 # ----- RB --------------------------------------------------------------------
@@ -249,13 +258,8 @@ def rb_regular(hand: Hand) -> int:
     return _round_bid(rb_value(hand))
 
 
-class RBBidder(Bidder):
+class RBBidder(NaiveNilBidder):
     """The rule-based bidder RB (appendix F.2) with our card-value table."""
 
     name = "RB"
-
-    def bid(self, view: SeatView, rng: random.Random) -> Bid:
-        hand = view.hand or 0
-        if naive_nil(hand, partner_bid(view)):
-            return legal_bid(view, 0)
-        return legal_bid(view, rb_regular(hand))
+    regular = staticmethod(rb_regular)
