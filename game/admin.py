@@ -88,5 +88,6 @@ class MatchResultAdmin(ReadOnlyAdmin):
     list_display = ("table", "winner", "score_ns", "score_ew", "rounds", "finished_at")
     list_select_related = ("table",)
 
+
 # The admin index links to the staff dashboard (templates/admin/spades_index.html).
 admin.site.index_template = "admin/spades_index.html"

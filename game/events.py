@@ -24,8 +24,6 @@ from channels.layers import get_channel_layer
 
 log = logging.getLogger(__name__)
 
-SEND_TIMEOUT_SECONDS = 5.0
-
 _loop_lock = threading.Lock()
 _server_loop: asyncio.AbstractEventLoop | None = None
 
@@ -65,10 +63,18 @@ def send_to_table(table_pk: int, message: dict[str, Any]) -> None:
         current.create_task(layer.group_send(group, message))
         return
     if loop is not None:
+        # Hand over and go on: the sending thread is the one that serves every
+        # socket's database calls, and must not wait for the busy event loop.
+        # The loop runs the handed-over sends in the order they were made.
         future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
-        future.result(timeout=SEND_TIMEOUT_SECONDS)
+        future.add_done_callback(_log_failure)
     else:
         async_to_sync(layer.group_send)(group, message)
+
+
+def _log_failure(future: Any) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.error("a group message to a table failed", exc_info=future.exception())
 
 
 def table_event(table_pk: int, version: int) -> None:

@@ -17,6 +17,7 @@ never depends on it.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections import OrderedDict
@@ -29,7 +30,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from game import events, storage
+from game import events, rows, storage
 from game.engine import (
     Action as EngineAction,
 )
@@ -121,6 +122,7 @@ def clear_cache() -> None:
         _cache.clear()
         _info_cache.clear()
         _latest.clear()
+        _public_cache.clear()
 
 
 def _cache_get(table_pk: int, version: int, seed: str) -> Match | None:
@@ -144,19 +146,22 @@ def _cache_put(table_pk: int, seed: str, match: Match) -> None:
 
 # What ``table_info`` said at a version, filled on commit by ``submit_action`` and
 # by ``table_view``; with the match cache it lets a socket get the view of a
-# just-committed version without touching the database (``cached_table_view``).
+# just-committed version without touching the database (``cached_state_frame``).
 # Only versions after the start are kept: status, turn start and seats change
 # together with the version once a match is playing (a ``table.changed``
 # event, for anything else, always reads the database and refreshes it).
 _info_cache: OrderedDict[tuple[int, int], dict[str, Any]] = OrderedDict()
 # The newest version of each table this process has seen committed.
 _latest: dict[int, int] = {}
+# The JSON of what every seat sees alike at (table, version): ``cached_state_frame``.
+_public_cache: OrderedDict[tuple[int, int], str] = OrderedDict()
 
 
 def _info_put(table_pk: int, version: int, info: dict[str, Any]) -> None:
     with _cache_lock:
         _info_cache[(table_pk, version)] = info
         _info_cache.move_to_end((table_pk, version))
+        _public_cache.pop((table_pk, version), None)  # built from the info it replaces
         while len(_info_cache) > CACHE_SIZE:
             _info_cache.popitem(last=False)
         if len(_latest) > 8 * CACHE_SIZE:
@@ -259,13 +264,9 @@ def submit_action(
     if isinstance(expected_version, bool) or not isinstance(expected_version, int):
         raise BadAction("'version' must be a whole number")
     with transaction.atomic():
-        # Compare-and-swap first: the conditional UPDATE takes the row lock on
-        # PostgreSQL and SQLite's write lock, so concurrent moves queue here
-        # instead of failing later with "database is locked".
-        swapped = Table.objects.filter(
-            pk=table_id, version=expected_version, status=Table.Status.PLAYING
-        ).update(version=F("version") + 1)
-        table = Table.objects.select_for_update().filter(pk=table_id).first()
+        now = timezone.now()
+        swapped = rows.bump_version(table_id, expected_version, now)
+        table = rows.fetch_table(table_id)
         if table is None:
             raise TableNotFound("there is no such table")
         if not swapped:
@@ -284,32 +285,24 @@ def submit_action(
             raise IllegalMove(str(e)) from None  # rolls the version back
         new_version = match.version
         assert new_version == expected_version + 1 == table.version
-        now = timezone.now()
-        Action.objects.create(
-            table=table,
-            version=new_version,
-            round_number=current.round_number,
-            seat=seat,
-            action=action_to_dict(parsed),
-            by_stand_in=by_stand_in,
+        action_dict = action_to_dict(parsed)
+        rows.insert_action(
+            table.pk, new_version, current.round_number, seat, action_dict, by_stand_in, now
         )
         round_over = current.phase is Phase.DONE
-        updates: dict[str, Any] = {"turn_started_at": now}
-        seats = {s.position: s for s in table.seats.select_related("user")}
+        seats = rows.fetch_seats(table.pk)
         if round_over:
             _store_round(table, current, new_version, seats)
         if match.is_over:
             _store_result(table, match, new_version, seats)
-            updates.update(status=Table.Status.FINISHED, finished_at=now)
-        Table.objects.filter(pk=table.pk).update(**updates)
-        for name, value in updates.items():
-            setattr(table, name, value)  # the row as committed, for the info below
+            Table.objects.filter(pk=table.pk).update(status=Table.Status.FINISHED, finished_at=now)
+            table.status, table.finished_at = Table.Status.FINISHED, now
         info = table_info(table, list(seats.values()))
         result = SubmitResult(
             table_id=table.pk,
             version=new_version,
             seat=seat,
-            action=action_to_dict(parsed),
+            action=action_dict,
             round_number=current.round_number,
             round_over=round_over,
             match_over=match.is_over,
@@ -660,31 +653,37 @@ def table_view(table: Table | int | str, seat: int | None) -> dict[str, Any]:
     return out
 
 
-def cached_table_view(table_pk: int, seat: int | None, version: int) -> dict[str, Any] | None:
-    """``table_view`` from this process's caches, at ``version`` or newer, or None.
+def cached_state_frame(table_pk: int, seat: int | None, version: int) -> tuple[int, str] | None:
+    """The ``state`` frame (JSON text) of ``table_view``, from this process's caches, or None.
 
     No database access: a consumer calls it on the event loop when a move's
     group event arrives, so that the four sockets of a table do not each
     queue a database read behind the moves of every other table. Like
     ``table_view`` it gives the newest state (the newest this process has
-    committed, when that is ``version`` or later). A miss (the move was
-    committed in another process, or the entry is gone) returns None and the
-    caller reads the database as usual.
+    committed, when that is ``version`` or later). The part every seat sees
+    alike is built and encoded once per version; each socket adds its own
+    seat's part. A miss (the move was committed in another process, or the
+    entry is gone) returns None and the caller reads the database as usual.
     """
     with _cache_lock:
         version = max(version, _latest.get(table_pk, -1))
-    info = _info_get(table_pk, version)
-    if info is None or info.get("version") != version:
-        return None
-    with _cache_lock:
         entry = _cache.get((table_pk, version))
+        public = _public_cache.get((table_pk, version))
     if entry is None or entry[1].version != version:
         return None
-    out: dict[str, Any] = {"version": version, "seat": seat}
-    out.update(view_for(entry[1], seat).to_dict())
-    out["version"] = version
-    out["table"] = info
-    return out
+    view = view_for(entry[1], seat)
+    if public is None:
+        info = _info_get(table_pk, version)
+        if info is None or info.get("version") != version:
+            return None
+        # Encoded without its braces, to be joined with each seat's part.
+        public = json.dumps({"version": version, **view.public_dict(), "table": info})[1:-1]
+        with _cache_lock:
+            _public_cache[(table_pk, version)] = public
+            while len(_public_cache) > CACHE_SIZE:
+                _public_cache.popitem(last=False)
+    own = json.dumps(view.private_dict())[1:-1]
+    return version, f'{{"type": "state", "version": {version}, "view": {{{own}, {public}}}}}'
 
 
 # ----- lobby helpers ---------------------------------------------------------------

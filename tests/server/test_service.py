@@ -14,7 +14,7 @@ from bots import runner, tasks
 from game import service
 from game.engine import Bid, Match, Play, Rules, SeeCards, replay, view_for
 from game.engine.state import Phase
-from game.models import Action, MatchResult, RoundRecordRow, Table
+from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
 from tests.server.helpers import QUICK_RULES, SHORT_RULES, human_move, make_table, play_humans
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -356,3 +356,51 @@ def test_a_lost_turn_timer_restarts_for_the_time_left(live: runner.InlineRunner)
     assert service.resume_table(table) is False  # once per turn and process
     [(delay, _, _)] = live.timers
     assert 9 <= delay <= 10.5
+
+
+def test_the_cached_state_frame_is_the_views_state_frame(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", rules=QUICK_RULES)
+    play_humans(table, random.Random(8), until_version=30)
+    table.refresh_from_db()
+    for seat in (None, 0, 1, 2, 3):
+        found = service.cached_state_frame(table.pk, seat, table.version)
+        assert found is not None
+        version, text = found
+        assert version == table.version
+        assert json.loads(text) == {
+            "type": "state",
+            "version": version,
+            "view": service.table_view(table, seat),
+        }
+    # An older version asked for: the newest state comes back.
+    assert service.cached_state_frame(table.pk, 1, table.version - 3)[0] == table.version
+    service.clear_cache()
+    assert service.cached_state_frame(table.pk, 1, table.version) is None
+
+
+def test_new_seat_info_replaces_a_cached_frame(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", rules=QUICK_RULES)
+    play_humans(table, random.Random(9), until_version=5)
+    table.refresh_from_db()
+    before = json.loads(service.cached_state_frame(table.pk, 0, table.version)[1])
+    Seat.objects.filter(table=table, position=1).update(guest_name="Renamed")
+    service.table_view(table, 0)  # what a table.changed event makes a socket do
+    after = json.loads(service.cached_state_frame(table.pk, 0, table.version)[1])
+    assert before["view"]["table"]["seats"][1]["name"] != "Renamed"
+    assert after["view"]["table"]["seats"][1]["name"] == "Renamed"
+
+
+def test_a_move_reads_the_hosts_name_and_the_seats_users(live: runner.InlineRunner) -> None:
+    from django.contrib.auth import get_user_model
+
+    host = get_user_model().objects.create_user("hostess", password="x")
+    table = make_table("HHHH", rules=QUICK_RULES)
+    Table.objects.filter(pk=table.pk).update(host=host)
+    Seat.objects.filter(table=table, position=0).update(user=host, guest_id="")
+    seat, action = first_legal(table)
+    service.submit_action(table.pk, seat, action, 0)
+    frame = json.loads(service.cached_state_frame(table.pk, None, 1)[1])
+    assert frame["view"]["table"]["host"] == "hostess"
+    assert frame["view"]["table"]["seats"][0]["name"] == "hostess"
+    table.refresh_from_db()
+    assert frame["view"]["table"] == service.table_view(table, None)["table"]
