@@ -145,9 +145,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             )
             return
         try:
-            await db_call(service.submit_action)(
-                self.table_pk, self.seat, action, version
-            )
+            await db_call(service.submit_action)(self.table_pk, self.seat, action, version)
         except service.ServiceError as e:
             await self.send_error(e.message, code=e.code)
             if isinstance(e, service.StaleVersion):
@@ -193,12 +191,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         version = int(event.get("version", 0))
         if version <= self.last_version:
             return
-        view = service.cached_table_view(self.table_pk, self.seat, version)
-        if view is None:
+        frame = service.cached_state_frame(self.table_pk, self.seat, version)
+        if frame is None:
             await self.send_state()
             return
-        self.last_version = version = int(view["version"])
-        await self.send_json({"type": "state", "version": version, "view": view})
+        self.last_version, text = frame
+        await self.send(text_data=text)
 
     async def table_changed(self, event: dict[str, Any]) -> None:
         """Seats or status changed (no new version): resend the view."""

@@ -13,7 +13,7 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-IN_MEMORY_CHANNEL_LAYER = "channels.layers.InMemoryChannelLayer"
+IN_MEMORY_CHANNEL_LAYER = "game.layers.TableChannelLayer"
 # The pub/sub layer costs about half the CPU per broadcast of the core Redis
 # layer and held twice the sockets in our measurements (see DESIGN.md).
 REDIS_PUBSUB_CHANNEL_LAYER = "channels_redis.pubsub.RedisPubSubChannelLayer"

@@ -68,28 +68,38 @@ class SeatView:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; cards as text like 'AS'."""
+        return {**self.private_dict(), **self.public_dict()}
 
-        def cards(mask: Hand) -> list[str]:
-            return [format_card(c) for c in reversed(cards_of(mask))]
+    def private_dict(self) -> dict[str, Any]:
+        """The keys of ``to_dict`` that differ from seat to seat."""
+        return {
+            "seat": self.seat,
+            "hand": None if self.hand is None else _card_list(self.hand),
+            "passed": _card_list(self.passed),
+            "received": _card_list(self.received),
+            "legal_actions": [action_to_dict(a) for a in self.legal_actions],
+        }
+
+    def public_dict(self) -> dict[str, Any]:
+        """The keys of ``to_dict`` that every seat of the table sees alike.
+
+        A server builds them once per move, not once per socket.
+        """
 
         def score(r: tuple[PartnershipScore, PartnershipScore] | None) -> list[dict] | None:
             return None if r is None else [p.to_dict() for p in r]
 
         return {
-            "seat": self.seat,
             "rules": self.rules.to_dict(),
             "round_number": self.round_number,
             "dealer": self.dealer,
             "phase": self.phase.value,
             "to_act": self.to_act,
-            "hand": None if self.hand is None else cards(self.hand),
             "hand_counts": list(self.hand_counts),
             "bids": list(self.bids),
             "blind": list(self.blind),
             "bid_order": list(self.bid_order),
             "blind_nil_eligible": list(self.blind_nil_eligible),
-            "passed": cards(self.passed),
-            "received": cards(self.received),
             "exchanges_done": self.exchanges_done,
             "leader": self.leader,
             "trick": [format_card(c) for c in self.trick],
@@ -102,7 +112,6 @@ class SeatView:
             "scores": list(self.scores),
             "bags": list(self.bags),
             "result": score(self.result),
-            "legal_actions": [action_to_dict(a) for a in self.legal_actions],
             "history": [
                 {
                     "round_number": h.round_number,
@@ -116,6 +125,10 @@ class SeatView:
             ],
             "match_winner": self.match_winner,
         }
+
+
+def _card_list(mask: Hand) -> list[str]:
+    return [format_card(c) for c in reversed(cards_of(mask))]
 
 
 def summarize(r: RoundState) -> RoundSummary:

@@ -17,7 +17,7 @@ def live(settings: Any) -> Iterator[runner.InlineRunner]:
     settings.SPADES_BOTS_IN_PROCESS = True
     settings.SPADES_BOTS_INLINE = True
     settings.SPADES_BOT_DELAY = 0
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "game.layers.TableChannelLayer"}}
     service.clear_cache()
     runner.reset_runners()
     inline = runner.get_runner()
