@@ -31,6 +31,10 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     "UCT3": lambda: UCT(3),
     "UCT5": lambda: UCT(5),
     "UCT7": lambda: UCT(7),
+    # The same, dealing the unseen cards by the bid-informed table (bots.bidinfo).
+    "UCT3b": lambda: UCT(3, sampling="bids"),
+    "UCT5b": lambda: UCT(5, sampling="bids"),
+    "UCT7b": lambda: UCT(7, sampling="bids"),
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

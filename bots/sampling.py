@@ -153,3 +153,162 @@ class Sampler:
             a -= xa
             b -= xb
         return hands
+
+
+class WeightedSampler:
+    """Deals of ``unseen`` to the three seats other than ``me``, each deal drawn
+    with probability proportional to the product, over the cards dealt, of the
+    receiving seat's weight for that card (``weights[seat][card]``).
+
+    The constraints are the same as :class:`Sampler`'s and hold exactly (hand
+    counts, voids, fixed cards): a void seat's weight for its void suits is
+    zero. With every weight 1 this is the uniform sampler. A forward pass over
+    the free cards, one at a time, sums the weights of the partial deals by how
+    many cards seats A and B got so far (the third seat's count follows); a
+    sample walks it backwards, placing each card with probability proportional
+    to the weight of the partial deals that complete it. :meth:`marginals`
+    adds the backward pass: each free card's exact probability of being in
+    each seat under this distribution.
+    """
+
+    def __init__(
+        self,
+        me: Seat,
+        my_hand: Hand,
+        unseen: Hand,
+        counts: tuple[int, int, int, int] | list[int],
+        voids: tuple[int, ...] | list[int],
+        weights: dict[Seat, list[float]] | None = None,
+        fixed: dict[Seat, Hand] | None = None,
+    ) -> None:
+        import numpy as np
+
+        self.me = me
+        self.my_hand = my_hand
+        self.others = [s for s in range(4) if s != me]
+        fixed = {s: m & unseen for s, m in (fixed or {}).items() if s != me and m & unseen}
+        self.fixed = fixed
+        free = unseen
+        for m in fixed.values():
+            free &= ~m
+        for seat, m in fixed.items():
+            for s in range(4):
+                if m & SUIT_MASKS[s] and voids[seat] >> s & 1:
+                    raise ImpossibleDeal("a known card is in a suit its holder showed void")
+        self.caps = [counts[s] - fixed.get(s, 0).bit_count() for s in self.others]
+        if any(c < 0 for c in self.caps) or sum(self.caps) != free.bit_count():
+            raise ImpossibleDeal("the hand counts do not match the unseen cards")
+        self.cards = cards_of(free)
+        # w[i] = (weight for seat A, B, C) of card i; zero where the seat is void.
+        w = []
+        for c in self.cards:
+            row = []
+            for seat in self.others:
+                if voids[seat] >> (c // 13) & 1:
+                    row.append(0.0)
+                else:
+                    x = float(weights[seat][c]) if weights and seat in weights else 1.0
+                    if not x > 0.0:
+                        raise ValueError("card weights must be positive")
+                    row.append(x)
+            w.append(tuple(row))
+        self.w = w
+        ca, cb = self.caps[0], self.caps[1]
+        f = np.zeros((ca + 1, cb + 1))
+        f[0, 0] = 1.0
+        forward = [f]
+        for wa, wb, wc in w:
+            g = f * wc
+            if ca:
+                g[1:, :] += f[:-1, :] * wa
+            if cb:
+                g[:, 1:] += f[:, :-1] * wb
+            top = g.max()
+            if top > 0:
+                g /= top  # a common scale per step: only ratios within a step matter
+            forward.append(g)
+            f = g
+        if not f[ca, cb] > 0:
+            raise ImpossibleDeal("no deal fits the voids and hand counts")
+        self._forward = forward
+        self._rows = [x.tolist() for x in forward]
+
+    @classmethod
+    def from_view(
+        cls,
+        view: SeatView,
+        weights: dict[Seat, list[float]] | None = None,
+        knowledge: Knowledge | None = None,
+    ) -> WeightedSampler:
+        k = knowledge or Knowledge(view)
+        fixed = {}
+        if view.passed and view.seat is not None:
+            fixed[(view.seat + 2) & 3] = view.passed
+        return cls(k.seat, k.hand, k.unseen, view.hand_counts, k.voids, weights, fixed)
+
+    def sample(self, rng: random.Random) -> list[Hand]:
+        """Four hands: ``me``'s own and a weighted consistent deal of the rest."""
+        hands = [0, 0, 0, 0]
+        hands[self.me] = self.my_hand
+        for seat, m in self.fixed.items():
+            hands[seat] |= m
+        sa, sb, sc = self.others
+        ha = hb = hc = 0
+        a, b = self.caps[0], self.caps[1]
+        rows = self._rows
+        w = self.w
+        cards = self.cards
+        for i in range(len(cards) - 1, -1, -1):
+            f = rows[i]
+            wa, wb, wc = w[i]
+            pc = f[a][b] * wc if a + b <= i else 0.0
+            pa = f[a - 1][b] * wa if a else 0.0
+            pb = f[a][b - 1] * wb if b else 0.0
+            x = rng.random() * (pa + pb + pc)
+            bit = 1 << cards[i]
+            if x < pa:
+                ha |= bit
+                a -= 1
+            elif x < pa + pb:
+                hb |= bit
+                b -= 1
+            else:
+                hc |= bit
+        hands[sa] |= ha
+        hands[sb] |= hb
+        hands[sc] |= hc
+        return hands
+
+    def marginals(self) -> dict[Seat, dict[int, float]]:
+        """``{seat: {card: P(seat holds card)}}`` for the free unseen cards (exact)."""
+        import numpy as np
+
+        ca, cb = self.caps[0], self.caps[1]
+        n = len(self.cards)
+        g = np.zeros((ca + 1, cb + 1))
+        g[ca, cb] = 1.0
+        out: dict[Seat, dict[int, float]] = {s: {} for s in self.others}
+        for i in range(n - 1, -1, -1):
+            f = self._forward[i]
+            wa, wb, wc = self.w[i]
+            pc = float((f * g).sum()) * wc
+            pa = float((f[:-1, :] * g[1:, :]).sum()) * wa if ca else 0.0
+            pb = float((f[:, :-1] * g[:, 1:]).sum()) * wb if cb else 0.0
+            total = pa + pb + pc
+            c = self.cards[i]
+            for seat, p in zip(self.others, (pa, pb, pc), strict=True):
+                out[seat][c] = p / total
+            h = g * wc
+            if ca:
+                h[:-1, :] += g[1:, :] * wa
+            if cb:
+                h[:, :-1] += g[:, 1:] * wb
+            top = h.max()
+            if top > 0:
+                h /= top
+            g = h
+        for seat, m in self.fixed.items():
+            for c in cards_of(m):
+                for s in self.others:
+                    out[s][c] = 1.0 if s == seat else 0.0
+        return out

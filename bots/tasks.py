@@ -7,14 +7,39 @@ so a task that runs twice, or late, is dropped as stale.
 
 With ``SPADES_BOTS_IN_PROCESS`` (the embedded default) the same function
 runs in ``bots.runner``'s thread pool instead of a Celery worker.
+
+A searching player (UCT) in its search phase must move within the bot time
+budget (:func:`bot_budget`, default 1 s, counted from the moment the move is
+computed, after the pacing delay): ``play_turn`` first computes SRP's move as
+the fallback, then
+
+- in-process (the thread runner, or the inline runner of tests): searches
+  in the same call for what is left of the budget, less the time a submit
+  takes; an error in the search plays the fallback;
+- with Celery: sends the search as ``bots.tasks.search`` to the ``search``
+  queue (soft and hard time limits from the budget, expiring at the
+  deadline) and schedules ``bots.tasks.submit_fallback`` on the ``bots``
+  queue for just before the deadline. Both submit with the same
+  ``expected_version``: whichever arrives first is the move, the other is
+  dropped as stale. A search that fails, times out or starts too late
+  submits the fallback at once.
+
+Every searched move logs one line "search move ... source ... elapsed ..."
+(``source`` search or fallback; elapsed from the start of the move to the
+committed submit), which the stack test reads to check the budget.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import random
+import time
+from datetime import UTC, datetime
+from typing import Any
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from bots.registry import DEFAULT_BOT, make_bot
@@ -26,6 +51,27 @@ log = logging.getLogger(__name__)
 MOVED = "moved"
 STALE = "stale"
 NOT_DUE = "not_due"
+SEARCHING = "searching"  # the search went to the search queue; a fallback is scheduled
+FALLBACK = "fallback"  # the fallback move was submitted
+
+DEFAULT_BOT_BUDGET = 1.0  # seconds for a searching bot's move at a live table
+
+
+def bot_budget(table: Any = None) -> float:
+    """A searching bot's time budget per move at ``table``, in seconds: the
+    table's ``bot_budget`` if it has one, else ``SPADES_BOT_BUDGET`` (setting or
+    environment), else 1 s."""
+    value = getattr(table, "bot_budget", None)
+    if value is None:
+        value = getattr(settings, "SPADES_BOT_BUDGET", None)
+    if value is None:
+        value = os.environ.get("SPADES_BOT_BUDGET") or DEFAULT_BOT_BUDGET
+    return max(0.05, float(value))
+
+
+def submit_reserve(budget: float) -> float:
+    """Seconds kept back for a submit (a database transaction) to land in time."""
+    return min(0.2, max(0.08, 0.15 * budget))
 
 
 def bot_rng(seed: str, version: int, seat: int) -> random.Random:
@@ -58,7 +104,13 @@ def play_turn(table_id: int, seat: int, version: int, stand_in: bool = False) ->
         return NOT_DUE
     view = view_for(match, seat)
     rng = bot_rng(table.seed, version, seat)
-    action = make_bot(bot_name).act(view, rng)
+    bot = make_bot(bot_name)
+    searcher = _searcher(bot)
+    if searcher is not None and searcher.needs_search(view):
+        return _play_searched_turn(
+            table_id, seat, version, stand_in, bot_name, view, rng, searcher, bot_budget(table)
+        )
+    action = bot.act(view, rng)
     try:
         service.submit_action(table_id, seat, action, version, by_stand_in=stand_in)
     except (service.StaleVersion, service.NotPlaying, service.TableNotFound):
@@ -74,9 +126,175 @@ def play_turn(table_id: int, seat: int, version: int, stand_in: bool = False) ->
     return MOVED
 
 
+def _searcher(bot: Any) -> Any:
+    """The bot's player if it searches under a time budget (UCT), else None."""
+    from bots.uct import UCT
+
+    return bot.player if isinstance(bot.player, UCT) else None
+
+
+def _submit_card(table_id: int, seat: int, version: int, card: int, stand_in: bool) -> bool:
+    """Submit playing ``card``; False if the table moved on (stale)."""
+    from game import service
+    from game.engine.actions import Play
+
+    try:
+        service.submit_action(table_id, seat, Play(seat, card), version, by_stand_in=stand_in)
+    except (service.StaleVersion, service.NotPlaying, service.TableNotFound):
+        return False
+    return True
+
+
+def _log_move(
+    table_id: int, seat: int, version: int, source: str, started: float, budget: float
+) -> None:
+    log.info(
+        "search move: table %s version %s seat %s source %s elapsed %.3f budget %.3f",
+        table_id, version, seat, source, time.time() - started, budget,
+    )  # fmt: skip
+
+
+def _play_searched_turn(
+    table_id: int,
+    seat: int,
+    version: int,
+    stand_in: bool,
+    bot_name: str,
+    view: Any,
+    rng: random.Random,
+    searcher: Any,
+    budget: float,
+) -> str:
+    started = time.time()
+    deadline = started + budget
+    reserve = submit_reserve(budget)
+    fallback = searcher.srp.play(view, random.Random(f"{rng.random()}/fallback"))
+    if getattr(settings, "SPADES_BOTS_IN_PROCESS", True):
+        source = "search"
+        try:
+            card = searcher.play_within(view, rng, max(0.0, deadline - reserve - time.time()))
+        except Exception:
+            log.exception("the search of %s failed at table %s: SRP's move instead",
+                          bot_name, table_id)  # fmt: skip
+            card, source = fallback, "fallback"
+        if not _submit_card(table_id, seat, version, card, stand_in):
+            return STALE
+        _log_move(table_id, seat, version, source, started, budget)
+        return MOVED if source == "search" else FALLBACK
+    # Celery: the search on its queue; the fallback lands just before the deadline.
+    limit = max(0.1, deadline - time.time())
+    try:
+        search.apply_async(
+            args=[table_id, seat, version, bot_name, started, budget, fallback],
+            kwargs={"stand_in": stand_in},
+            queue="search",
+            soft_time_limit=limit,
+            time_limit=limit + 1.0,
+            expires=datetime.fromtimestamp(deadline, UTC),
+        )
+    except Exception:
+        log.exception("cannot send the search of %s at table %s: SRP's move instead",
+                      bot_name, table_id)  # fmt: skip
+        return fallback_turn(table_id, seat, version, fallback, started, budget, stand_in)
+    submit_fallback.apply_async(
+        args=[table_id, seat, version, fallback, started, budget],
+        kwargs={"stand_in": stand_in},
+        queue="bots",
+        eta=datetime.fromtimestamp(deadline - reserve, UTC),
+    )
+    return SEARCHING
+
+
+def run_search(
+    table_id: int,
+    seat: int,
+    version: int,
+    bot_name: str,
+    started: float,
+    budget: float,
+    fallback: int,
+    stand_in: bool = False,
+) -> str:
+    """The search task's body: search until shortly before the deadline and
+    submit; on any failure (or no time left) submit the fallback at once."""
+    from game import service
+    from game.engine import view_for
+    from game.models import Table
+
+    deadline = started + budget
+    reserve = submit_reserve(budget)
+    table = Table.objects.filter(pk=table_id).first()
+    if table is None or table.status != Table.Status.PLAYING or table.version != version:
+        return STALE
+    source = "search"
+    try:
+        # Stop early enough that the submit lands before the fallback is sent.
+        left = deadline - 2 * reserve - time.time()
+        if left <= 0:
+            raise TimeoutError("the search started too late")
+        match = service.load_match(table, version)
+        view = view_for(match, seat)
+        searcher = _searcher(make_bot(bot_name))
+        if searcher is None:
+            raise ValueError(f"{bot_name} does not search")
+        rng = bot_rng(table.seed, version, seat)
+        card = searcher.play_within(view, rng, max(0.0, deadline - 2 * reserve - time.time()))
+    except (Exception, SoftTimeLimitExceeded) as e:  # SoftTimeLimitExceeded: the limit
+        log.warning("the search of %s at table %s version %s failed (%r): SRP's move instead",
+                    bot_name, table_id, version, e)  # fmt: skip
+        card, source = fallback, "fallback"
+    if not _submit_card(table_id, seat, version, card, stand_in):
+        return STALE
+    _log_move(table_id, seat, version, source, started, budget)
+    return MOVED if source == "search" else FALLBACK
+
+
+def fallback_turn(
+    table_id: int,
+    seat: int,
+    version: int,
+    fallback: int,
+    started: float,
+    budget: float,
+    stand_in: bool = False,
+) -> str:
+    """The fallback task's body: submit SRP's move unless the search already moved."""
+    if not _submit_card(table_id, seat, version, fallback, stand_in):
+        return STALE
+    _log_move(table_id, seat, version, "fallback", started, budget)
+    return FALLBACK
+
+
 @shared_task(name="bots.tasks.act", acks_late=True, ignore_result=True)
 def act(table_id: int, seat: int, version: int, stand_in: bool = False) -> str:
     return play_turn(table_id, seat, version, stand_in)
+
+
+@shared_task(name="bots.tasks.search", ignore_result=True)
+def search(
+    table_id: int,
+    seat: int,
+    version: int,
+    bot_name: str,
+    started: float,
+    budget: float,
+    fallback: int,
+    stand_in: bool = False,
+) -> str:
+    return run_search(table_id, seat, version, bot_name, started, budget, fallback, stand_in)
+
+
+@shared_task(name="bots.tasks.submit_fallback", acks_late=True, ignore_result=True)
+def submit_fallback(
+    table_id: int,
+    seat: int,
+    version: int,
+    fallback: int,
+    started: float,
+    budget: float,
+    stand_in: bool = False,
+) -> str:
+    return fallback_turn(table_id, seat, version, fallback, started, budget, stand_in)
 
 
 def schedule_act(

@@ -4,7 +4,9 @@ Each iteration:
 
 1. deals the unseen cards uniformly among the deals consistent with what the
    seat knows for certain (hand counts, voids shown, cards it passed in a
-   blind nil exchange: :mod:`bots.sampling`);
+   blind nil exchange: :mod:`bots.sampling`), or with ``sampling="bids"``
+   weighted by the bid-informed card-location table (:mod:`bots.bidinfo`),
+   under the same constraints;
 2. picks the card to play at the root by UCB1, ``mean + C * sqrt(ln n / n_i)``
    (rewards are points gaps divided by ``reward_scale``; a card not yet tried
    is tried first); cards that are equivalent whatever the unseen deal (no
@@ -21,8 +23,10 @@ It stops on a time budget (seconds) or an iteration budget, whichever comes
 first, and returns the card with the best mean with its statistics.
 
 The players ``UCT3``, ``UCT5``, ``UCT7`` play SRP until the last 3, 5 or 7
-tricks, then search; their budget is :data:`DEFAULT_BUDGET` seconds per move
-unless given to the constructor (or :data:`DEFAULT_ITERATIONS` iterations).
+tricks, then search (``UCT3b``, ``UCT5b``, ``UCT7b``: with bid-informed
+sampling); their budget is :data:`DEFAULT_BUDGET` seconds per move unless
+given to the constructor (or :data:`DEFAULT_ITERATIONS` iterations). At a
+live table :meth:`UCT.play_within` gets the table's budget (:mod:`bots.tasks`).
 
 Measured (CPU time of the process on a shared, loaded machine; 9-10
 positions each, BIS+SRP bidding and play up to the position): with 3 tricks
@@ -44,9 +48,10 @@ from game.engine.cards import SIDE_SUIT_MASK, SUIT_MASKS, Card, Hand
 from game.engine.state import Phase, RoundState
 from game.engine.view import SeatView, view_for
 
+from . import bidinfo
 from .base import Player
 from .knowledge import BELOW, Knowledge, beats, lowest
-from .sampling import ImpossibleDeal, Sampler
+from .sampling import ImpossibleDeal, Sampler, WeightedSampler
 from .solver import PointsObjective, Position, Solver
 from .srp import SRP
 
@@ -61,6 +66,9 @@ DEFAULT_ITERATIONS: int | None = (
 DEFAULT_C = 0.4  # UCB1 exploration constant, in units of reward_scale points
 DEFAULT_REWARD_SCALE = 100.0  # a reward is (points gap) / reward_scale
 DEFAULT_SOLVER_K = 5  # solve exactly once every hand holds at most this many cards
+# How the unseen cards are dealt: "uniform" among the consistent deals, or
+# "bids": weighted by the bid-informed card-location table (bots.bidinfo).
+SAMPLINGS = ("uniform", "bids")
 
 
 @dataclass
@@ -169,11 +177,14 @@ class UCTSearch:
         reward_scale: float = DEFAULT_REWARD_SCALE,
         solver_k: int = DEFAULT_SOLVER_K,
         policy: str = "srp",
+        sampling: str = "uniform",
     ) -> None:
         if view.seat is None or view.phase is not Phase.PLAYING or view.to_act != view.seat:
             raise ValueError("UCT searches for the seat to play")
         if policy not in ("srp", "fast"):
             raise ValueError("policy is 'srp' or 'fast'")
+        if sampling not in SAMPLINGS:
+            raise ValueError(f"sampling is one of {', '.join(SAMPLINGS)}")
         self.view = view
         self.seat = view.seat
         self.c = c
@@ -181,7 +192,13 @@ class UCTSearch:
         self.solver_k = solver_k
         self.policy = policy
         self.knowledge = Knowledge(view)
-        self.sampler = Sampler.from_view(view, self.knowledge)
+        self.sampling = sampling
+        self.sampler: Sampler | WeightedSampler
+        if sampling == "bids":
+            table = bidinfo.load()
+            self.sampler = WeightedSampler.from_view(view, table.weights_for(view), self.knowledge)
+        else:
+            self.sampler = Sampler.from_view(view, self.knowledge)
         legal = 0
         for a in view.legal_actions:
             card = getattr(a, "card", None)
@@ -284,13 +301,18 @@ def uct_search(
     c: float = DEFAULT_C,
     solver_k: int = DEFAULT_SOLVER_K,
     policy: str = "srp",
+    sampling: str = "uniform",
 ) -> SearchResult:
     """Search the position of ``view`` (the seat to play) and return the statistics."""
-    return UCTSearch(view, c=c, solver_k=solver_k, policy=policy).run(rng, budget, iterations)
+    search = UCTSearch(view, c=c, solver_k=solver_k, policy=policy, sampling=sampling)
+    return search.run(rng, budget, iterations)
 
 
 class UCT(Player):
-    """SRP until the last ``tricks`` tricks of the round, then determinized UCT."""
+    """SRP until the last ``tricks`` tricks of the round, then determinized UCT.
+
+    ``sampling="bids"`` deals the unseen cards by the bid-informed table
+    (registry names ``UCT3b``, ``UCT5b``, ``UCT7b``)."""
 
     def __init__(
         self,
@@ -300,19 +322,46 @@ class UCT(Player):
         c: float = DEFAULT_C,
         solver_k: int = DEFAULT_SOLVER_K,
         policy: str = "srp",
+        sampling: str = "uniform",
     ) -> None:
+        if sampling not in SAMPLINGS:
+            raise ValueError(f"sampling is one of {', '.join(SAMPLINGS)}")
         self.tricks = tricks
         self.budget = budget
         self.iterations = iterations
         self.c = c
         self.solver_k = solver_k
         self.policy = policy
-        self.name = f"UCT{tricks}"
+        self.sampling = sampling
+        self.name = f"UCT{tricks}" + ("b" if sampling == "bids" else "")
         self.srp = SRP()
         self.last: SearchResult | None = None  # the last search's statistics
 
+    def in_search_phase(self, view: SeatView) -> bool:
+        """Is the round in its last ``tricks`` tricks (where this player searches)?"""
+        return view.phase is Phase.PLAYING and 13 - len(view.tricks) <= self.tricks
+
+    def needs_search(self, view: SeatView) -> bool:
+        """Would :meth:`play` search here: the search phase, with more than one
+        choice that matters? (Otherwise the move is immediate.)"""
+        if not self.in_search_phase(view) or view.seat is None or view.to_act != view.seat:
+            return False
+        legal = 0
+        for a in view.legal_actions:
+            card = getattr(a, "card", None)
+            if card is not None:
+                legal |= 1 << card
+        if legal & (legal - 1) == 0:
+            return False
+        return len(root_choices(view, Knowledge(view), legal)) > 1
+
     def play(self, view: SeatView, rng: random.Random) -> int:
-        if 13 - len(view.tricks) > self.tricks:
+        return self.play_within(view, rng, None)
+
+    def play_within(self, view: SeatView, rng: random.Random, budget: float | None) -> int:
+        """:meth:`play` with the time budget of this move in seconds (None: the
+        player's own budget). A live table passes what is left of its bot time budget."""
+        if not self.in_search_phase(view):
             return self.srp.play(view, rng)
         legal = [a.card for a in view.legal_actions if hasattr(a, "card")]
         if not legal:
@@ -320,11 +369,14 @@ class UCT(Player):
         if len(legal) == 1:
             return legal[0]
         iterations = self.iterations if self.iterations is not None else DEFAULT_ITERATIONS
-        budget = self.budget if self.budget is not None else DEFAULT_BUDGET
-        if iterations is not None and self.budget is None:
-            budget = None  # an iteration budget alone
+        if budget is None:
+            budget = self.budget if self.budget is not None else DEFAULT_BUDGET
+            if iterations is not None and self.budget is None:
+                budget = None  # an iteration budget alone
         try:
-            search = UCTSearch(view, c=self.c, solver_k=self.solver_k, policy=self.policy)
+            search = UCTSearch(
+                view, c=self.c, solver_k=self.solver_k, policy=self.policy, sampling=self.sampling
+            )
         except ImpossibleDeal:  # cannot happen from a real view; never fail a move for it
             return self.srp.play(view, rng)
         if len(search.groups) == 1:

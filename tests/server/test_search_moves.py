@@ -1,0 +1,181 @@
+"""Searching bots (UCT) at a live table: within the bot time budget, SRP as the fallback."""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from typing import Any
+
+import pytest
+
+from bots import runner, tasks
+from bots.srp import SRP
+from bots.uct import UCTSearch
+from game import service
+from game.engine import Rules, view_for
+from game.engine.cards import parse_card
+from game.models import Action, Table
+from tests.server.helpers import SHORT_RULES, human_move, make_table
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LONG_RULES = Rules(winning_goal=1000, losing_goal=-1000)  # enough rounds for three searches
+
+MOVE_LINE = re.compile(
+    r"search move: table (\d+) version (\d+) seat (\d) source (\w+)"
+    r" elapsed ([\d.]+) budget ([\d.]+)"
+)
+
+
+def search_moves(caplog: pytest.LogCaptureFixture) -> list[tuple[int, int, str, float]]:
+    """(version, seat, source, elapsed) of every searched move logged."""
+    out = []
+    for record in caplog.records:
+        m = MOVE_LINE.search(record.getMessage())
+        if m:
+            out.append((int(m[2]), int(m[3]), m[4], float(m[5])))
+    return out
+
+
+def expected_fallback(table: Table, version: int, seat: int) -> int:
+    """SRP's move as play_turn computes it for the fallback."""
+    view = view_for(service.load_match(table, version), seat)
+    rng = tasks.bot_rng(table.seed, version, seat)
+    return SRP().play(view, random.Random(f"{rng.random()}/fallback"))
+
+
+def test_uct_bots_play_a_match_in_process_every_search_within_budget(
+    live: runner.InlineRunner, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.SPADES_BOT_BUDGET = 0.2
+    caplog.set_level(logging.INFO, logger="bots.tasks")
+    table = make_table("BBBB", rules=SHORT_RULES, bot="BIS+UCT5")
+    assert table.status == Table.Status.FINISHED
+    moves = search_moves(caplog)
+    assert len(moves) >= 4  # a round has about 10 searched moves
+    assert {source for _, _, source, _ in moves} == {"search"}
+    assert max(elapsed for *_, elapsed in moves) <= 0.2
+    # One log line per searched move, for the move that was stored.
+    stored = {a.version - 1: a.seat for a in Action.objects.filter(table=table)}
+    assert all(stored[v] == seat for v, seat, _, _ in moves)
+
+
+def test_a_failing_search_plays_srps_move_in_process(
+    live: runner.InlineRunner,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings.SPADES_BOT_BUDGET = 0.1
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the search broke")
+
+    monkeypatch.setattr(UCTSearch, "run", broken)
+    caplog.set_level(logging.INFO, logger="bots.tasks")
+    table = make_table("BBBB", rules=SHORT_RULES, bot="BIS+UCT5")
+    assert table.status == Table.Status.FINISHED  # the table never stalled
+    moves = search_moves(caplog)
+    assert moves and {source for _, _, source, _ in moves} == {"fallback"}
+    for version, seat, _, _ in moves[:6]:
+        played = Action.objects.get(table=table, version=version + 1).action
+        assert played["seat"] == seat
+        assert parse_card(played["card"]) == expected_fallback(table, version, seat)
+
+
+class Sent:
+    """apply_async calls captured instead of going to Celery."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: dict[str, list[dict[str, Any]]] = {"act": [], "search": [], "fallback": []}
+        for name, task in (("act", tasks.act), ("search", tasks.search),
+                           ("fallback", tasks.submit_fallback)):  # fmt: skip
+            monkeypatch.setattr(task, "apply_async", self._capture(name))
+
+    def _capture(self, name: str) -> Any:
+        return lambda **kw: self.calls[name].append(kw)
+
+
+def drive_to_search(table: Table, rng: random.Random) -> str:
+    """Humans play at random and North (a UCT bot) moves through play_turn until
+    play_turn sends a search; play_turn's answer."""
+    while True:
+        table.refresh_from_db()
+        assert table.status == Table.Status.PLAYING, "the match ended before a search"
+        match = service.load_match(table)
+        seat = match.round.to_act
+        if seat == 0:
+            result = tasks.play_turn(table.pk, 0, table.version)
+            if result != tasks.MOVED:
+                return result
+        else:
+            seat, action = human_move(table, rng)
+            service.submit_action(table.pk, seat, action, table.version)
+
+
+def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
+    live: runner.InlineRunner,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings.SPADES_BOTS_IN_PROCESS = False
+    settings.SPADES_BOT_BUDGET = 0.5
+    caplog.set_level(logging.INFO, logger="bots.tasks")
+    sent = Sent(monkeypatch)
+    table = make_table("BHHH", rules=LONG_RULES, bot="BIS+UCT5")
+    rng = random.Random(4)
+
+    # 1. The search, then its fallback: the search's move stands, the fallback is stale.
+    assert drive_to_search(table, rng) == tasks.SEARCHING
+    search, fallback = sent.calls["search"][-1], sent.calls["fallback"][-1]
+    assert search["queue"] == "search" and fallback["queue"] == "bots"
+    table_id, seat, version, bot_name, started, budget, card = search["args"]
+    assert (table_id, seat, bot_name, budget) == (table.pk, 0, "BIS+UCT5", 0.5)
+    assert 0 < search["soft_time_limit"] <= budget < search["time_limit"]
+    assert started < search["expires"].timestamp() <= started + budget + 1e-6
+    assert started < fallback["eta"].timestamp() < started + budget
+    assert fallback["args"] == [table.pk, 0, version, card, started, budget]
+    assert card == expected_fallback(table, version, 0)
+    assert tasks.run_search(*search["args"], **search["kwargs"]) == tasks.MOVED
+    assert tasks.fallback_turn(*fallback["args"], **fallback["kwargs"]) == tasks.STALE
+    assert search_moves(caplog)[-1][2:3] == ("search",)
+    assert search_moves(caplog)[-1][3] <= budget
+
+    # 2. The fallback first (the search was late): the search's submit is dropped.
+    assert drive_to_search(table, rng) == tasks.SEARCHING
+    search, fallback = sent.calls["search"][-1], sent.calls["fallback"][-1]
+    assert tasks.fallback_turn(*fallback["args"], **fallback["kwargs"]) == tasks.FALLBACK
+    assert tasks.run_search(*search["args"], **search["kwargs"]) == tasks.STALE
+    version = search["args"][2]
+    played = Action.objects.get(table=table, version=version + 1).action
+    assert parse_card(played["card"]) == search["args"][6]
+
+    # 3. A search that fails submits the fallback at once, well before the deadline.
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the search broke")
+
+    monkeypatch.setattr(UCTSearch, "run", broken)
+    assert drive_to_search(table, rng) == tasks.SEARCHING
+    search, fallback = sent.calls["search"][-1], sent.calls["fallback"][-1]
+    assert tasks.run_search(*search["args"], **search["kwargs"]) == tasks.FALLBACK
+    assert tasks.fallback_turn(*fallback["args"], **fallback["kwargs"]) == tasks.STALE
+    version = search["args"][2]
+    played = Action.objects.get(table=table, version=version + 1).action
+    assert parse_card(played["card"]) == search["args"][6]
+    assert search_moves(caplog)[-1][2] == "fallback"
+    # No search task ever went to the bots queue, and no quick move to the search queue.
+    assert all(call["queue"] == "bots" for call in sent.calls["act"])
+
+
+def test_the_bot_budget_setting(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings.SPADES_BOT_BUDGET = None
+    monkeypatch.delenv("SPADES_BOT_BUDGET", raising=False)
+    assert tasks.bot_budget() == 1.0
+    monkeypatch.setenv("SPADES_BOT_BUDGET", "0.3")
+    assert tasks.bot_budget() == 0.3
+    settings.SPADES_BOT_BUDGET = 2
+    assert tasks.bot_budget(object()) == 2.0
+    assert tasks.submit_reserve(1.0) == pytest.approx(0.15)
+    assert tasks.submit_reserve(0.1) == 0.08 and tasks.submit_reserve(10) == 0.2
