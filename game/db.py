@@ -1,19 +1,30 @@
-"""Database work from the websocket consumers, on one thread that keeps its connection.
+"""Database work from the websocket consumers, on threads that keep their connections.
 
 Channels' ``database_sync_to_async`` closes the connection after every call
 (``CONN_MAX_AGE`` is 0, as Django advises under ASGI, where each HTTP request
-gets a thread of its own). Every consumer call runs on the single shared
-sync thread, so keeping that one connection open is safe and saves opening a
-connection for every move (a quarter of Daphne's CPU in ``bench_server``).
-A connection that has failed is closed so that the next call reconnects.
+gets a thread of its own). The consumers' calls run on threads of their
+own, which keep one connection each and so save opening a connection for
+every move (a quarter of Daphne's CPU in ``bench_server``). A connection
+that has failed is closed so that the next call reconnects.
+
+How many threads is ``SPADES_DB_THREADS``: with SQLite one (the shared sync
+thread: one writer at a time anyway), with PostgreSQL a small pool, so that
+the moves of different tables overlap their round trips to the server
+(a table's own moves still queue on its row lock).
 """
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from asgiref.sync import SyncToAsync
+from django.conf import settings
 from django.db import connections
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
 
 def drop_broken_connections() -> None:
@@ -27,11 +38,27 @@ def drop_broken_connections() -> None:
             conn.errors_occurred = False
 
 
+def _executor() -> ThreadPoolExecutor | None:
+    """The pool of database threads, or None for the shared sync thread."""
+    global _pool
+    threads = int(getattr(settings, "SPADES_DB_THREADS", 1))
+    if threads <= 1:
+        return None
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="spades-db")
+        return _pool
+
+
 class KeptConnectionSyncToAsync(SyncToAsync):
-    """``sync_to_async`` (thread-sensitive) that keeps the thread's connection open."""
+    """``sync_to_async`` on the database threads, keeping each thread's connection open."""
 
     def __init__(self, func: Any) -> None:
-        super().__init__(func, thread_sensitive=True)
+        executor = _executor()
+        if executor is None:
+            super().__init__(func, thread_sensitive=True)
+        else:
+            super().__init__(func, thread_sensitive=False, executor=executor)
 
     def thread_handler(self, loop: Any, *args: Any, **kwargs: Any) -> Any:
         drop_broken_connections()

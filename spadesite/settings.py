@@ -99,6 +99,14 @@ CHANNEL_LAYERS = channel_layers(REDIS_URL)
 # Without Redis there is no Celery worker: bots act in-process (bots/runner.py),
 # behind the same task interface.
 SPADES_BOTS_IN_PROCESS = REDIS_URL is None
+
+# Threads that run the websockets' database calls (game/db.py). SQLite takes
+# one writer at a time, so one thread; PostgreSQL serves moves of different
+# tables at once, and a move's round trips are then not paid in series.
+SPADES_DB_THREADS = int(
+    os.environ.get("SPADES_DB_THREADS")
+    or (1 if DATABASES["default"]["ENGINE"].endswith("sqlite3") else 8)
+)
 # Run bot moves inline right after commit (tests) instead of in a thread pool.
 SPADES_BOTS_INLINE = False
 SPADES_BOT_WORKERS = int(os.environ.get("SPADES_BOT_WORKERS", "4"))

@@ -40,3 +40,30 @@ def test_a_failed_but_usable_connection_is_kept() -> None:
     connection.errors_occurred = True
     drop_broken_connections()
     assert connection.connection is raw and not connection.errors_occurred
+
+
+async def test_with_several_db_threads_calls_run_on_the_pool_and_keep_their_connections(
+    settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from game import db
+
+    settings.SPADES_DB_THREADS = 2
+    monkeypatch.setattr(db, "_pool", None)
+
+    def where() -> tuple[str, int]:
+        return threading.current_thread().name, _connection_id()
+
+    try:
+        seen = [await db_call(where)() for _ in range(6)]
+        assert all(name.startswith("spades-db") for name, _ in seen)
+        by_thread: dict[str, set[int]] = {}
+        for name, conn in seen:
+            by_thread.setdefault(name, set()).add(conn)
+        assert all(len(conns) == 1 for conns in by_thread.values())
+    finally:
+        pool = db._pool
+        if pool is not None:
+            # The pool threads' connections go with their threads.
+            pool.shutdown(wait=True)
