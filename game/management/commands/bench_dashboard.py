@@ -115,9 +115,14 @@ class Command(BaseCommand):
             bar.update(count)
         bar.close()
         if connection.vendor == "postgresql":
-            # A live database has autovacuum's statistics; fresh bulk rows have none yet.
+            # A live database has autovacuum's statistics and visibility map (the
+            # analyses read covering indexes only where pages are all-visible);
+            # freshly bulk-loaded rows have neither yet.
             with connection.cursor() as cursor:
-                cursor.execute("ANALYZE")
+                for model in (Table, Seat, RoundRecordRow, MatchResult):
+                    cursor.execute(
+                        f"VACUUM ANALYZE {connection.ops.quote_name(model._meta.db_table)}"
+                    )
         elapsed = time.perf_counter() - t0
         self.stdout.write(
             f"filled {matches * ROUNDS_PER_MATCH} rounds ({matches} matches) in {elapsed:.1f} s "
