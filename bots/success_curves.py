@@ -210,15 +210,32 @@ def bot_seat_filter(prefix: str = "BIS") -> SeatFilter:
 # ----- statistics --------------------------------------------------------------------
 
 
+SAMPLE_THRESHOLDS = (100, 500, 1000, 2000, 5000)
+
+
 def sample_stats(samples: Sequence[NilSample], top: int = 15) -> dict[str, Any]:
+    """Counts of the nil samples: in all, by bidding position, by previous-bid sequence.
+
+    ``sequences_with_at_least[str(t)]``: how many previous-bid sequences hold
+    ``t`` or more samples (for each t of :data:`SAMPLE_THRESHOLDS`), overall
+    and by position (0-3 earlier bids).
+    """
     by_seq: Counter[tuple[int, ...]] = Counter(s.prev for s in samples)
     made_by_seq: Counter[tuple[int, ...]] = Counter(s.prev for s in samples if s.made)
     by_pos: Counter[int] = Counter(len(s.prev) for s in samples)
+    at_least = {str(t): sum(1 for n in by_seq.values() if n >= t) for t in SAMPLE_THRESHOLDS}
+    at_least_by_pos = {
+        str(k): {str(t): sum(1 for seq, n in by_seq.items() if len(seq) == k and n >= t)
+                 for t in SAMPLE_THRESHOLDS}
+        for k in range(4)
+    }  # fmt: skip
     return {
         "samples": len(samples),
         "made": sum(s.made for s in samples),
         "sequences_seen": len(by_seq),
         "by_position": {str(k): by_pos[k] for k in sorted(by_pos)},
+        "sequences_with_at_least": at_least,
+        "sequences_with_at_least_by_position": at_least_by_pos,
         "top_sequences": [
             {"prev": list(seq), "samples": n, "made": made_by_seq[seq]}
             for seq, n in by_seq.most_common(top)

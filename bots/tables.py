@@ -78,8 +78,10 @@ the suit to the three other hands uniformly (13/13/13 of the 39 unseen cards),
 with a generator seeded from the global seed and the row's key, so every row is
 reproducible on its own.
 
-Run ``python -m bots.tables --seed 1 --samples 100000 --output bots/data/pt.json``
-to regenerate the shipped data file; :func:`load_tables` reads it (cached).
+Run ``python manage.py build_tables --seed 1 --deals 100000`` (or
+``python -m bots.tables --seed 1 --samples 100000 --output bots/data/pt.json``)
+to regenerate the shipped data file, which records the seed, the deals per row
+and the generator; :func:`load_tables` reads it (cached).
 """
 
 from __future__ import annotations
@@ -294,7 +296,12 @@ def generate_nil_tables(
 # ----- the data file ----------------------------------------------------------------
 
 
-def build(samples: int, seed: int, progress: Callable[[int, int], None] | None = None) -> dict:
+def build(
+    samples: int,
+    seed: int,
+    progress: Callable[[int, int], None] | None = None,
+    generator: str = "python -m bots.tables",
+) -> dict:
     """Everything the data file holds, as a JSON-ready dict."""
     start = time.monotonic()
     mc = high_card_tables_monte_carlo(samples, seed)
@@ -302,7 +309,7 @@ def build(samples: int, seed: int, progress: Callable[[int, int], None] | None =
     return {
         "format": FORMAT,
         "version": VERSION,
-        "generator": "python -m bots.tables",
+        "generator": generator,
         "generated": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "seed": seed,
         "samples": samples,
@@ -364,7 +371,7 @@ def _load(path: str) -> ProbabilityTables:
             data: dict[str, Any] = json.load(f)
     except FileNotFoundError:
         raise TablesError(
-            f"{path} is missing: run `python -m bots.tables --output {path}`"
+            f"{path} is missing: run `python manage.py build_tables --output {path}`"
         ) from None
     except json.JSONDecodeError as e:
         raise TablesError(f"{path} is not valid JSON: {e}") from None
@@ -377,6 +384,40 @@ def _load(path: str) -> ProbabilityTables:
         samples=data["samples"],
         generated=data["generated"],
     )
+
+
+def write(data: dict, path: str | Path) -> None:
+    """Write a :func:`build` result to ``path`` atomically and drop the cached copy."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    _load.cache_clear()
+
+
+def compare_rows(data: dict, path: str | Path) -> dict[str, Any]:
+    """How a :func:`build` result differs from the file at ``path`` (same seed: identical).
+
+    Returns the number of nil rows compared, those that differ, the largest
+    difference of a nil row and of a Monte Carlo high-card entry, and the
+    file's seed and deals per row.
+    """
+    with open(path, encoding="utf-8") as f:
+        old = json.load(f)
+    new_rows, old_rows = data["nil"]["rows"], old["nil"]["rows"]
+    keys = set(new_rows) | set(old_rows)
+    differ = [k for k in keys if new_rows.get(k) != old_rows.get(k)]
+    nil_max = max((abs(new_rows[k] - old_rows[k]) for k in keys
+                   if k in new_rows and k in old_rows), default=0.0)  # fmt: skip
+    mc_max = 0.0
+    for cutters, table in data["high_card"]["monte_carlo"].items():
+        other = old["high_card"]["monte_carlo"].get(cutters, [])
+        for row, old_row in zip(table, other, strict=False):
+            mc_max = max([mc_max, *(abs(a - b) for a, b in zip(row, old_row, strict=False))])
+    return {"rows": len(keys), "differ": len(differ), "nil_max_diff": nil_max,
+            "high_card_max_diff": mc_max, "seed": old.get("seed"),
+            "samples": old.get("samples")}  # fmt: skip
 
 
 def _progress_line(done: int, total: int) -> None:
@@ -400,11 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--samples must be at least 1")
     start = time.monotonic()
     data = build(args.samples, args.seed, _progress_line)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.output.with_suffix(args.output.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(args.output)
-    _load.cache_clear()
+    write(data, args.output)
     sys.stderr.write(
         f"wrote {args.output}: seed {args.seed}, {args.samples} deals per row, "
         f"{len(data['nil']['rows'])} nil rows, {time.monotonic() - start:.1f}s\n"

@@ -68,6 +68,13 @@ def test_shipped_table_covers_every_sequence(shipped: sc.CurveSet) -> None:
     assert meta["source"]["config"]["seed"] is not None
     assert meta["stats"]["samples"] > 0 and meta["generated"]
     assert set(meta["model"]["coefficients"]) <= set(sc.FEATURES)
+    # The file says how it was made: seed, rounds and nil-sample counts (issue #3: the
+    # common previous-bid sequences have thousands of samples).
+    source = meta["source"]
+    assert source["kind"] == "selfplay" and source["rounds"] >= 100_000
+    assert source["natural_nils"] + source["explored_nils"] == meta["stats"]["samples"]
+    assert meta["stats"]["sequences_with_at_least"]["2000"] >= 5
+    assert meta["stats"]["top_sequences"][0]["samples"] >= 10_000
 
 
 def test_shipped_curves_monotone_in_nil_value(shipped: sc.CurveSet) -> None:
@@ -163,6 +170,39 @@ def test_train_save_load_round_trip(tmp_path) -> None:
                                                abs=1e-4)  # fmt: skip
     with pytest.raises(sc.SuccessCurvesError):
         sc.read(tmp_path / "missing.npz")
+
+
+def test_sample_stats_count_sequences_by_threshold() -> None:
+    samples = ([sc.NilSample((), 0.5, True)] * 2100 + [sc.NilSample((3,), 0.5, False)] * 1200
+               + [sc.NilSample((3, 4), 0.5, True)] * 600 + [sc.NilSample((1, 2, 3), 0.5, True)])
+    stats = sc.sample_stats(samples, top=2)
+    assert stats["samples"] == 3901 and stats["sequences_seen"] == 4
+    assert stats["sequences_with_at_least"] == {"100": 3, "500": 3, "1000": 2, "2000": 1,
+                                                "5000": 0}  # fmt: skip
+    by_pos = stats["sequences_with_at_least_by_position"]
+    assert by_pos["0"]["2000"] == 1 and by_pos["1"]["1000"] == 1 and by_pos["1"]["2000"] == 0
+    assert by_pos["2"]["500"] == 1 and by_pos["3"]["100"] == 0
+    assert [t["prev"] for t in stats["top_sequences"]] == [[], [3]]
+    assert stats["top_sequences"][1] == {"prev": [3], "samples": 1200, "made": 0}
+
+
+def test_report_prints_the_file_source_and_sample_counts(tmp_path) -> None:
+    from io import StringIO
+
+    samples = synthetic(2000, 4, lambda prev, v: -2 + 5 * v)
+    config = {"seed": 9, "eps": 0.15, "floor": 0.02, "goal": 200, "lose": -100,
+              "chunk_rounds": 100}  # fmt: skip
+    source = {"kind": "selfplay", "rounds": 7000, "chunks": 70, "explored_nils": 1500,
+              "natural_nils": 500, "config": config}  # fmt: skip
+    path = tmp_path / "sc.npz"
+    sc.save(sc.train(samples, source), path)
+    out = StringIO()
+    call_command("train_success_curves", "--report", "--output", str(path), stdout=out)
+    text = out.getvalue()
+    assert "seed 9, 7000 rounds" in text and "nil samples 2000" in text
+    assert "sequences with >= 1,000 samples:" in text and "monotone in the nil value: yes" in text
+    with pytest.raises(CommandError, match="missing"):
+        call_command("train_success_curves", "--report", "--output", str(tmp_path / "no.npz"))
 
 
 def test_training_needs_both_outcomes() -> None:

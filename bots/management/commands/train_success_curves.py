@@ -4,6 +4,7 @@
         --workers 2 [--eps 0.15 --floor 0.02] [--output bots/data/sc.npz]
     python manage.py train_success_curves --from-records rounds.jsonl [--bots-only]
     python manage.py train_success_curves --from-db
+    python manage.py train_success_curves --report [--output bots/data/sc.npz]
 
 ``--selfplay`` plays BIS(no curves)+SRP at all four seats with nil
 exploration (:mod:`bots.selfplay`); finished chunks go to
@@ -12,8 +13,13 @@ started again with the same options. ``--from-records`` reads round records
 (``game.engine.record_of`` JSON, one per line) and recomputes each nil
 bidder's nil value from the dealt hand. ``--from-db`` reads the round
 records stored by the live server (the bot seats whose bidder is BIS).
-Every mode then fits the logistic regression, checks the curves are monotone
-and writes the table (:mod:`bots.success_curves`).
+Every mode then prints the nil-sample report (samples in all and by bidding
+position, how many previous-bid sequences hold at least 100 / 500 / 1,000 /
+2,000 / 5,000 samples, the most common sequences), fits the logistic
+regression, checks the curves are monotone and writes the table
+(:mod:`bots.success_curves`). ``--report`` prints the report stored in an
+existing curve file (its source, seed, rounds and sample counts) and trains
+nothing.
 """
 
 from __future__ import annotations
@@ -86,6 +92,8 @@ class Command(BaseCommand):
                           help="round records (record_of JSON), one per line")
         mode.add_argument("--from-db", action="store_true",
                           help="the round records stored by the live server")
+        mode.add_argument("--report", action="store_true",
+                          help="print the source and nil-sample report of --output; train nothing")
         parser.add_argument("--rounds", type=int, default=100_000,
                             help="self-play rounds (default 100000)")
         parser.add_argument("--seed", default="1", help="self-play seed (default 1)")
@@ -113,6 +121,9 @@ class Command(BaseCommand):
         output = Path(o["output"])
         if output.suffix != ".npz":
             raise CommandError("--output must be a .npz file")
+        if o["report"]:
+            self._report_file(output)
+            return
         source: dict[str, Any]
         if o["selfplay"]:
             config = SelfPlayConfig(seed=_seed_value(str(o["seed"])), eps=o["eps"],
@@ -180,13 +191,48 @@ class Command(BaseCommand):
             )
         self.stdout.write(f"curves written to {output} (monotone in the nil value: yes)")
 
+    def _report_file(self, path: Path) -> None:
+        try:
+            curves = sc.read(path)
+        except sc.SuccessCurvesError as e:
+            raise CommandError(str(e)) from None
+        meta = curves.meta
+        source = meta.get("source", {})
+        self.stdout.write(f"{path}: generated {meta.get('generated')}, source {source.get('kind')}")
+        if source.get("kind") == "selfplay":
+            config = source.get("config", {})
+            self.stdout.write(
+                f"self-play: seed {config.get('seed')}, {source.get('rounds')} rounds "
+                f"({source.get('chunks')} chunks of {config.get('chunk_rounds')}), "
+                f"eps {config.get('eps')}, floor {config.get('floor')}, "
+                f"goal {config.get('goal')} / {config.get('lose')}; nil samples: "
+                f"{source.get('natural_nils')} BIS, {source.get('explored_nils')} explored"
+            )
+        elif "rounds" in source:
+            self.stdout.write(f"{source['rounds']} rounds")
+        stats = dict(meta.get("stats", {}))
+        if "sequences_with_at_least" not in stats:
+            self.stdout.write("(this file was written before the per-sequence counts were kept)")
+        self._print_stats(stats)
+        self.stdout.write(f"monotone in the nil value: {'yes' if meta.get('monotone') else 'no'}")
+
     def _report(self, samples: list[sc.NilSample], top: int) -> None:
-        stats = sc.sample_stats(samples, top)
+        self._print_stats(sc.sample_stats(samples, top))
+
+    def _print_stats(self, stats: dict[str, Any]) -> None:
         self.stdout.write(
             f"nil samples {stats['samples']}, made {stats['made']}, "
             f"{stats['sequences_seen']} of {sc.N_SEQUENCES} sequences seen; by position "
             + ", ".join(f"{k} earlier bids: {n}" for k, n in stats["by_position"].items())
         )
+        at_least = stats.get("sequences_with_at_least")
+        if at_least:
+            by_pos = stats.get("sequences_with_at_least_by_position", {})
+            for t, n in at_least.items():
+                per = ", ".join(f"{k} earlier bids: {c[t]}" for k, c in by_pos.items())
+                self.stdout.write(f"sequences with >= {int(t):,} samples: {n}" +
+                                  (f" ({per})" if per else ""))  # fmt: skip
+        self.stdout.write("most common previous-bid sequences:")
         for t in stats["top_sequences"]:
             rate = t["made"] / t["samples"] if t["samples"] else 0.0
             self.stdout.write(f"  {str(tuple(t['prev'])):<14} {t['samples']:>7} samples, "
