@@ -15,10 +15,13 @@ Vocabulary: a seat kind is ``H`` (human) or ``B`` (bot); a partnership's
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
+from django.db import connection, connections
 from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Sum, Value, When
 from django.db.models.functions import Substr
 from django.utils import timezone
@@ -32,6 +35,9 @@ SEATS = "nesw"
 SIDES = (("ns", 0, 2), ("ew", 1, 3))
 KIND_LABELS = {"H": "human", "B": "bot"}
 MAKEUP_LABELS = {"BB": "bot+bot", "HB": "human+bot", "HH": "human+human"}
+# Aggregate queries run side by side on PostgreSQL (all_analyses): a few more than
+# the database's cores, so that one waiting on its result does not idle a core.
+PARALLEL_QUERIES = 4
 HISTOGRAM_BIN = 10  # points per bar of Figure 2
 # The sum of the four bids (the same as the bid_total column: a stored round is finished and
 # nil is 0), spelled out so that PostgreSQL answers from the covering index alone.
@@ -168,27 +174,34 @@ def nil_positions(filters: Filters) -> dict[str, Any]:
     """The paper's Table 3: per nil position, rounds, points per round and nil success
     of each partnership make-up (see ``game.round_columns`` for the positions)."""
     qs = filters.rounds()
-    counts: dict[str, int] = defaultdict(int)  # each round once: from the N/S side's groups
+    counts: dict[str, int] = defaultdict(int)
     cells: dict[tuple[str, str], dict[str, int]] = defaultdict(
         lambda: {"rounds": 0, "points": 0, "nil_bids": 0, "nil_made": 0}
     )
-    for side, _, _ in SIDES:
-        for g in _grouped(
-            qs,
-            "nil_category",
-            f"makeup_{side}",
-            n=Count("*"),
-            points=Sum(f"points_{side}"),
-            nil_bids=Sum(f"nil_bids_{side}"),
-            nil_made=Sum(f"nil_made_{side}"),
-        ):
-            if side == "ns":
-                counts[g["nil_category"]] += g["n"]
+    # One scan: grouped by both partnerships' make-ups, each group counted for both sides.
+    for g in _grouped(
+        qs,
+        "nil_category",
+        "makeup_ns",
+        "makeup_ew",
+        n=Count("*"),
+        **{
+            f"{name}_{side}": Sum(f"{column}_{side}")
+            for side, _, _ in SIDES
+            for name, column in (
+                ("points", "points"),
+                ("nil_bids", "nil_bids"),
+                ("nil_made", "nil_made"),
+            )
+        },  # fmt: skip
+    ):
+        counts[g["nil_category"]] += g["n"]
+        for side, _, _ in SIDES:
             c = cells[g["nil_category"], g[f"makeup_{side}"]]
             c["rounds"] += g["n"]
-            c["points"] += g["points"] or 0
-            c["nil_bids"] += g["nil_bids"] or 0
-            c["nil_made"] += g["nil_made"] or 0
+            c["points"] += g[f"points_{side}"] or 0
+            c["nil_bids"] += g[f"nil_bids_{side}"] or 0
+            c["nil_made"] += g[f"nil_made_{side}"] or 0
     rows = []
     for cat in NIL_CATEGORIES:
         by_makeup = {}
@@ -215,15 +228,15 @@ def points_by_bid_sum(filters: Filters) -> dict[str, Any]:
     per partnership make-up."""
     qs = filters.rounds().filter(nil_category=NO_NIL)
     cells: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
-    rounds: dict[int, int] = defaultdict(int)  # each round once: from the N/S side's groups
-    for side, _, _ in SIDES:
-        for g in _grouped(qs, ("bid_sum", BID_SUM), f"makeup_{side}", n=Count("*"),
-                          points=Sum(f"points_{side}")):  # fmt: skip
-            if side == "ns":
-                rounds[g["bid_sum"]] += g["n"]
+    rounds: dict[int, int] = defaultdict(int)
+    # One scan: grouped by both partnerships' make-ups, each group counted for both sides.
+    for g in _grouped(qs, ("bid_sum", BID_SUM), "makeup_ns", "makeup_ew", n=Count("*"),
+                      points_ns=Sum("points_ns"), points_ew=Sum("points_ew")):  # fmt: skip
+        rounds[g["bid_sum"]] += g["n"]
+        for side, _, _ in SIDES:
             c = cells[g["bid_sum"], g[f"makeup_{side}"]]
             c[0] += g["n"]
-            c[1] += g["points"] or 0
+            c[1] += g[f"points_{side}"] or 0
     rows = []
     for total in sorted(rounds):
         rows.append(
@@ -347,14 +360,15 @@ def _player_label(kind: str, bot: str) -> str:
 SeatGroup = tuple[int, str, str, int, bool, int, int, int]
 
 
-def seat_bids(filters: Filters) -> list[SeatGroup]:
+def seat_bids(filters: Filters, seats: tuple[int, ...] = (0, 1, 2, 3)) -> list[SeatGroup]:
     """Seat-rounds grouped by (seat, kind, bot, dealer, blind, bid, tricks), with counts.
 
     One query per seat; the bidding accuracy and the nil bid analyses both read it.
     """
     qs = filters.rounds()
     out: list[SeatGroup] = []
-    for seat, letter in enumerate(SEATS):
+    for seat in seats:
+        letter = SEATS[seat]
         for g in _grouped(
             qs,
             ("kind", _kind(seat)),
@@ -472,19 +486,56 @@ def summary(filters: Filters) -> dict[str, Any]:
     }
 
 
+def _in_own_connection(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    finally:
+        connections.close_all()  # this thread's connection, opened for this query
+
+
+def _side_by_side() -> bool:
+    return connection.vendor == "postgresql" and not connection.in_atomic_block
+
+
+def _run_all(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Run independent queries, at once on PostgreSQL (one connection each), else in turn.
+
+    Inside a transaction (tests) other connections would not see its rows: in turn then.
+    """
+    if not _side_by_side():
+        return {name: fn() for name, fn in jobs.items()}
+    with ThreadPoolExecutor(max_workers=PARALLEL_QUERIES) as pool:
+        futures = {name: pool.submit(_in_own_connection, fn) for name, fn in jobs.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
 def all_analyses(filters: Filters) -> dict[str, Any]:
-    """Every analysis for one set of filters (what the dashboard shows)."""
-    wins = win_rates(filters)
-    bid_sums = bid_sum_distribution(filters)
-    groups = seat_bids(filters)
+    """Every analysis for one set of filters (what the dashboard shows).
+
+    The analyses are a dozen aggregate queries over the same rows, independent
+    of each other: PostgreSQL answers them side by side on its cores.
+    """
+    jobs: dict[str, Callable[[], Any]] = {
+        "win_rates": lambda: win_rates(filters),
+        "bid_sums": lambda: bid_sum_distribution(filters),
+        "nil_positions": lambda: nil_positions(filters),
+        "points_by_bid_sum": lambda: points_by_bid_sum(filters),
+        "points_histogram": lambda: points_histogram(filters),
+        "round_types": lambda: round_types(filters),
+    }
+    for seat in range(4):
+        jobs[f"seat_bids_{seat}"] = lambda seat=seat: seat_bids(filters, (seat,))
+    done = _run_all(jobs)
+    groups = [g for seat in range(4) for g in done[f"seat_bids_{seat}"]]
+    wins, bid_sums = done["win_rates"], done["bid_sums"]
     return {
         "summary": {"rounds": bid_sums["rounds"], "matches": wins["matches"]},
         "win_rates": wins,
-        "nil_positions": nil_positions(filters),
-        "points_by_bid_sum": points_by_bid_sum(filters),
+        "nil_positions": done["nil_positions"],
+        "points_by_bid_sum": done["points_by_bid_sum"],
         "bid_sums": bid_sums,
-        "points_histogram": points_histogram(filters),
-        "round_types": round_types(filters),
+        "points_histogram": done["points_histogram"],
+        "round_types": done["round_types"],
         "bidding_accuracy": bidding_accuracy(filters, groups),
         "nil_bids": nil_bids(filters, groups),
     }

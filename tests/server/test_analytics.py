@@ -279,3 +279,14 @@ def test_tournament_store_option_stores_the_tournaments_games() -> None:
     a_wins = MatchResult.objects.filter(winner=0, bot_n="RB+SRP").count()
     assert a_wins == summary["sides"][0]["wins"]
     assert store_if_asked({**opts, "store": False}, out) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_side_by_side_queries_give_the_same_analyses(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (On PostgreSQL all_analyses runs its queries on several connections at once.)
+    analytics_fixtures.build()
+    for filters in (Filters(), Filters(makeups=("HB",)), Filters(bots=("RB+SRP",))):
+        monkeypatch.setattr(analytics, "_side_by_side", lambda: False)
+        in_turn = analytics.all_analyses(filters)
+        monkeypatch.setattr(analytics, "_side_by_side", lambda: True)
+        assert analytics.all_analyses(filters) == in_turn
