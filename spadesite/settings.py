@@ -100,13 +100,19 @@ CHANNEL_LAYERS = channel_layers(REDIS_URL)
 # behind the same task interface.
 SPADES_BOTS_IN_PROCESS = REDIS_URL is None
 
-# Threads that run the websockets' database calls (game/db.py). SQLite takes
-# one writer at a time, so one thread; PostgreSQL serves moves of different
-# tables at once, and a move's round trips are then not paid in series.
+# Where the websockets' database calls run (game/db.py): 0 = on the event loop
+# (SQLite: one writer at a time, and a move is less work than a thread hop);
+# PostgreSQL: a pool of threads, so moves of different tables overlap their
+# round trips to the server.
 SPADES_DB_THREADS = int(
     os.environ.get("SPADES_DB_THREADS")
-    or (1 if DATABASES["default"]["ENGINE"].endswith("sqlite3") else 8)
+    or (0 if DATABASES["default"]["ENGINE"].endswith("sqlite3") else 8)
 )
+if SPADES_DB_THREADS == 0:
+    # The ORM is then called on the event loop on purpose, so Django's guard
+    # against doing that by mistake must stand aside (in this process only).
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
 # Run bot moves inline right after commit (tests) instead of in a thread pool.
 SPADES_BOTS_INLINE = False
 SPADES_BOT_WORKERS = int(os.environ.get("SPADES_BOT_WORKERS", "4"))
