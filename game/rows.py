@@ -4,7 +4,8 @@
 serves all the websockets' database calls. Building a queryset and compiling
 it to SQL cost more than running the statement (bench_server: two thirds of
 the move's database time in ``SQLCompiler``), so the move path's statements
-are written once here, from the models' own metadata, and run directly.
+are written once here (per process), from the models' own metadata, and run
+directly.
 
 Values still go through the fields' ``get_db_prep_save`` and the backend's
 converters, as the ORM would, so the same code serves SQLite and PostgreSQL
@@ -73,17 +74,22 @@ def _username_column() -> str:
     return _quote(user_model._meta.get_field(user_model.USERNAME_FIELD).column)
 
 
+@cache
+def _bump_sql() -> str:
+    return (
+        f"UPDATE {_quote(Table._meta.db_table)} "
+        f"SET {_quote('version')} = {_quote('version')} + 1, {_quote('turn_started_at')} = %s "
+        f"WHERE {_quote('id')} = %s AND {_quote('version')} = %s AND {_quote('status')} = %s"
+    )
+
+
 def bump_version(table_pk: int, expected_version: int, now: datetime.datetime) -> bool:
     """Compare-and-swap: version + 1 and a new turn clock, if still playing at ``expected``.
 
     The UPDATE takes PostgreSQL's row lock and SQLite's write lock, so that
     concurrent moves of a table queue here rather than fail later.
     """
-    sql = (
-        f"UPDATE {_quote(Table._meta.db_table)} "
-        f"SET {_quote('version')} = {_quote('version')} + 1, {_quote('turn_started_at')} = %s "
-        f"WHERE {_quote('id')} = %s AND {_quote('version')} = %s AND {_quote('status')} = %s"
-    )
+    sql = _bump_sql()
     playing = Table.Status.PLAYING.value
     params = [_prep(Table, "turn_started_at", now), table_pk, expected_version, playing]
     with connection.cursor() as cursor:
@@ -91,15 +97,20 @@ def bump_version(table_pk: int, expected_version: int, now: datetime.datetime) -
         return cursor.rowcount == 1
 
 
-def fetch_table(table_pk: int) -> Table | None:
-    """The table row with its host's name, or None."""
+@cache
+def _table_sql() -> str:
     select, _, _ = _columns(Table, "t")
     users = _quote(get_user_model()._meta.db_table)
-    sql = (
+    return (
         f"SELECT {select}, h.{_username_column()} FROM {_quote(Table._meta.db_table)} t "
         f"LEFT JOIN {users} h ON h.{_quote('id')} = t.{_quote('host_id')} "
         f"WHERE t.{_quote('id')} = %s"
     )
+
+
+def fetch_table(table_pk: int) -> Table | None:
+    """The table row with its host's name, or None."""
+    sql = _table_sql()
     with connection.cursor() as cursor:
         cursor.execute(sql, [table_pk])
         row = cursor.fetchone()
@@ -110,15 +121,20 @@ def fetch_table(table_pk: int) -> Table | None:
     return table
 
 
-def fetch_seats(table_pk: int) -> dict[int, Seat]:
-    """The table's seats by position, each with its user's name loaded."""
+@cache
+def _seats_sql() -> str:
     select, _, _ = _columns(Seat, "s")
     users = _quote(get_user_model()._meta.db_table)
-    sql = (
+    return (
         f"SELECT {select}, u.{_username_column()} FROM {_quote(Seat._meta.db_table)} s "
         f"LEFT JOIN {users} u ON u.{_quote('id')} = s.{_quote('user_id')} "
         f"WHERE s.{_quote('table_id')} = %s"
     )
+
+
+def fetch_seats(table_pk: int) -> dict[int, Seat]:
+    """The table's seats by position, each with its user's name loaded."""
+    sql = _seats_sql()
     with connection.cursor() as cursor:
         cursor.execute(sql, [table_pk])
         rows = cursor.fetchall()
@@ -128,6 +144,13 @@ def fetch_seats(table_pk: int) -> dict[int, Seat]:
         seat.user = _user(seat.user_id, row[-1])
         seats[seat.position] = seat
     return dict(sorted(seats.items()))
+
+
+@cache
+def _action_sql(columns: tuple[str, ...]) -> str:
+    names = ", ".join(_quote(name) for name in columns)
+    marks = ", ".join(["%s"] * len(columns))
+    return f"INSERT INTO {_quote(Action._meta.db_table)} ({names}) VALUES ({marks})"
 
 
 def insert_action(
@@ -149,8 +172,39 @@ def insert_action(
         "created_at": _prep(Action, "created_at", now),
         "by_stand_in": by_stand_in,
     }
-    columns = ", ".join(_quote(name) for name in values)
-    marks = ", ".join(["%s"] * len(values))
-    sql = f"INSERT INTO {_quote(Action._meta.db_table)} ({columns}) VALUES ({marks})"
     with connection.cursor() as cursor:
-        cursor.execute(sql, list(values.values()))
+        cursor.execute(_action_sql(tuple(values)), list(values.values()))
+
+
+@cache
+def _stand_in_sql() -> str:
+    return (
+        f"SELECT COUNT(*) FROM {_quote(Action._meta.db_table)} "
+        f"WHERE {_quote('table_id')} = %s AND {_quote('round_number')} = %s "
+        f"AND {_quote('by_stand_in')} = %s"
+    )
+
+
+def count_stand_in_moves(table_pk: int, round_number: int) -> int:
+    """How many of the round's actions a stand-in bot made."""
+    sql = _stand_in_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [table_pk, round_number, True])
+        return int(cursor.fetchone()[0])
+
+
+@cache
+def _insert_sql(model: type[Model]) -> tuple[str, tuple[Field, ...]]:
+    fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
+    columns = ", ".join(_quote(f.column) for f in fields)
+    marks = ", ".join(["%s"] * len(fields))
+    return f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES ({marks})", fields
+
+
+def insert(instance: Model) -> None:
+    """INSERT a new model instance as ``save()`` would (defaults, auto_now), without
+    reading back its id: for the round and result rows written by a move."""
+    sql, fields = _insert_sql(type(instance))
+    values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)

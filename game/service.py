@@ -323,11 +323,9 @@ def _store_round(
     table: Table, r: RoundState, version: int, seats: dict[int, Seat]
 ) -> RoundRecordRow:
     assert r.result is not None
-    stand_ins = Action.objects.filter(
-        table=table, round_number=r.round_number, by_stand_in=True
-    ).count()
+    stand_ins = rows.count_stand_in_moves(table.pk, r.round_number)
     row = storage.round_row(table, r, version, seats, stand_in_moves=stand_ins)
-    row.save()
+    rows.insert(row)
     return row
 
 
@@ -346,7 +344,7 @@ def _store_result(
         version=version,
         seats=seats,
     )
-    result.save()
+    rows.insert(result)
     return result
 
 
