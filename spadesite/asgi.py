@@ -10,12 +10,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spadesite.settings")
 # Set Django up before importing anything that may import models (consumers).
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from game.auth import auth_stack  # noqa: E402
 from game.routing import websocket_urlpatterns  # noqa: E402
 
 # Plain Daphne serves no static files; in DEBUG (the embedded default) let
@@ -28,9 +28,7 @@ application = ProtocolTypeRouter(
         "http": http_app,
         # Reject cross-site websocket handshakes (Origin not in
         # ALLOWED_HOSTS), then attach the session user.
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        "websocket": AllowedHostsOriginValidator(auth_stack(URLRouter(websocket_urlpatterns))),
     }
 )
 
