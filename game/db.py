@@ -24,6 +24,7 @@ Where the calls run is ``SPADES_DB_THREADS``:
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -88,10 +89,20 @@ def db_call(func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
         return KeptConnectionSyncToAsync(func)
 
     async def on_the_loop(*args: Any, **kwargs: Any) -> Any:
-        drop_broken_connections()
-        try:
-            return func(*args, **kwargs)
-        finally:
-            drop_broken_connections()
+        return _loop_context.run(_kept_connection_call, func, args, kwargs)
 
     return on_the_loop
+
+
+# On an event loop Django keeps a connection per asyncio task (asgiref's Local
+# falls back to a context variable there): every socket would hold its own.
+# The calls made on the loop all run in this one context, so they share one.
+_loop_context = contextvars.Context()
+
+
+def _kept_connection_call(func: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    drop_broken_connections()
+    try:
+        return func(*args, **kwargs)
+    finally:
+        drop_broken_connections()
