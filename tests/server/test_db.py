@@ -67,3 +67,16 @@ async def test_with_several_db_threads_calls_run_on_the_pool_and_keep_their_conn
         if pool is not None:
             # The pool threads' connections go with their threads.
             pool.shutdown(wait=True)
+
+
+async def test_on_the_loop_every_socket_shares_one_connection(settings) -> None:
+    import asyncio
+
+    settings.SPADES_DB_THREADS = 0
+
+    async def socket() -> int:
+        return await db_call(_connection_id)()
+
+    # Each socket is its own asyncio task; Django alone would give each a connection.
+    ids = await asyncio.gather(*(asyncio.create_task(socket()) for _ in range(5)))
+    assert len(set(ids)) == 1
