@@ -40,6 +40,37 @@ def _multinomial(n: int, a: int, b: int) -> int:
     return comb(n, a) * comb(n - a, b)
 
 
+def _constraints(
+    me: Seat,
+    unseen: Hand,
+    counts: tuple[int, int, int, int] | list[int],
+    voids: tuple[int, ...] | list[int],
+    fixed: dict[Seat, Hand] | None,
+) -> tuple[list[Seat], dict[Seat, Hand], Hand, list[int]]:
+    """(the other three seats, their known unseen cards, the free cards, how many
+    free cards each of the three still gets), checked for consistency."""
+    others = [s for s in range(4) if s != me]
+    known = {s: m & unseen for s, m in (fixed or {}).items() if s != me and m & unseen}
+    free = unseen
+    for m in known.values():
+        free &= ~m
+    for seat, m in known.items():
+        for s in range(4):
+            if m & SUIT_MASKS[s] and voids[seat] >> s & 1:
+                raise ImpossibleDeal("a known card is in a suit its holder showed void")
+    caps = [counts[s] - known.get(s, 0).bit_count() for s in others]
+    if any(c < 0 for c in caps) or sum(caps) != free.bit_count():
+        raise ImpossibleDeal("the hand counts do not match the unseen cards")
+    return others, known, free, caps
+
+
+def _passed_to_partner(view: SeatView) -> dict[Seat, Hand]:
+    """The cards this seat passed in a blind nil exchange: known to be its partner's."""
+    if view.passed and view.seat is not None:
+        return {(view.seat + 2) & 3: view.passed}
+    return {}
+
+
 class Sampler:
     """Uniform deals of ``unseen`` to the three seats other than ``me``."""
 
@@ -54,21 +85,9 @@ class Sampler:
     ) -> None:
         self.me = me
         self.my_hand = my_hand
-        self.others = [s for s in range(4) if s != me]
-        fixed = {s: m & unseen for s, m in (fixed or {}).items() if s != me and m & unseen}
-        self.fixed = fixed
-        free = unseen
-        for m in fixed.values():
-            free &= ~m
-        self.caps = [counts[s] - fixed.get(s, 0).bit_count() for s in self.others]
-        if any(c < 0 for c in self.caps) or sum(self.caps) != free.bit_count():
-            raise ImpossibleDeal("the hand counts do not match the unseen cards")
+        self.others, self.fixed, free, self.caps = _constraints(me, unseen, counts, voids, fixed)
         self.suit_cards = [cards_of(free & SUIT_MASKS[s]) for s in range(4)]
         self.allowed = [[not voids[seat] >> s & 1 for seat in self.others] for s in range(4)]
-        for seat, m in fixed.items():
-            for s in range(4):
-                if m & SUIT_MASKS[s] and voids[seat] >> s & 1:
-                    raise ImpossibleDeal("a known card is in a suit its holder showed void")
         self._ways: dict[tuple[int, int, int], int] = {}
         if self._count(0, self.caps[0], self.caps[1]) == 0:
             raise ImpossibleDeal("no deal fits the voids and hand counts")
@@ -76,10 +95,7 @@ class Sampler:
     @classmethod
     def from_view(cls, view: SeatView, knowledge: Knowledge | None = None) -> Sampler:
         k = knowledge or Knowledge(view)
-        fixed = {}
-        if view.passed and view.seat is not None:
-            fixed[(view.seat + 2) & 3] = view.passed
-        return cls(k.seat, k.hand, k.unseen, view.hand_counts, k.voids, fixed)
+        return cls(k.seat, k.hand, k.unseen, view.hand_counts, k.voids, _passed_to_partner(view))
 
     def _splits(self, suit: int, a: int, b: int):
         """Ways (xa, xb, xc) to split ``suit``'s cards among the three seats."""
@@ -185,19 +201,7 @@ class WeightedSampler:
 
         self.me = me
         self.my_hand = my_hand
-        self.others = [s for s in range(4) if s != me]
-        fixed = {s: m & unseen for s, m in (fixed or {}).items() if s != me and m & unseen}
-        self.fixed = fixed
-        free = unseen
-        for m in fixed.values():
-            free &= ~m
-        for seat, m in fixed.items():
-            for s in range(4):
-                if m & SUIT_MASKS[s] and voids[seat] >> s & 1:
-                    raise ImpossibleDeal("a known card is in a suit its holder showed void")
-        self.caps = [counts[s] - fixed.get(s, 0).bit_count() for s in self.others]
-        if any(c < 0 for c in self.caps) or sum(self.caps) != free.bit_count():
-            raise ImpossibleDeal("the hand counts do not match the unseen cards")
+        self.others, self.fixed, free, self.caps = _constraints(me, unseen, counts, voids, fixed)
         self.cards = cards_of(free)
         # w[i] = (weight for seat A, B, C) of card i; zero where the seat is void.
         w = []
@@ -241,9 +245,7 @@ class WeightedSampler:
         knowledge: Knowledge | None = None,
     ) -> WeightedSampler:
         k = knowledge or Knowledge(view)
-        fixed = {}
-        if view.passed and view.seat is not None:
-            fixed[(view.seat + 2) & 3] = view.passed
+        fixed = _passed_to_partner(view)
         return cls(k.seat, k.hand, k.unseen, view.hand_counts, k.voids, weights, fixed)
 
     def sample(self, rng: random.Random) -> list[Hand]:
