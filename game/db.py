@@ -1,11 +1,11 @@
-"""Database work from the websocket consumers, on threads that keep their connections.
+"""Database work from the websocket consumers, with connections that are kept.
 
 Channels' ``database_sync_to_async`` closes the connection after every call
 (``CONN_MAX_AGE`` is 0, as Django advises under ASGI, where each HTTP request
-gets a thread of its own). The consumers' calls run on threads of their
-own, which keep one connection each and so save opening a connection for
-every move (a quarter of Daphne's CPU in ``bench_server``). A connection
-that has failed is closed so that the next call reconnects.
+gets a thread of its own). The consumers' calls keep their connections
+open instead, which saves opening one for every move (a quarter of Daphne's
+CPU in ``bench_server``). A connection that has failed is closed so that the
+next call reconnects.
 
 Where the calls run is ``SPADES_DB_THREADS``:
 

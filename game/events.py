@@ -10,6 +10,8 @@ queues belong to the server's event loop and are not thread-safe, so a bot
 runner thread must hand the send to that loop: consumers register the loop
 they run on (:func:`note_server_loop`) and :func:`send_to_table` uses
 ``run_coroutine_threadsafe`` when that loop is running in another thread.
+Called on the loop itself (a move submitted from a consumer with SQLite,
+whose database calls run there) it starts the send as a task.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from channels.layers import get_channel_layer
 log = logging.getLogger(__name__)
 
 _loop_lock = threading.Lock()
+_sending: set[asyncio.Task[None]] = set()  # sends started on the event loop, until done
 _server_loop: asyncio.AbstractEventLoop | None = None
 
 
@@ -59,8 +62,12 @@ def send_to_table(table_pk: int, message: dict[str, Any]) -> None:
     except RuntimeError:
         current = None
     if current is not None:
-        # Called on an event loop thread by mistake: never block it.
-        current.create_task(layer.group_send(group, message))
+        # On the event loop (the consumers' database calls run there with SQLite):
+        # never block it. The loop keeps only weak references to tasks: hold on.
+        task = current.create_task(layer.group_send(group, message))
+        _sending.add(task)
+        task.add_done_callback(_sending.discard)
+        task.add_done_callback(_log_failure)
         return
     if loop is not None:
         # Hand over and go on: the sending thread is the one that serves every
