@@ -306,3 +306,32 @@ async def test_the_site_finds_the_seat_from_the_session_cookie(live: runner.Inli
     state = await comm.receive_json_from(timeout=TIMEOUT)
     assert state["view"]["seat"] == 3
     await comm.disconnect()
+
+
+async def test_a_signed_in_user_is_found_from_the_session_cookie(live: runner.InlineRunner) -> None:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from game.models import Seat
+    from spadesite.asgi import application
+
+    def setup() -> tuple[Table, str]:
+        user = get_user_model().objects.create_user("northpaw", password="pw-north-123")
+        table = make_table("HHHH")
+        Seat.objects.filter(table=table, position=0).update(user=user, guest_id="")
+        client = Client()
+        client.force_login(user)
+        return table, client.cookies["sessionid"].value
+
+    table, key = await database_sync_to_async(setup)()
+    comm = WebsocketCommunicator(
+        application,
+        f"/ws/table/{table.public_id}/",
+        headers=[(b"origin", b"http://testserver"), (b"cookie", f"sessionid={key}".encode())],
+    )
+    connected, _ = await comm.connect(timeout=TIMEOUT)
+    assert connected
+    state = await comm.receive_json_from(timeout=TIMEOUT)
+    assert state["view"]["seat"] == 0
+    assert state["view"]["table"]["seats"][0]["name"] == "northpaw"
+    await comm.disconnect()
