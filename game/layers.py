@@ -1,13 +1,13 @@
 """The embedded default's channel layer: Channels' in-memory layer, made cheaper per message.
 
 Channels' ``InMemoryChannelLayer`` starts a task per member in ``group_send``
-(the sends never wait: a plain loop does the same), and it sweeps every channel and every group for
-expired entries on each ``receive`` and ``group_send``: with 400 sockets
-that sweep is most of the layer's cost per move (bench_server). Here it
-runs at most once a second, which changes nothing but when an expired
-message is dropped. Group membership does not expire (Channels' default
-drops a socket from its groups after a day, silently, which would cut a
-long-open table page off its table's moves).
+(the sends never wait: a plain loop does the same), and it sweeps every
+channel and every group for expired entries on each ``receive`` and
+``group_send``: with 400 sockets that sweep is most of the layer's cost per
+move (bench_server). Here it runs at most once a second, which changes
+nothing but when an expired message is dropped. Group membership does not
+expire (Channels' default drops a socket from its groups after a day,
+silently, which would cut a long-open table page off its table's moves).
 """
 
 from __future__ import annotations
