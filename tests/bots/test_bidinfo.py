@@ -18,23 +18,9 @@ from bots.registry import make_bot
 from bots.sampling import ImpossibleDeal, WeightedSampler
 from bots.uct import UCT, uct_search
 from game.engine.actions import Play
-from game.engine.cards import SUIT_MASKS, cards_of, parse_card, parse_hand
-from game.engine.deal import deal_hands
-from game.engine.rules import Rules
-from game.engine.state import Phase, RoundState
+from game.engine.cards import cards_of, parse_card, parse_hand
 from game.engine.view import view_for
-
-
-def played_round(seed: int, stop_at_play: int) -> RoundState:
-    rng = random.Random(seed)
-    b = make_bot("BIS+SRP")
-    r = RoundState(Rules(), dealer=seed % 4, hands=deal_hands(f"bidinfo-test/{seed}"))
-    while r.phase is not Phase.PLAYING:
-        r.apply(b.act(view_for(r, r.to_act), rng))
-    while r.phase is Phase.PLAYING and len(r.tricks) * 4 + len(r.trick) < stop_at_play:
-        r.apply(b.act(view_for(r, r.to_act), rng))
-    return r
-
+from tests.bots.deals import check_deal, played_round
 
 # ----- the table ---------------------------------------------------------------------
 
@@ -77,26 +63,12 @@ def test_weighted_deals_are_always_consistent_with_the_view() -> None:
     rng = random.Random(11)
     checked_voids = 0
     for seed in range(14):
-        r = played_round(seed, stop_at_play=rng.randrange(0, 48))
+        r = played_round(seed, stop_at_play=rng.randrange(0, 48), label="bidinfo-test")
         view = view_for(r, r.to_act)
         k = Knowledge(view)
         sampler = bidinfo.bid_informed_sampler(view, table)
         for _ in range(40):
-            hands = sampler.sample(rng)
-            assert hands[k.seat] == k.hand
-            assert [h.bit_count() for h in hands] == list(view.hand_counts)
-            others = 0
-            for s in range(4):
-                if s == k.seat:
-                    continue
-                assert not hands[s] & others
-                assert not hands[s] & view.played
-                others |= hands[s]
-                for suit in range(4):
-                    if k.voids[s] >> suit & 1:
-                        checked_voids += 1
-                        assert not hands[s] & SUIT_MASKS[suit]
-            assert others == k.unseen
+            checked_voids += check_deal(sampler.sample(rng), view, k)
     assert checked_voids > 0
 
 
@@ -158,7 +130,7 @@ def test_weighted_sampler_draws_the_product_distribution_exactly() -> None:
 
 
 def test_equal_weights_are_the_uniform_sampler() -> None:
-    r = played_round(5, stop_at_play=0)
+    r = played_round(5, stop_at_play=0, label="bidinfo-test")
     view = view_for(r, 0)
     marg = WeightedSampler.from_view(view).marginals()
     assert all(p == pytest.approx(1 / 3) for cards in marg.values() for p in cards.values())
@@ -193,7 +165,7 @@ def test_commands_learn_a_table_and_report_its_error(tmp_path: Path, capsys) -> 
 
 def test_uct_with_bid_informed_sampling_searches_and_is_registered() -> None:
     for stop in range(32, 44):  # a position with more than one choice that matters
-        r = played_round(7, stop_at_play=stop)
+        r = played_round(7, stop_at_play=stop, label="bidinfo-test")
         view = view_for(r, r.to_act)
         if UCT(5).needs_search(view):
             break

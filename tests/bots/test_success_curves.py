@@ -173,8 +173,12 @@ def test_train_save_load_round_trip(tmp_path) -> None:
 
 
 def test_sample_stats_count_sequences_by_threshold() -> None:
-    samples = ([sc.NilSample((), 0.5, True)] * 2100 + [sc.NilSample((3,), 0.5, False)] * 1200
-               + [sc.NilSample((3, 4), 0.5, True)] * 600 + [sc.NilSample((1, 2, 3), 0.5, True)])
+    samples = (
+        [sc.NilSample((), 0.5, True)] * 2100
+        + [sc.NilSample((3,), 0.5, False)] * 1200
+        + [sc.NilSample((3, 4), 0.5, True)] * 600
+        + [sc.NilSample((1, 2, 3), 0.5, True)]
+    )
     stats = sc.sample_stats(samples, top=2)
     assert stats["samples"] == 3901 and stats["sequences_seen"] == 4
     assert stats["sequences_with_at_least"] == {"100": 3, "500": 3, "1000": 2, "2000": 1,

@@ -13,23 +13,12 @@ from bots.sampling import ImpossibleDeal, Sampler
 from bots.srp import SRP
 from bots.uct import UCT, UCTSearch, uct_search
 from game.engine.actions import Play
-from game.engine.cards import SUIT_MASKS, parse_card, parse_hand
+from game.engine.cards import parse_card, parse_hand
 from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState, Trick, trick_winner
 from game.engine.view import SeatView, view_for
-
-
-def played_round(seed: int, stop_at_play: int, bot: str = "BIS+SRP") -> RoundState:
-    """A round bid and played by ``bot`` until ``stop_at_play`` cards are down."""
-    rng = random.Random(seed)
-    b = make_bot(bot)
-    r = RoundState(Rules(), dealer=seed % 4, hands=deal_hands(f"uct-test/{seed}"))
-    while r.phase is not Phase.PLAYING:
-        r.apply(b.act(view_for(r, r.to_act), rng))
-    while r.phase is Phase.PLAYING and len(r.tricks) * 4 + len(r.trick) < stop_at_play:
-        r.apply(b.act(view_for(r, r.to_act), rng))
-    return r
+from tests.bots.deals import check_deal, played_round
 
 
 def legal_cards(view: SeatView) -> set[int]:
@@ -48,20 +37,7 @@ def test_samples_respect_voids_counts_and_unseen_cards() -> None:
         k = Knowledge(view)
         sampler = Sampler.from_view(view, k)
         for _ in range(40):
-            hands = sampler.sample(rng)
-            assert hands[k.seat] == k.hand
-            assert [h.bit_count() for h in hands] == list(view.hand_counts)
-            others = 0
-            for s in range(4):
-                if s == k.seat:
-                    continue
-                assert not hands[s] & others
-                others |= hands[s]
-                for suit in range(4):
-                    if k.voids[s] >> suit & 1:
-                        checked_voids += 1
-                        assert not hands[s] & SUIT_MASKS[suit]
-            assert others == k.unseen
+            checked_voids += check_deal(sampler.sample(rng), view, k)
     assert checked_voids > 0
 
 
