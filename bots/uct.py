@@ -210,6 +210,12 @@ class UCTSearch:
         self.solver_calls = 0
         bids = [b if b is not None else 0 for b in view.bids]
         self.bids = bids
+        # When every hand already fits the solver, an iteration is a pure function
+        # of (deal, root card): the deal space is small (3 tricks left: at most
+        # 1,680 deals) and repeats, so remember each value instead of re-solving.
+        self.memo: dict[tuple[Card, int, int, int, int], float] | None = (
+            {} if max(view.hand_counts) <= solver_k else None
+        )
 
     def run(
         self,
@@ -264,6 +270,16 @@ class UCTSearch:
     def _simulate(self, hands: list[Hand], card: Card, rng: random.Random) -> float:
         """Play ``card`` in the sampled deal, then the default policy, then the
         solver; return our partnership's points gap at the end of the round."""
+        memo = self.memo
+        if memo is not None:
+            key = (card, hands[0], hands[1], hands[2], hands[3])
+            gap = memo.get(key)
+            if gap is None:
+                gap = memo[key] = self._play_out(hands, card, rng)
+            return gap
+        return self._play_out(hands, card, rng)
+
+    def _play_out(self, hands: list[Hand], card: Card, rng: random.Random) -> float:
         r = _state_from_view(self.view, hands)
         r.play_card(card)
         while r.phase is Phase.PLAYING:

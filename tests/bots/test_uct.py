@@ -128,6 +128,26 @@ def test_statistics_and_iteration_budget() -> None:
     assert grouped == legal_cards(view)
 
 
+@pytest.mark.parametrize("seed", [3, 9, 16])
+def test_remembered_deals_change_nothing_but_the_work(seed: int) -> None:
+    # Three tricks left: every hand fits the solver, so a deal's value is remembered.
+    r = played_round(seed, stop_at_play=40 + seed % 4)
+    view = view_for(r, r.to_act)
+    remembered = UCTSearch(view)
+    solved = UCTSearch(view)
+    assert remembered.memo is not None and len(remembered.groups) > 1
+    solved.memo = None  # solve every iteration afresh
+    a = remembered.run(random.Random(seed), budget=None, iterations=1500)
+    b = solved.run(random.Random(seed), budget=None, iterations=1500)
+    assert (a.card, a.visits, a.means) == (b.card, b.visits, b.means)
+    assert b.solver_calls == 1500
+    assert a.solver_calls == len(remembered.memo) < 1500
+    # With more cards than the solver takes, iterations play out first: no memo.
+    early = view_for(played_round(seed, stop_at_play=20), 0)
+    if early.to_act == early.seat:
+        assert UCTSearch(early).memo is None
+
+
 def test_search_needs_a_budget_and_the_seat_to_play() -> None:
     r = played_round(2, stop_at_play=40)
     view = view_for(r, r.to_act)
