@@ -31,7 +31,7 @@ from typing import Any
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from game import events, identity, service
+from game import events, identity, moves_async, service
 from game.models import Seat, Table
 
 from .db import db_call
@@ -145,7 +145,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             )
             return
         try:
-            await db_call(service.submit_action)(self.table_pk, self.seat, action, version)
+            if moves_async.enabled():
+                await moves_async.submit_action(self.table_pk, self.seat, action, version)
+            else:
+                await db_call(service.submit_action)(self.table_pk, self.seat, action, version)
         except service.ServiceError as e:
             await self.send_error(e.message, code=e.code)
             if isinstance(e, service.StaleVersion):

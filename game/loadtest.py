@@ -34,8 +34,11 @@ LOST_AFTER_SECONDS = 5.0
 # ----- set-up (inside Django, in the server's environment) -----------------------
 
 
-def prepare_tables(count: int, seed: int = 1) -> list[dict[str, Any]]:
-    """``count`` started tables of four guests: [{"public_id", "sessions": [4 keys]}]."""
+def prepare_tables(
+    count: int, seed: int = 1, rules: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """``count`` started tables of four guests (default rules unless ``rules``, a
+    ``Rules.to_dict()``): [{"public_id", "pk", "sessions": [4 keys], "cookie"}]."""
     from django.conf import settings
     from django.contrib.sessions.backends.db import SessionStore
 
@@ -44,7 +47,7 @@ def prepare_tables(count: int, seed: int = 1) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     tables = []
     for number in range(count):
-        table = service.create_table(stand_in_bots=False)
+        table = service.create_table(rules=rules, stand_in_bots=False)
         keys = []
         for position in range(4):
             guest_id = f"bench-{number}-{position}-{rng.getrandbits(48):012x}"
@@ -57,7 +60,7 @@ def prepare_tables(count: int, seed: int = 1) -> list[dict[str, Any]]:
                 table, position, guest_id=guest_id, guest_name=f"Bench {number}.{position}"
             )
         service.start_table(table)
-        tables.append({"public_id": table.public_id, "sessions": keys})
+        tables.append({"public_id": table.public_id, "pk": table.pk, "sessions": keys})
     return [{**t, "cookie": settings.SESSION_COOKIE_NAME} for t in tables]
 
 
@@ -69,6 +72,7 @@ class Figures:
     """What one run measured (milliseconds for latencies)."""
 
     acting: list[float] = field(default_factory=list)  # own move back to the acting socket
+    timeline: list[tuple[float, float]] = field(default_factory=list)  # (sent at, ms)
     others: list[float] = field(default_factory=list)  # the move reaching the other three
     sent: int = 0
     errors: dict[str, int] = field(default_factory=dict)
@@ -98,7 +102,29 @@ class Figures:
             "errors": dict(self.errors),
             "finished_tables": self.finished_tables,
             "connect_failures": self.connect_failures,
+            "by_second": self.by_second(),
         }
+
+    def by_second(self) -> list[dict[str, Any]]:
+        """Per second of the run (by when the action was sent): deliveries, p50,
+        p99 and max, to tell a steady load from bursts (e.g. every table's
+        round ending in the same second)."""
+        if not self.timeline:
+            return []
+        start = min(t for t, _ in self.timeline)
+        buckets: dict[int, list[float]] = {}
+        for t, ms in self.timeline:
+            buckets.setdefault(int(t - start), []).append(ms)
+        return [
+            {
+                "second": second,
+                "deliveries": len(values),
+                "p50_ms": _percentile(values, 50),
+                "p99_ms": _percentile(values, 99),
+                "max_ms": max(values),
+            }
+            for second, values in sorted(buckets.items())
+        ]
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -195,6 +221,7 @@ class TableClient:
         latency = (now - pending.sent_at) * 1000.0
         if self.measuring:
             (self.figures.acting if seat == pending.seat else self.figures.others).append(latency)
+            self.figures.timeline.append((pending.sent_at, latency))
         if not pending.waiting:
             self.pending = None
 

@@ -10,11 +10,18 @@ directly.
 Values still go through the fields' ``get_db_prep_save`` and the backend's
 converters, as the ORM would, so the same code serves SQLite and PostgreSQL
 and gives model instances indistinguishable from a queryset's.
+
+Each statement is a :class:`Query` (SQL, parameters, and how to read its
+result), so that the move path can be run by Django's connection (:func:`run`,
+the functions below) or, on PostgreSQL in the server, by an asyncio
+connection on the event loop (``game.moves_async``).
 """
 
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -23,6 +30,27 @@ from django.db import connection
 from django.db.models import Field, Model
 
 from game.models import Action, Seat, Table
+
+
+@dataclass(frozen=True)
+class Query:
+    """One statement of the move path: ``read(rowcount, rows)`` gives its value."""
+
+    sql: str
+    params: list[Any]
+    read: Callable[[int, list[tuple[Any, ...]]], Any]
+
+
+def run(query: Query) -> Any:
+    """Run ``query`` on Django's connection (in the caller's transaction)."""
+    with connection.cursor() as cursor:
+        cursor.execute(query.sql, query.params)
+        fetched = cursor.fetchall() if cursor.description else []
+        return query.read(cursor.rowcount, fetched)
+
+
+def _nothing(rowcount: int, fetched: list[tuple[Any, ...]]) -> None:
+    return None
 
 
 def _quote(name: str) -> str:
@@ -83,18 +111,20 @@ def _bump_sql() -> str:
     )
 
 
-def bump_version(table_pk: int, expected_version: int, now: datetime.datetime) -> bool:
-    """Compare-and-swap: version + 1 and a new turn clock, if still playing at ``expected``.
+def bump_version_query(table_pk: int, expected_version: int, now: datetime.datetime) -> Query:
+    """Compare-and-swap: version + 1 and a new turn clock, if still playing at
+    ``expected``; reads True when it swapped.
 
     The UPDATE takes PostgreSQL's row lock and SQLite's write lock, so that
     concurrent moves of a table queue here rather than fail later.
     """
-    sql = _bump_sql()
     playing = Table.Status.PLAYING.value
     params = [_prep(Table, "turn_started_at", now), table_pk, expected_version, playing]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.rowcount == 1
+    return Query(_bump_sql(), params, lambda rowcount, _: rowcount == 1)
+
+
+def bump_version(table_pk: int, expected_version: int, now: datetime.datetime) -> bool:
+    return bool(run(bump_version_query(table_pk, expected_version, now)))
 
 
 @cache
@@ -108,17 +138,22 @@ def _table_sql() -> str:
     )
 
 
-def fetch_table(table_pk: int) -> Table | None:
+def fetch_table_query(table_pk: int) -> Query:
     """The table row with its host's name, or None."""
-    sql = _table_sql()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [table_pk])
-        row = cursor.fetchone()
-    if row is None:
+    return Query(_table_sql(), [table_pk], _read_table)
+
+
+def _read_table(rowcount: int, fetched: list[tuple[Any, ...]]) -> Table | None:
+    if not fetched:
         return None
+    row = fetched[0]
     table = _instance(Table, "t", row[:-1])
     table.host = _user(table.host_id, row[-1])
     return table
+
+
+def fetch_table(table_pk: int) -> Table | None:
+    return run(fetch_table_query(table_pk))  # type: ignore[no-any-return]
 
 
 @cache
@@ -132,18 +167,22 @@ def _seats_sql() -> str:
     )
 
 
-def fetch_seats(table_pk: int) -> dict[int, Seat]:
+def fetch_seats_query(table_pk: int) -> Query:
     """The table's seats by position, each with its user's name loaded."""
-    sql = _seats_sql()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [table_pk])
-        rows = cursor.fetchall()
+    return Query(_seats_sql(), [table_pk], _read_seats)
+
+
+def _read_seats(rowcount: int, fetched: list[tuple[Any, ...]]) -> dict[int, Seat]:
     seats = {}
-    for row in rows:
+    for row in fetched:
         seat = _instance(Seat, "s", row[:-1])
         seat.user = _user(seat.user_id, row[-1])
         seats[seat.position] = seat
     return dict(sorted(seats.items()))
+
+
+def fetch_seats(table_pk: int) -> dict[int, Seat]:
+    return run(fetch_seats_query(table_pk))  # type: ignore[no-any-return]
 
 
 @cache
@@ -153,7 +192,7 @@ def _action_sql(columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {_quote(Action._meta.db_table)} ({names}) VALUES ({marks})"
 
 
-def insert_action(
+def insert_action_query(
     table_pk: int,
     version: int,
     round_number: int,
@@ -161,7 +200,7 @@ def insert_action(
     action: dict[str, Any],
     by_stand_in: bool,
     now: datetime.datetime,
-) -> None:
+) -> Query:
     """Append one action to the table's log (the unique (table, version) guards it)."""
     values = {
         "table_id": table_pk,
@@ -172,8 +211,7 @@ def insert_action(
         "created_at": _prep(Action, "created_at", now),
         "by_stand_in": by_stand_in,
     }
-    with connection.cursor() as cursor:
-        cursor.execute(_action_sql(tuple(values)), list(values.values()))
+    return Query(_action_sql(tuple(values)), list(values.values()), _nothing)
 
 
 @cache
@@ -185,12 +223,11 @@ def _stand_in_sql() -> str:
     )
 
 
-def count_stand_in_moves(table_pk: int, round_number: int) -> int:
+def count_stand_in_query(table_pk: int, round_number: int) -> Query:
     """How many of the round's actions a stand-in bot made."""
-    sql = _stand_in_sql()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [table_pk, round_number, True])
-        return int(cursor.fetchone()[0])
+    return Query(
+        _stand_in_sql(), [table_pk, round_number, True], lambda _, fetched: int(fetched[0][0])
+    )
 
 
 @cache
@@ -201,10 +238,55 @@ def _insert_sql(model: type[Model]) -> tuple[str, tuple[Field, ...]]:
     return f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES ({marks})", fields
 
 
-def insert(instance: Model) -> None:
+def insert_query(instance: Model) -> Query:
     """INSERT a new model instance as ``save()`` would (defaults, auto_now), without
     reading back its id: for the round and result rows written by a move."""
     sql, fields = _insert_sql(type(instance))
     values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
+    return Query(sql, values, _nothing)
+
+
+def insert(instance: Model) -> None:
+    run(insert_query(instance))
+
+
+@cache
+def _finish_sql() -> str:
+    return (
+        f"UPDATE {_quote(Table._meta.db_table)} "
+        f"SET {_quote('status')} = %s, {_quote('finished_at')} = %s WHERE {_quote('id')} = %s"
+    )
+
+
+def finish_table_query(table_pk: int, now: datetime.datetime) -> Query:
+    """The match is over: the table's status and end time."""
+    params = [Table.Status.FINISHED.value, _prep(Table, "finished_at", now), table_pk]
+    return Query(_finish_sql(), params, _nothing)
+
+
+@cache
+def _actions_sql() -> str:
+    return (
+        f"SELECT {_quote('version')}, {_quote('action')} FROM {_quote(Action._meta.db_table)} "
+        f"WHERE {_quote('table_id')} = %s AND {_quote('version')} > %s "
+        f"AND {_quote('version')} <= %s ORDER BY {_quote('version')}"
+    )
+
+
+def actions_query(table_pk: int, after: int, upto: int) -> Query:
+    """The log's (version, action dict) pairs with ``after < version <= upto``, in order."""
+    return Query(_actions_sql(), [table_pk, after, upto], _read_actions)
+
+
+def _read_actions(rowcount: int, fetched: list[tuple[Any, ...]]) -> list[tuple[int, Any]]:
+    field = Action._meta.get_field("action")
+    converters = connection.ops.get_db_converters(field.get_col("a")) + field.get_db_converters(
+        connection
+    )
+    col = field.get_col("a")
+    out = []
+    for version, data in fetched:
+        for convert in converters:
+            data = convert(data, col, connection)
+        out.append((version, data))
+    return out

@@ -21,9 +21,10 @@ import json
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Generator
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -45,7 +46,7 @@ from game.engine import (
     view_for,
 )
 from game.engine.state import Phase, RoundState
-from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
+from game.models import MatchResult, Seat, Table
 
 log = logging.getLogger(__name__)
 
@@ -175,31 +176,8 @@ def _info_get(table_pk: int, version: int) -> dict[str, Any] | None:
         return _info_cache.get((table_pk, version))
 
 
-def _replay(table: Table, version: int, start: Match | None = None) -> Match:
-    match = start if start is not None else Match(Rules.from_dict(table.rules), table.seed)
-    rows = Action.objects.filter(
-        table_id=table.pk, version__gt=match.version, version__lte=version
-    ).order_by("version")
-    for number, data in rows.values_list("version", "action"):
-        if number != match.version + 1:
-            raise CorruptLog(f"table {table.pk}: action {match.version + 1} is missing")
-        try:
-            match.apply(action_from_dict(data))
-        except (ActionError, IllegalAction) as e:
-            raise CorruptLog(f"table {table.pk}: action {number} does not replay: {e}") from e
-    if match.version != version:
-        raise CorruptLog(f"table {table.pk}: the log stops at {match.version}, not {version}")
-    return match
-
-
-def load_match(table: Table, version: int | None = None) -> Match:
-    """The table's match at ``version`` (default: the table's version).
-
-    The result may be shared with other threads: never change it (use
-    ``Match.copy``). Only call this for a version that is committed.
-    """
-    if version is None:
-        version = table.version
+def _load_match_steps(table: Table, version: int) -> Generator[rows.Query, Any, Match]:
+    """:func:`load_match` as statements (see :func:`run_steps`)."""
     match = _cache_get(table.pk, version, table.seed)
     if match is not None:
         return match
@@ -212,9 +190,44 @@ def load_match(table: Table, version: int | None = None) -> Match:
         if cached is not None:
             start = cached.copy()
             break
-    match = _replay(table, version, start)
+    match = start if start is not None else Match(Rules.from_dict(table.rules), table.seed)
+    logged = yield rows.actions_query(table.pk, match.version, version)
+    for number, data in logged:
+        if number != match.version + 1:
+            raise CorruptLog(f"table {table.pk}: action {match.version + 1} is missing")
+        try:
+            match.apply(action_from_dict(data))
+        except (ActionError, IllegalAction) as e:
+            raise CorruptLog(f"table {table.pk}: action {number} does not replay: {e}") from e
+    if match.version != version:
+        raise CorruptLog(f"table {table.pk}: the log stops at {match.version}, not {version}")
     _cache_put(table.pk, table.seed, match)
     return match
+
+
+def load_match(table: Table, version: int | None = None) -> Match:
+    """The table's match at ``version`` (default: the table's version).
+
+    The result may be shared with other threads: never change it (use
+    ``Match.copy``). Only call this for a version that is committed.
+    """
+    return run_steps(_load_match_steps(table, table.version if version is None else version))
+
+
+T = TypeVar("T")
+
+
+def run_steps(steps: Generator[rows.Query, Any, T]) -> T:
+    """Run a generator of statements on Django's connection: each yielded
+    :class:`rows.Query` is executed and its value sent back; returns what the
+    generator returns. (``game.moves_async`` runs the same generators on an
+    asyncio connection.)"""
+    try:
+        query = next(steps)
+        while True:
+            query = steps.send(rows.run(query))
+    except StopIteration as done:
+        return done.value
 
 
 # ----- the write path --------------------------------------------------------------
@@ -246,6 +259,25 @@ def _parse_action(seat: int, action: EngineAction | dict[str, Any]) -> EngineAct
     return action
 
 
+@dataclass(frozen=True)
+class Committed:
+    """What follows a committed move: the caches, the table's group message, a bot."""
+
+    table_id: int
+    seed: str
+    match: Match
+    info: dict[str, Any]
+    plan: TurnPlan | None
+
+    def remember(self) -> None:
+        """Fill this process's caches with the committed state."""
+        _cache_put(self.table_id, self.seed, self.match)
+        _info_put(self.table_id, self.match.version, self.info)
+
+    def announce(self) -> None:
+        events.table_event(self.table_id, self.match.version)
+
+
 def submit_action(
     table_id: int,
     seat: int,
@@ -260,82 +292,94 @@ def submit_action(
     ``BadAction``, ``NotPlaying``, ``TableNotFound``) and changes nothing
     when the action cannot be taken.
     """
-    parsed = _parse_action(seat, action)
-    if isinstance(expected_version, bool) or not isinstance(expected_version, int):
-        raise BadAction("'version' must be a whole number")
+    parsed = parse_submission(seat, action, expected_version)
     with transaction.atomic():
-        now = timezone.now()
-        swapped = rows.bump_version(table_id, expected_version, now)
-        table = rows.fetch_table(table_id)
-        if table is None:
-            raise TableNotFound("there is no such table")
-        if not swapped:
-            if table.status != Table.Status.PLAYING:
-                raise NotPlaying(
-                    "the match is over"
-                    if table.status == Table.Status.FINISHED
-                    else "the match has not started"
-                )
-            raise StaleVersion(expected_version, table.version)
-        match = load_match(table, expected_version).copy()
-        current: RoundState = match.round
-        try:
-            match.apply(parsed)
-        except IllegalAction as e:
-            raise IllegalMove(str(e)) from None  # rolls the version back
-        new_version = match.version
-        assert new_version == expected_version + 1 == table.version
-        action_dict = action_to_dict(parsed)
-        rows.insert_action(
-            table.pk, new_version, current.round_number, seat, action_dict, by_stand_in, now
+        result, after = run_steps(
+            move_steps(table_id, seat, parsed, expected_version, by_stand_in, timezone.now())
         )
-        round_over = current.phase is Phase.DONE
-        seats = rows.fetch_seats(table.pk)
-        if round_over:
-            _store_round(table, current, new_version, seats)
-        if match.is_over:
-            _store_result(table, match, new_version, seats)
-            Table.objects.filter(pk=table.pk).update(status=Table.Status.FINISHED, finished_at=now)
-            table.status, table.finished_at = Table.Status.FINISHED, now
-        info = table_info(table, list(seats.values()))
-        result = SubmitResult(
-            table_id=table.pk,
-            version=new_version,
-            seat=seat,
-            action=action_dict,
-            round_number=current.round_number,
-            round_over=round_over,
-            match_over=match.is_over,
-            to_act=None if match.is_over else match.round.to_act,
-            by_stand_in=by_stand_in,
-        )
-        plan = _next_turn_plan(table, seats, result)
-        seed = table.seed
-        transaction.on_commit(lambda: _cache_put(table_id, seed, match))
-        transaction.on_commit(lambda: _info_put(table_id, new_version, info))
-        transaction.on_commit(lambda: events.table_event(table_id, new_version), robust=True)
+        transaction.on_commit(after.remember)
+        transaction.on_commit(after.announce, robust=True)
+        plan = after.plan
         if plan is not None:
-            transaction.on_commit(lambda: _schedule(*plan), robust=True)
+            transaction.on_commit(lambda: schedule_plan(plan), robust=True)
     return result
 
 
-def _store_round(
-    table: Table, r: RoundState, version: int, seats: dict[int, Seat]
-) -> RoundRecordRow:
-    assert r.result is not None
-    stand_ins = rows.count_stand_in_moves(table.pk, r.round_number)
-    row = storage.round_row(table, r, version, seats, stand_in_moves=stand_ins)
-    rows.insert(row)
-    return row
+def parse_submission(
+    seat: int, action: EngineAction | dict[str, Any], expected_version: int
+) -> EngineAction:
+    """The engine action of a submission, or :class:`BadAction`."""
+    parsed = _parse_action(seat, action)
+    if isinstance(expected_version, bool) or not isinstance(expected_version, int):
+        raise BadAction("'version' must be a whole number")
+    return parsed
 
 
-def _store_result(
-    table: Table, match: Match, version: int, seats: dict[int, Seat] | None = None
-) -> MatchResult:
+def move_steps(
+    table_id: int,
+    seat: int,
+    parsed: EngineAction,
+    expected_version: int,
+    by_stand_in: bool,
+    now: datetime,
+) -> Generator[rows.Query, Any, tuple[SubmitResult, Committed]]:
+    """The statements of one move, to run in one transaction (:func:`run_steps`):
+    compare-and-swap the version, check the action with the engine, append it
+    to the log, and store a finished round's record and a finished match's
+    result. A :class:`ServiceError` raised from here must roll back."""
+    swapped = yield rows.bump_version_query(table_id, expected_version, now)
+    table = yield rows.fetch_table_query(table_id)
+    if table is None:
+        raise TableNotFound("there is no such table")
+    if not swapped:
+        if table.status != Table.Status.PLAYING:
+            raise NotPlaying(
+                "the match is over"
+                if table.status == Table.Status.FINISHED
+                else "the match has not started"
+            )
+        raise StaleVersion(expected_version, table.version)
+    match = (yield from _load_match_steps(table, expected_version)).copy()
+    current: RoundState = match.round
+    try:
+        match.apply(parsed)
+    except IllegalAction as e:
+        raise IllegalMove(str(e)) from None  # rolls the version back
+    new_version = match.version
+    assert new_version == expected_version + 1 == table.version
+    action_dict = action_to_dict(parsed)
+    yield rows.insert_action_query(
+        table.pk, new_version, current.round_number, seat, action_dict, by_stand_in, now
+    )
+    round_over = current.phase is Phase.DONE
+    seats = yield rows.fetch_seats_query(table.pk)
+    if round_over:
+        stand_ins = yield rows.count_stand_in_query(table.pk, current.round_number)
+        row = storage.round_row(table, current, new_version, seats, stand_in_moves=stand_ins)
+        yield rows.insert_query(row)
+    if match.is_over:
+        yield rows.insert_query(_result_row(table, match, new_version, seats))
+        yield rows.finish_table_query(table.pk, now)
+        table.status, table.finished_at = Table.Status.FINISHED, now
+    result = SubmitResult(
+        table_id=table.pk,
+        version=new_version,
+        seat=seat,
+        action=action_dict,
+        round_number=current.round_number,
+        round_over=round_over,
+        match_over=match.is_over,
+        to_act=None if match.is_over else match.round.to_act,
+        by_stand_in=by_stand_in,
+    )
+    info = table_info(table, list(seats.values()))
+    plan = _next_turn_plan(table, seats, result)
+    return result, Committed(table.pk, table.seed, match, info, plan)
+
+
+def _result_row(table: Table, match: Match, version: int, seats: dict[int, Seat]) -> MatchResult:
     assert match.winner is not None
-    if seats is None:
-        seats = {s.position: s for s in table.seats.all()}
-    result = storage.result_row(
+    return storage.result_row(
         table,
         winner=match.winner,
         scores=match.scores,
@@ -344,8 +388,6 @@ def _store_result(
         version=version,
         seats=seats,
     )
-    rows.insert(result)
-    return result
 
 
 # ----- who moves next: bots and stand-ins --------------------------------------------
@@ -390,6 +432,11 @@ def _schedule(table_id: int, seat: int, version: int, delay: float, stand_in: bo
     from bots import tasks  # bots.tasks calls back into this module
 
     tasks.schedule_act(table_id, seat, version, delay=delay, stand_in=stand_in)
+
+
+def schedule_plan(plan: TurnPlan) -> None:
+    """Schedule the bot move of a committed move's :class:`Committed` plan."""
+    _schedule(*plan)
 
 
 # ----- tables and seats ------------------------------------------------------------

@@ -113,6 +113,11 @@ if SPADES_DB_THREADS == 0:
     # against doing that by mistake must stand aside (in this process only).
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
+# With PostgreSQL the consumers' moves run on the event loop over psycopg's
+# asyncio connections (game/moves_async.py), this many per server process.
+SPADES_ASYNC_MOVES = os.environ.get("SPADES_ASYNC_MOVES", "1") != "0"
+SPADES_ASYNC_DB_CONNECTIONS = int(os.environ.get("SPADES_ASYNC_DB_CONNECTIONS", "4"))
+
 # Run bot moves inline right after commit (tests) instead of in a thread pool.
 SPADES_BOTS_INLINE = False
 SPADES_BOT_WORKERS = int(os.environ.get("SPADES_BOT_WORKERS", "4"))

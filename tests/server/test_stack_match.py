@@ -25,8 +25,9 @@ import psycopg
 import pytest
 
 from game import stackprocs
-from game.engine import Match, Rules, action_from_dict
+from game.engine import Rules
 from tests import services
+from tests.server.stack_checks import check_stored_log
 
 pytestmark = pytest.mark.stack
 
@@ -137,48 +138,8 @@ def test_four_bots_play_a_match_on_a_celery_worker_into_postgres(stack: Stack) -
     _start_table(stack, table["pk"])
     final_version = _wait_finished(stack, table["pk"])
 
-    with psycopg.connect(stack.database_url, connect_timeout=5) as conn:
-        rules, seed = conn.execute(
-            "select rules, seed from game_table where id = %s", [table["pk"]]
-        ).fetchone()
-        actions = conn.execute(
-            "select version, seat, action from game_action where table_id = %s order by version",
-            [table["pk"]],
-        ).fetchall()
-        result = conn.execute(
-            "select winner, score_ns, score_ew, rounds, version from game_matchresult"
-            " where table_id = %s",
-            [table["pk"]],
-        ).fetchone()
-        records = conn.execute(
-            "select round_number, version, score_ns, score_ew from game_roundrecordrow"
-            " where table_id = %s order by round_number",
-            [table["pk"]],
-        ).fetchall()
-
-    # Every action in the log, versions 1..N with no hole and no duplicate.
-    assert [v for v, _, _ in actions] == list(range(1, final_version + 1))
-    # The log replays through the engine to the stored result.
-    match = Match(Rules.from_dict(rules), seed)
-    round_ends = []
-    for version, seat, data in actions:
-        rounds_before = len([r for r in match.rounds if r.result is not None])
-        assert data.get("seat", seat) == seat
-        match.apply(action_from_dict(data))
-        if len([r for r in match.rounds if r.result is not None]) > rounds_before:
-            round_ends.append(version)
-    assert match.is_over
-    assert result is not None
-    assert result == (match.winner, match.scores[0], match.scores[1], len(match.rounds),
-                      final_version)  # fmt: skip
-    # One round record per round, at the version that ended it, with its scores.
-    assert [r[0] for r in records] == list(range(1, len(match.rounds) + 1))
-    assert [r[1] for r in records] == round_ends
-    assert [(r[2], r[3]) for r in records] == [
-        (rs.result[0].score_after, rs.result[1].score_after)
-        for rs in match.rounds
-        if rs.result is not None
-    ]
+    match = check_stored_log(stack.database_url, table["pk"])
+    assert match.is_over and match.version == final_version
 
 
 def test_a_spectator_socket_on_daphne_sees_the_worker_play(stack: Stack) -> None:
