@@ -12,6 +12,9 @@ the value of the final outcome, with
 * a transposition table at each trick's start, keyed by the four hands, the
   leader, the spades-broken flag and whatever part of the outcome so far the
   objective still depends on, storing lower/upper bounds;
+* for the points objective, a cut at each trick's start when the least or
+  greatest value any split of the remaining tricks could give already
+  decides the window (a third fewer nodes on UCT's 5-card deals);
 * equivalent cards merged: two cards of one hand in one suit with no card
   between them left in any hand or on the current trick win and lose the same
   tricks, so only the lowest of each such run is searched.
@@ -223,10 +226,13 @@ class Solver:
         self.objective = objective or TricksObjective()
         self.inc, self.flag = self.objective.increments()
         self.tt: dict[tuple, tuple[int, int]] = {}
+        # (acc, tricks left) -> the least and greatest value still reachable.
+        self.ranges: dict[tuple[int, int], tuple[int, int]] = {}
         self.nodes = 0
 
     def clear(self) -> None:
         self.tt.clear()
+        self.ranges.clear()
 
     def value(self, position: Position, alpha: int = -(10**9), beta: int = 10**9) -> int:
         """The minimax value (for North/South) of the objective from ``position``."""
@@ -236,13 +242,32 @@ class Solver:
             n = hands[position.leader].bit_count()
             obj._remaining_total = n + (1 if position.trick else 0)
             obj._leaf.clear()
-            self.tt.clear()  # its table keys on the outcome since this very position
+            self.clear()  # its tables key on the outcome since this very position
         trick = list(position.trick)
         broken = position.spades_broken
         if not trick:
             return self._trick(hands, position.leader, broken, 0, alpha, beta)
         best, winner = _best_of(position.leader, trick)
         return self._node(hands, position.leader, broken, 0, trick, best, winner, alpha, beta)
+
+    def _range(self, acc: int, n: int) -> tuple[int, int]:
+        """The least and greatest leaf value over every split of ``n`` more
+        tricks among the seats, after the outcome ``acc``."""
+        key = (acc, n)
+        found = self.ranges.get(key)
+        if found is None:
+            inc, flag, leaf = self.inc, self.flag, self.objective.leaf
+            values = set()
+            for w0 in range(n + 1):
+                for w1 in range(n - w0 + 1):
+                    for w2 in range(n - w0 - w1 + 1):
+                        a = acc
+                        for seat, won in enumerate((w0, w1, w2, n - w0 - w1 - w2)):
+                            if won:
+                                a = (a + won * inc[seat]) | flag[seat]
+                        values.add(leaf(a))
+            found = self.ranges[key] = (min(values), max(values))
+        return found
 
     # A trick's start: the transposition table lives here.
     def _trick(
@@ -265,6 +290,12 @@ class Solver:
                 if offset >= beta:
                     return offset
         else:
+            # Whatever is still reachable may already decide the window.
+            lo, hi = self._range(acc, n)
+            if hi <= alpha or lo == hi:
+                return hi
+            if lo >= beta:
+                return lo
             offset = 0
             key = (h[0], h[1], h[2], h[3], leader, broken, acc)
         entry = self.tt.get(key)
