@@ -224,6 +224,16 @@ class Command(BaseCommand):
             f"{s['client_cpu_percent']}%, whole machine {s['machine_cpu_percent']}% "
             f"(of {100 * (os.cpu_count() or 1)}%)"
         )
+        seconds = [b for b in s.get("by_second", []) if b["p99_ms"] is not None]
+        if seconds:
+            slowest = sorted(seconds, key=lambda b: -b["p99_ms"])[:3]
+            self.stdout.write(
+                "  slowest seconds of the run (by p99): "
+                + ", ".join(
+                    f"#{b['second']} p99 {b['p99_ms']:.0f} ms ({b['deliveries']} deliveries)"
+                    for b in slowest
+                )
+            )
         if "server_exited" in s:
             self.stdout.write(f"  Daphne exited with {s['server_exited']} during the run!")
         for line in s.get("hot_spots", []):
