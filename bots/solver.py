@@ -248,7 +248,10 @@ class Solver:
         if not trick:
             return self._trick(hands, position.leader, broken, 0, alpha, beta)
         best, winner = _best_of(position.leader, trick)
-        return self._node(hands, position.leader, broken, 0, trick, best, winner, alpha, beta)
+        live = hands[0] | hands[1] | hands[2] | hands[3]
+        for c in trick:
+            live |= 1 << c
+        return self._node(hands, position.leader, broken, 0, trick, best, winner, alpha, beta, live)
 
     def _range(self, acc: int, n: int) -> tuple[int, int]:
         """The least and greatest leaf value over every split of ``n`` more
@@ -310,7 +313,8 @@ class Solver:
             if hi < beta:
                 beta = hi
         a0, b0 = alpha, beta
-        v = self._node(h, leader, broken, acc, [], -1, leader, alpha, beta)
+        live = h[0] | h[1] | h[2] | h[3]
+        v = self._node(h, leader, broken, acc, [], -1, leader, alpha, beta, live)
         lo, hi = (entry[0], entry[1]) if entry is not None else (-(10**9), 10**9)
         r = v - offset
         if v <= a0:
@@ -333,7 +337,9 @@ class Solver:
         winner: int,
         alpha: int,
         beta: int,
+        live: int,
     ) -> int:
+        """``live``: the cards in the hands and on the trick (the same all trick long)."""
         self.nodes += 1
         pos = len(trick)
         seat = (leader + pos) & 3
@@ -345,9 +351,6 @@ class Solver:
         else:
             legal = (hand & _SIDE) or hand
         # Equivalent cards: keep the lowest of each run (no live card between).
-        live = h[0] | h[1] | h[2] | h[3]
-        for c in trick:
-            live |= 1 << c
         reps = []
         m = legal
         while m:
@@ -360,7 +363,7 @@ class Solver:
             reps.append(c)
         # Move ordering.
         if pos == 0:
-            reps.sort(key=_rank_desc)
+            reps.sort(key=_LEAD_ORDER.__getitem__)
         elif (winner ^ seat) & 1:  # an opponent is winning: cheapest winner first
             win = []
             lose = []
@@ -389,7 +392,7 @@ class Solver:
                 r = self._trick(h, nw, nbroken, nacc, alpha, beta)
             else:
                 trick.append(c)
-                r = self._node(h, leader, nbroken, acc, trick, nb, nw, alpha, beta)
+                r = self._node(h, leader, nbroken, acc, trick, nb, nw, alpha, beta, live)
                 trick.pop()
             if maximize:
                 if r > v:
@@ -410,6 +413,9 @@ def _rank_desc(card: int) -> int:
     """Lead order: spades high to low, then side-suit cards high to low
     (about 8% fewer nodes than rank alone on the last 6 tricks)."""
     return -(card % 13) - (20 if card >= 39 else 0)
+
+
+_LEAD_ORDER: tuple[int, ...] = tuple(_rank_desc(c) for c in range(52))
 
 
 def _best_of(leader: int, cards: Sequence[int]) -> tuple[int, int]:
