@@ -17,9 +17,9 @@ Where the calls run is ``SPADES_DB_THREADS``:
   290 ms on a thread, 200/s and p50 20-40 ms on the loop). Django's check
   against the ORM on an event loop is then off (settings.py).
 - 1: the shared sync thread of ``sync_to_async``.
-- more (the default with PostgreSQL, 8): a pool, so that the moves of
-  different tables overlap their round trips to the server (a table's own
-  moves still queue on its row lock).
+- more (the default with PostgreSQL, 8): a pool, so that the calls of
+  different sockets overlap their round trips to the server. (Moves on
+  PostgreSQL do not come here: ``game.moves_async`` runs them on the loop.)
 """
 
 from __future__ import annotations
