@@ -69,9 +69,20 @@ class ConnectionPool:
     def release(self, conn: psycopg.AsyncConnection[Any]) -> None:
         if conn.closed or conn.broken or conn.info.transaction_status != _IDLE:
             self.opened -= 1
-            asyncio.ensure_future(conn.close())  # the next acquire opens a fresh one
+            _hold(asyncio.ensure_future(conn.close()))  # the next acquire opens a fresh one
             return
         self.idle.put_nowait(conn)
+
+
+# Tasks started here and not awaited by anyone: the loop keeps only weak
+# references to tasks, so they are held until done.
+_running: set[asyncio.Future[Any]] = set()
+
+
+def _hold(task: asyncio.Future[Any]) -> asyncio.Future[Any]:
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+    return task
 
 
 _IDLE = psycopg.pq.TransactionStatus.IDLE
@@ -130,8 +141,23 @@ async def submit_action(
     by_stand_in: bool = False,
 ) -> service.SubmitResult:
     """``service.submit_action`` on the event loop: the same checks, statements,
-    errors and after-commit work (caches, the group message, a bot's turn)."""
+    errors and after-commit work (caches, the group message, a bot's turn).
+
+    A move once started runs to its end even if the caller is cancelled (its
+    socket closed): a commit must never go unannounced.
+    """
     parsed = service.parse_submission(seat, action, expected_version)
+    move = _hold(
+        asyncio.ensure_future(_submit(table_id, seat, parsed, expected_version, by_stand_in))
+    )
+    # A refusal nobody waits for any more is not an error to report.
+    move.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return await asyncio.shield(move)  # type: ignore[no-any-return]
+
+
+async def _submit(
+    table_id: int, seat: int, parsed: EngineAction, expected_version: int, by_stand_in: bool
+) -> service.SubmitResult:
     pool = _pool()
     conn = await pool.acquire()
     try:
@@ -149,10 +175,8 @@ async def submit_action(
         log.exception("the group message of table %s failed", table_id)
     if after.plan is not None:
         # Scheduling a bot may talk to Celery's broker: not on the loop.
-        future = asyncio.get_running_loop().run_in_executor(
-            None, service.schedule_plan, after.plan
-        )
-        future.add_done_callback(_log_failure)
+        future = asyncio.get_running_loop().run_in_executor(None, service.schedule_plan, after.plan)
+        _hold(future).add_done_callback(_log_failure)
     return result
 
 
