@@ -12,9 +12,9 @@ converters, as the ORM would, so the same code serves SQLite and PostgreSQL
 and gives model instances indistinguishable from a queryset's.
 
 Each statement is a :class:`Query` (SQL, parameters, and how to read its
-result), so that the move path can be run by Django's connection (:func:`run`,
-the functions below) or, on PostgreSQL in the server, by an asyncio
-connection on the event loop (``game.moves_async``).
+result), so that the move path can be run by Django's connection
+(:func:`run`, through ``service.run_steps``) or, on PostgreSQL in the
+server, by an asyncio connection on the event loop (``game.moves_async``).
 """
 
 from __future__ import annotations
@@ -123,10 +123,6 @@ def bump_version_query(table_pk: int, expected_version: int, now: datetime.datet
     return Query(_bump_sql(), params, lambda rowcount, _: rowcount == 1)
 
 
-def bump_version(table_pk: int, expected_version: int, now: datetime.datetime) -> bool:
-    return bool(run(bump_version_query(table_pk, expected_version, now)))
-
-
 @cache
 def _table_sql() -> str:
     select, _, _ = _columns(Table, "t")
@@ -152,10 +148,6 @@ def _read_table(rowcount: int, fetched: list[tuple[Any, ...]]) -> Table | None:
     return table
 
 
-def fetch_table(table_pk: int) -> Table | None:
-    return run(fetch_table_query(table_pk))  # type: ignore[no-any-return]
-
-
 @cache
 def _seats_sql() -> str:
     select, _, _ = _columns(Seat, "s")
@@ -179,10 +171,6 @@ def _read_seats(rowcount: int, fetched: list[tuple[Any, ...]]) -> dict[int, Seat
         seat.user = _user(seat.user_id, row[-1])
         seats[seat.position] = seat
     return dict(sorted(seats.items()))
-
-
-def fetch_seats(table_pk: int) -> dict[int, Seat]:
-    return run(fetch_seats_query(table_pk))  # type: ignore[no-any-return]
 
 
 @cache
@@ -244,10 +232,6 @@ def insert_query(instance: Model) -> Query:
     sql, fields = _insert_sql(type(instance))
     values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
     return Query(sql, values, _nothing)
-
-
-def insert(instance: Model) -> None:
-    run(insert_query(instance))
 
 
 @cache

@@ -1,12 +1,14 @@
 """The single write path of a table, and what each seat may see of it.
 
-``submit_action`` is the only function that changes a match: one
-transaction, compare-and-swap on the table's version, the engine checks the
-action, the action is appended to the log, the version goes up; a finished
-round writes its record and a finished match its result in the same
-transaction. After the commit: one group message to the table's sockets and,
-when a bot (or a stand-in for a human whose timer ran out) is to act next,
-a bot move is scheduled through ``bots.tasks``.
+``move_steps`` is the only code that changes a match (run by
+``submit_action`` on Django's connection, and by ``game.moves_async`` for
+the websockets on PostgreSQL): one transaction, compare-and-swap on the
+table's version, the engine checks the action, the action is appended to the
+log, the version goes up; a finished round writes its record and a finished
+match its result in the same transaction. After the commit: one group
+message to the table's sockets and, when a bot (or a stand-in for a human
+whose timer ran out) is to act next, a bot move is scheduled through
+``bots.tasks``.
 
 A table's match is its log replayed (``load_match``). A small in-process
 cache keyed by (table, version) saves the replay on most moves; it is only
