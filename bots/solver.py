@@ -219,8 +219,13 @@ class Solver:
     """Alpha-beta with a transposition table; one instance per objective.
 
     The table is kept between calls on the same objective (positions of one
-    sampled deal share much of it); :meth:`clear` empties it.
+    sampled deal share much of it); :meth:`clear` empties it. With the points
+    objective its entries key on the outcome since the position searched, so
+    they carry over only between positions with as many tricks left (UCT's
+    deals of one decision); a call from any other position starts afresh.
     """
+
+    MAX_TABLE = 400_000  # entries kept before the table starts afresh (memory)
 
     def __init__(self, objective: Objective | None = None) -> None:
         self.objective = objective or TricksObjective()
@@ -229,20 +234,26 @@ class Solver:
         # (acc, tricks left) -> the least and greatest value still reachable.
         self.ranges: dict[tuple[int, int], tuple[int, int]] = {}
         self.nodes = 0
+        self._tricks_left: int | None = None  # of the last points search
 
     def clear(self) -> None:
         self.tt.clear()
         self.ranges.clear()
+        self._tricks_left = None
 
     def value(self, position: Position, alpha: int = -(10**9), beta: int = 10**9) -> int:
         """The minimax value (for North/South) of the objective from ``position``."""
         hands = list(position.hands)
         obj = self.objective
+        if len(self.tt) > self.MAX_TABLE:
+            self.clear()
         if isinstance(obj, PointsObjective):
-            n = hands[position.leader].bit_count()
-            obj._remaining_total = n + (1 if position.trick else 0)
-            obj._leaf.clear()
-            self.clear()  # its tables key on the outcome since this very position
+            left = hands[position.leader].bit_count() + (1 if position.trick else 0)
+            if left != self._tricks_left:
+                obj._remaining_total = left
+                obj._leaf.clear()
+                self.clear()  # its tables key on the outcome since the position
+                self._tricks_left = left
         trick = list(position.trick)
         broken = position.spades_broken
         if not trick:

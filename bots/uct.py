@@ -210,6 +210,9 @@ class UCTSearch:
         self.solver_calls = 0
         bids = [b if b is not None else 0 for b in view.bids]
         self.bids = bids
+        # One solver per tricks-won split at the solve: its table then carries
+        # over between deals (positions with as many tricks left).
+        self.solvers: dict[tuple[int, ...], Solver] = {}
         # When every hand already fits the solver, an iteration is a pure function
         # of (deal, root card): the deal space is small (3 tricks left: at most
         # 1,680 deals) and repeats, so remember each value instead of re-solving.
@@ -298,14 +301,18 @@ class UCTSearch:
     def _solve(self, r: RoundState) -> float:
         self.solver_calls += 1
         v = self.view
-        objective = PointsObjective(v.rules, self.bids, v.blind, r.tricks_won, v.scores, v.bags)
+        won = tuple(r.tricks_won)
+        solver = self.solvers.get(won)
+        if solver is None:
+            objective = PointsObjective(v.rules, self.bids, v.blind, won, v.scores, v.bags)
+            solver = self.solvers[won] = Solver(objective)
         p = Position(
             (r.hands[0], r.hands[1], r.hands[2], r.hands[3]),
             r.leader,
             tuple(r.trick),
             r.spades_broken,
         )
-        gap = Solver(objective).value(p)
+        gap = solver.value(p)
         return gap if self.seat % 2 == 0 else -gap
 
 

@@ -238,6 +238,23 @@ def test_points_gap_prefers_the_contract() -> None:
     assert points_gap(p, obj, 1) == 0
 
 
+def test_a_kept_points_table_gives_what_fresh_solvers_give() -> None:
+    # UCT keeps one solver for all the deals of a decision; its table must not
+    # carry a value from one position into another it does not fit.
+    rng = random.Random(5)
+    rules = Rules()
+    for nil_seats in ([], [1], [0, 3]):
+        bids = [0 if s in nil_seats else rng.randint(2, 4) for s in range(4)]
+        won = [0 if s in nil_seats else rng.randint(1, 3) for s in range(4)]
+        objective = PointsObjective(rules, bids, [False] * 4, won, (120, 40), (7, 9))
+        kept = Solver(objective)
+        for k in (4, 4, 3, 4, 3, 3, 4, 2, 4) * 6:
+            p = random_position(rng, k, mid_trick=rng.random() < 0.5)
+            fresh = PointsObjective(rules, bids, [False] * 4, won, (120, 40), (7, 9))
+            assert kept.value(p) == Solver(fresh).value(p), (p, nil_seats)
+        assert kept.tt  # it kept entries from earlier positions
+
+
 @pytest.mark.parametrize("k", [2, 3])
 def test_bench_runs(k: int) -> None:
     rows = bench([k], samples=5, seed=3)
