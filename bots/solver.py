@@ -292,8 +292,14 @@ class Solver:
         if n == 0:
             return obj.leaf(acc)
         if n == 1:  # the last trick plays itself
-            cards = [h[(leader + i) & 3].bit_length() - 1 for i in range(4)]
-            _, w = _best_of(leader, cards)
+            w = leader
+            best = h[leader].bit_length() - 1
+            suit = best // 13
+            for i in (1, 2, 3):
+                seat = (leader + i) & 3
+                c = h[seat].bit_length() - 1
+                if c > best and (c >= 39 or c // 13 == suit):
+                    best, w = c, seat
             return obj.leaf((acc + self.inc[w]) | self.flag[w])
         if obj.separable:
             offset = acc & 15
