@@ -446,6 +446,24 @@ def run_tournament(
     return summary
 
 
+def report_log(config: TournamentConfig, log: str | os.PathLike[str]) -> dict[str, Any]:
+    """The summary of the games a run has finished so far, playing none. In
+    duplicate mode only whole pairs count (a deal sequence played both ways),
+    so that an unfinished run is not skewed by half-played pairs."""
+    config.validate()
+    done = read_log(Path(log), config)
+    kept = list(done.values())
+    if config.duplicate:
+        kept = [rec for g, rec in done.items() if g ^ 1 in done]
+    summary = summarize(config, kept)
+    summary["partial"] = {
+        "games_in_log": len(done),
+        "games_summarized": len(kept),
+        "games_planned": config.games,
+    }
+    return summary
+
+
 # ----- text -----------------------------------------------------------------------
 
 
@@ -467,6 +485,13 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"{summary['games']} games, {summary['rounds']} rounds, "
         f"goal {cfg['goal']} / {cfg['lose']}, {mode}",
     ]
+    partial = summary.get("partial")
+    if partial:
+        lines.append(
+            f"  so far: {partial['games_summarized']} of the {partial['games_planned']} "
+            f"games planned ({partial['games_in_log']} finished"
+            + (", whole duplicate pairs only)" if cfg["duplicate"] else ")")
+        )
     if cfg["duplicate"]:
         lines.append("  A sits North/South in even games and East/West in odd games")
     else:
@@ -535,6 +560,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "and a run started again with the same options resumes from it",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="play nothing: summarize the games the --output log holds so far",
+    )
 
 
 def _seed_value(text: str) -> int | str:
@@ -556,6 +586,10 @@ def config_from_options(opts: dict[str, Any]) -> TournamentConfig:
 def run_from_options(opts: dict[str, Any], progress: TextIO | None) -> dict[str, Any]:
     config = config_from_options(opts)
     output = opts.get("output")
+    if opts.get("report"):
+        if not output:
+            raise TournamentError("--report reads the log of --output: give --output")
+        return report_log(config, log_path_for(output))  # printed, not written
     summary = run_tournament(
         config,
         workers=opts["workers"],

@@ -15,6 +15,7 @@ from bots.tournament import (
     format_summary,
     log_path_for,
     main,
+    report_log,
     run_tournament,
     summarize,
     wilson_interval,
@@ -178,6 +179,29 @@ def test_resume_refuses_another_tournaments_log(tmp_path: Path) -> None:
     run_tournament(config(games=2), log=log)
     with pytest.raises(TournamentError, match="different tournament"):
         run_tournament(config(games=2, seed=99), log=log)
+
+
+def test_report_summarizes_the_whole_pairs_finished_so_far(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "res.json"
+    log = log_path_for(out)
+    run_tournament(config(games=6, duplicate=True), log=log)
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:-1]) + "\n")  # game 5 not finished: pair 2 is half played
+    argv = ["--ns", "RB+WRP", "--ew", "MS+WRP", "--games", "10", "--seed", "11", "--duplicate"]
+    assert main([*argv, "--output", str(out), "--report"]) == 0
+    printed = capsys.readouterr().out
+    assert "so far: 4 of the 10 games planned (5 finished, whole duplicate pairs only)" in printed
+    assert not out.exists()  # a report writes no summary file
+    assert log.read_text().splitlines() == lines[:-1]  # and plays nothing
+    cfg = config(games=10, duplicate=True)
+    records = [json.loads(line) for line in lines[1:5]]
+    expected = summarize(cfg, records)
+    got = report_log(cfg, log)
+    assert {k: v for k, v in got.items() if k != "partial"} == expected
+    with pytest.raises(SystemExit):
+        main([*argv, "--report"])  # nothing to read without --output
 
 
 def test_summarize_is_order_free() -> None:

@@ -42,6 +42,6 @@ class Command(BaseCommand):
         except OSError as e:
             raise CommandError(f"cannot write the results: {e}") from None
         self.stdout.write(format_summary(summary))
-        if opts.get("output"):
+        if opts.get("output") and not opts.get("report"):
             self.stdout.write(f"summary written to {opts['output']}")
         store_if_asked(opts, self.stdout)
