@@ -1,0 +1,123 @@
+"""``manage.py calibrate_uct``: how many iterations a UCT player's search makes in its budget.
+
+    python manage.py calibrate_uct [--tricks 3,5,7] [--positions 20] [--budget 1.0]
+        [--seed 11] [--json FILE]
+
+Tournaments run UCT players on a fixed iteration count (``SPADES_UCT_ITERATIONS``)
+equal to what the time budget buys on a quiet core, so that their results
+are reproducible by seed whatever else the machine runs. This measures that
+count: seeded rounds are bid and played by ``BIS+SRP``; wherever ``UCT<X>``
+would search (its last X tricks, more than one choice that matters) the
+position is kept, until ``--positions`` positions per X; then each position
+is searched once for ``--budget`` seconds of wall-clock time. It prints the
+median and the 10th and 90th percentiles of the iterations made, and how
+many searched moves a round has (all four seats). Run it on a quiet machine:
+the load average is printed beside the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from bots.registry import make_bot
+from bots.uct import UCT, UCTSearch
+from game.engine.deal import deal_hands
+from game.engine.rules import Rules
+from game.engine.state import Phase, RoundState
+from game.engine.view import SeatView, view_for
+
+MAX_ROUNDS = 10_000  # per X: enough for any sane --positions
+
+
+def search_positions(tricks: int, count: int, seed: int) -> tuple[list[SeatView], float]:
+    """``count`` views where ``UCT<tricks>`` would search, from seeded BIS+SRP
+    rounds, and the searched moves per round (all seats) in those rounds."""
+    bot = make_bot("BIS+SRP")
+    uct = UCT(tricks=tricks)
+    rng = random.Random(f"calibrate-uct/{seed}/{tricks}")
+    views: list[SeatView] = []
+    searched = 0
+    rounds = 0
+    while len(views) < count:
+        if rounds >= MAX_ROUNDS:
+            raise CommandError(f"found only {len(views)} positions in {rounds} rounds")
+        hands = deal_hands(f"calibrate-uct/{seed}/{rounds}")
+        r = RoundState(Rules(), dealer=rounds % 4, hands=hands)
+        rounds += 1
+        while r.phase is not Phase.DONE:
+            view = view_for(r, r.to_act)
+            if uct.needs_search(view):
+                searched += 1
+                if len(views) < count:
+                    views.append(view)
+            r.apply(bot.act(view, rng))
+    return views, searched / rounds
+
+
+def _percentile(values: list[int], q: int) -> float:
+    if len(values) == 1:
+        return float(values[0])
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+class Command(BaseCommand):
+    help = (
+        "Iterations a UCT player's search makes within its time budget (median, p10, p90) "
+        "at seeded positions, for setting SPADES_UCT_ITERATIONS in tournaments."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--tricks", default="3,5,7", help="X of UCT<X>, comma-separated")
+        parser.add_argument("--positions", type=int, default=20, help="positions per X")
+        parser.add_argument("--budget", type=float, default=1.0, help="seconds per search")
+        parser.add_argument("--seed", type=int, default=11)
+        parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        try:
+            tricks = [int(x) for x in opts["tricks"].split(",") if x.strip()]
+        except ValueError:
+            raise CommandError("--tricks takes numbers, e.g. 3,5,7") from None
+        if not tricks or any(not 1 <= x <= 13 for x in tricks):
+            raise CommandError("--tricks: each X is 1..13")
+        if opts["positions"] < 1 or opts["budget"] <= 0:
+            raise CommandError("--positions and --budget must be positive")
+        load = os.getloadavg()[0]
+        self.stdout.write(
+            f"calibrate_uct: {opts['positions']} positions per X, {opts['budget']} s each, "
+            f"seed {opts['seed']}, load average {load:.2f} on {os.cpu_count()} CPUs"
+            + ("  (busy machine: the counts will be low)" if load > 0.5 else "")
+        )
+        rows = []
+        for x in tricks:
+            views, per_round = search_positions(x, opts["positions"], opts["seed"])
+            made = []
+            for i, view in enumerate(views):
+                rng = random.Random(f"calibrate-uct/{opts['seed']}/{x}/{i}")
+                made.append(UCTSearch(view).run(rng, budget=opts["budget"]).iterations)
+            row = {
+                "player": f"UCT{x}",
+                "positions": len(made),
+                "budget_seconds": opts["budget"],
+                "median": statistics.median(made),
+                "p10": _percentile(made, 10),
+                "p90": _percentile(made, 90),
+                "searched_moves_per_round": round(per_round, 2),
+                "seed": opts["seed"],
+                "load_average": round(load, 2),
+            }
+            rows.append(row)
+            self.stdout.write(
+                f"  {row['player']}: iterations in {opts['budget']} s median {row['median']:,.0f}"
+                f" (p10 {row['p10']:,.0f}, p90 {row['p90']:,.0f}) over {row['positions']}"
+                f" positions; {row['searched_moves_per_round']} searched moves per round"
+            )
+        if opts["json"]:
+            with open(opts["json"], "w") as f:
+                json.dump(rows, f, indent=2)

@@ -1,0 +1,47 @@
+"""``manage.py calibrate_uct``: seeded search positions, and the figures it prints
+(a tiny budget; no timing asserts)."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from bots.management.commands.calibrate_uct import search_positions
+from bots.uct import UCT
+from game.engine.state import Phase
+
+
+def test_positions_are_where_the_player_searches_and_repeat_by_seed() -> None:
+    views, per_round = search_positions(3, 6, seed=4)
+    assert len(views) == 6 and per_round > 0
+    uct = UCT(tricks=3)
+    for view in views:
+        assert view.phase is Phase.PLAYING and 13 - len(view.tricks) <= 3
+        assert uct.needs_search(view)
+    again, _ = search_positions(3, 6, seed=4)
+    assert [v.to_dict() for v in again] == [v.to_dict() for v in views]
+
+
+def test_prints_and_writes_the_figures(tmp_path: Path) -> None:
+    output = tmp_path / "cal.json"
+    out = StringIO()
+    call_command(
+        "calibrate_uct", "--tricks", "3", "--positions", "3", "--budget", "0.01",
+        "--seed", "2", "--json", str(output), stdout=out,
+    )  # fmt: skip
+    text = out.getvalue()
+    assert "UCT3: iterations in 0.01 s median" in text and "searched moves per round" in text
+    (row,) = json.loads(output.read_text())
+    assert row["player"] == "UCT3" and row["positions"] == 3 and row["median"] >= 1
+    assert row["p10"] <= row["median"] <= row["p90"]
+
+
+@pytest.mark.parametrize("args", [["--tricks", "x"], ["--tricks", "14"], ["--positions", "0"]])
+def test_bad_options(args: list[str]) -> None:
+    with pytest.raises(CommandError):
+        call_command("calibrate_uct", *args, stdout=StringIO())
