@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections import deque
 from typing import Any
 
+import psycopg
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.db import DatabaseError
 
 from game import events, identity, moves_async, service
 from game.models import Seat, Table
@@ -42,6 +45,8 @@ CHAT_BURST = 5  # messages ...
 CHAT_WINDOW_SECONDS = 10.0  # ... per this many seconds
 
 CLOSE_NO_TABLE = 4404
+
+log = logging.getLogger(__name__)
 
 
 def _identify(scope: dict[str, Any], public_id: str) -> tuple[int, int | None, str] | None:
@@ -153,6 +158,14 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.send_error(e.message, code=e.code)
             if isinstance(e, service.StaleVersion):
                 await self.send_state(force=True)
+        except (DatabaseError, psycopg.Error):
+            # The database failed under the move (e.g. it restarted): the move
+            # committed or not, never half; say so and keep the socket. The
+            # client's next act carries its version, so a retry cannot apply twice.
+            log.exception("table %s: a move could not be stored", self.table_pk)
+            await self.send_error(
+                "the server could not store your move just now: try again", code="server"
+            )
         # On success the group event brings the new state to every socket, this one too.
 
     async def on_chat(self, content: dict[str, Any]) -> None:

@@ -56,8 +56,10 @@ class ConnectionPool:
         self.opened = 0
         self.idle: asyncio.Queue[psycopg.AsyncConnection[Any]] = asyncio.Queue()
 
-    async def acquire(self) -> psycopg.AsyncConnection[Any]:
-        if self.idle.empty() and self.opened < self.size:
+    async def acquire(self, fresh: bool = False) -> psycopg.AsyncConnection[Any]:
+        """An idle connection, or a new one while fewer than ``size`` are open
+        (``fresh``: a new one first, if there is room)."""
+        if (fresh or self.idle.empty()) and self.opened < self.size:
             self.opened += 1
             try:
                 return await _connect()
@@ -159,15 +161,23 @@ async def _submit(
     table_id: int, seat: int, parsed: EngineAction, expected_version: int, by_stand_in: bool
 ) -> service.SubmitResult:
     pool = _pool()
-    conn = await pool.acquire()
-    try:
-        async with conn.transaction():
-            steps = service.move_steps(
-                table_id, seat, parsed, expected_version, by_stand_in, timezone.now()
-            )
-            result, after = await run_steps(conn, steps)
-    finally:
-        pool.release(conn)
+    for attempt in (1, 2):
+        conn = await pool.acquire(fresh=attempt > 1)
+        try:
+            async with conn.transaction():
+                steps = service.move_steps(
+                    table_id, seat, parsed, expected_version, by_stand_in, timezone.now()
+                )
+                result, after = await run_steps(conn, steps)
+            break
+        except psycopg.OperationalError:
+            # A connection that died while idle (the server restarted, say): once
+            # more on a fresh one. Should the first attempt have committed after
+            # all, the version check refuses the second as stale.
+            if attempt == 2 or not (conn.broken or conn.closed):
+                raise
+        finally:
+            pool.release(conn)
     after.remember()
     try:
         after.announce()

@@ -13,6 +13,7 @@ from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
+from django.db import OperationalError
 
 from bots import runner
 from game import service
@@ -220,6 +221,26 @@ async def test_refused_frames_get_an_error_and_change_nothing(live: runner.Inlin
     assert count == 0
     await comm.disconnect()
     await idle.disconnect()
+
+
+async def test_a_database_failure_gets_an_error_and_the_socket_stays(
+    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = await database_sync_to_async(make_table)("HHHH", Rules(blind_nil=False))
+    to_act = (await database_sync_to_async(service.load_match)(table)).round.to_act
+    comm, state = await connect(table, f"g{to_act}")
+    act = {"type": "act", "action": {"type": "bid", "tricks": 3}, "version": state["version"]}
+
+    def down(*args: Any, **kwargs: Any) -> None:
+        raise OperationalError("the database went away")
+
+    monkeypatch.setattr(service, "submit_action", down)
+    error = await refused(comm, json.dumps(act))
+    assert error["code"] == "server" and "try again" in error["message"]
+    monkeypatch.undo()
+    await comm.send_json_to(act)  # the same move again, once the database is back
+    assert (await next_state(comm, state["version"] + 1))["version"] == state["version"] + 1
+    await comm.disconnect()
 
 
 async def test_a_socket_cannot_act_for_another_seat(live: runner.InlineRunner) -> None:

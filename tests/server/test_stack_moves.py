@@ -149,3 +149,28 @@ def test_a_stale_or_illegal_move_is_refused_and_changes_nothing(stack: Stack) ->
         assert fresh["type"] == "state" and fresh["version"] == before
     assert stack.version(table["pk"]) == before
     check_stored_log(stack.database_url, table["pk"])
+
+
+def _moves_connections(database_url: str, terminate: bool = False) -> int:
+    with psycopg.connect(database_url, connect_timeout=5, autocommit=True) as conn:
+        what = "pg_terminate_backend(pid)" if terminate else "pid"
+        rows = conn.execute(
+            f"select {what} from pg_stat_activity where application_name = %s"
+            " and datname = current_database()",
+            [APPLICATION_NAME],
+        ).fetchall()
+    return len(rows)
+
+
+def test_moves_go_on_when_their_connections_are_cut(stack: Stack) -> None:
+    tables = stack.make_tables(2)
+    first = asyncio.run(loadtest.run_clients(stack.port, tables, seconds=1.5, interval=0.05))
+    assert first.errors == {} and first.sent > 0
+    assert _moves_connections(stack.database_url, terminate=True) >= 1  # as a restart would
+    second = asyncio.run(loadtest.run_clients(stack.port, tables, seconds=1.5, interval=0.05))
+    log = stackprocs.tail(stack.logs / "daphne.log")
+    assert second.errors == {} and second.undelivered == 0, log
+    assert second.sent > 10, log
+    assert _moves_connections(stack.database_url) >= 1  # fresh ones took over
+    for table in tables:
+        check_stored_log(stack.database_url, table["pk"])
