@@ -43,9 +43,8 @@ APPLICATION_NAME = "spades moves"  # in pg_stat_activity
 
 def enabled() -> bool:
     """Do the consumers' moves run here (PostgreSQL, and not switched off)?"""
-    return bool(getattr(settings, "SPADES_ASYNC_MOVES", False)) and (
-        connections["default"].vendor == "postgresql"
-    )
+    engine = settings.DATABASES["default"]["ENGINE"]
+    return bool(getattr(settings, "SPADES_ASYNC_MOVES", False)) and "postgresql" in engine
 
 
 class ConnectionPool:
