@@ -1,8 +1,7 @@
 """The few statements of the move path, as prepared SQL instead of ORM querysets.
 
-``submit_action`` runs for every card of every table, on the one thread that
-serves all the websockets' database calls. Building a queryset and compiling
-it to SQL cost more than running the statement (bench_server: two thirds of
+A move's statements run for every card of every table. Building a queryset
+and compiling it to SQL cost more than running the statement (bench_server: two thirds of
 the move's database time in ``SQLCompiler``), so the move path's statements
 are written once here (per process), from the models' own metadata, and run
 directly.
