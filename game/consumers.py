@@ -23,6 +23,7 @@ Client to server frames (at most 4 KB):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -166,6 +167,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.send_error(
                 "the server could not store your move just now: try again", code="server"
             )
+            with contextlib.suppress(DatabaseError, psycopg.Error):
+                await self.send_state(force=True)  # what stands, if the database answers
         # On success the group event brings the new state to every socket, this one too.
 
     async def on_chat(self, content: dict[str, Any]) -> None:

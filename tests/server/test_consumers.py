@@ -237,6 +237,7 @@ async def test_a_database_failure_gets_an_error_and_the_socket_stays(
     monkeypatch.setattr(service, "submit_action", down)
     error = await refused(comm, json.dumps(act))
     assert error["code"] == "server" and "try again" in error["message"]
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["version"] == state["version"]
     monkeypatch.undo()
     await comm.send_json_to(act)  # the same move again, once the database is back
     assert (await next_state(comm, state["version"] + 1))["version"] == state["version"] + 1
