@@ -66,6 +66,25 @@ async def connect(
     return comm, first
 
 
+async def connect_through_the_site(
+    table: Table, session_key: str
+) -> tuple[WebsocketCommunicator, dict[str, Any]]:
+    """A socket through the site's whole ASGI stack (origin check, session cookie, auth)."""
+    from spadesite.asgi import application
+
+    comm = WebsocketCommunicator(
+        application,
+        f"/ws/table/{table.public_id}/",
+        headers=[
+            (b"origin", b"http://testserver"),
+            (b"cookie", f"sessionid={session_key}".encode()),
+        ],
+    )
+    connected, _ = await comm.connect(timeout=TIMEOUT)
+    assert connected
+    return comm, await comm.receive_json_from(timeout=TIMEOUT)
+
+
 async def next_state(comm: WebsocketCommunicator, at_least: int = 0) -> dict[str, Any]:
     while True:
         frame = await comm.receive_json_from(timeout=TIMEOUT)
@@ -306,7 +325,6 @@ async def test_an_unknown_table_is_refused() -> None:
 async def test_the_site_finds_the_seat_from_the_session_cookie(live: runner.InlineRunner) -> None:
     from django.contrib.sessions.backends.db import SessionStore
 
-    from spadesite.asgi import application
 
     table = await database_sync_to_async(make_table)("HHHH")
 
@@ -318,14 +336,7 @@ async def test_the_site_finds_the_seat_from_the_session_cookie(live: runner.Inli
         return str(session.session_key)
 
     key = await database_sync_to_async(session_key)()
-    comm = WebsocketCommunicator(
-        application,
-        f"/ws/table/{table.public_id}/",
-        headers=[(b"origin", b"http://testserver"), (b"cookie", f"sessionid={key}".encode())],
-    )
-    connected, _ = await comm.connect(timeout=TIMEOUT)
-    assert connected
-    state = await comm.receive_json_from(timeout=TIMEOUT)
+    comm, state = await connect_through_the_site(table, key)
     assert state["view"]["seat"] == 3
     await comm.disconnect()
 
@@ -335,7 +346,6 @@ async def test_a_signed_in_user_is_found_from_the_session_cookie(live: runner.In
     from django.test import Client
 
     from game.models import Seat
-    from spadesite.asgi import application
 
     def setup() -> tuple[Table, str]:
         user = get_user_model().objects.create_user("northpaw", password="pw-north-123")
@@ -346,14 +356,7 @@ async def test_a_signed_in_user_is_found_from_the_session_cookie(live: runner.In
         return table, client.cookies["sessionid"].value
 
     table, key = await database_sync_to_async(setup)()
-    comm = WebsocketCommunicator(
-        application,
-        f"/ws/table/{table.public_id}/",
-        headers=[(b"origin", b"http://testserver"), (b"cookie", f"sessionid={key}".encode())],
-    )
-    connected, _ = await comm.connect(timeout=TIMEOUT)
-    assert connected
-    state = await comm.receive_json_from(timeout=TIMEOUT)
+    comm, state = await connect_through_the_site(table, key)
     assert state["view"]["seat"] == 0
     assert state["view"]["table"]["seats"][0]["name"] == "northpaw"
     await comm.disconnect()
