@@ -39,6 +39,10 @@ def test_prints_and_writes_the_figures(tmp_path: Path) -> None:
     (row,) = json.loads(output.read_text())
     assert row["player"] == "UCT3" and row["positions"] == 3 and row["median"] >= 1
     assert row["p10"] <= row["median"] <= row["p90"]
+    by_left = row["by_tricks_left"]
+    assert sum(b["positions"] for b in by_left.values()) == 3
+    assert all(1 <= int(left) <= 3 and b["median"] >= 1 for left, b in by_left.items())
+    assert "by tricks left: " in text
 
 
 @pytest.mark.parametrize("args", [["--tricks", "x"], ["--tricks", "14"], ["--positions", "0"]])

@@ -97,9 +97,12 @@ class Command(BaseCommand):
         for x in tricks:
             views, per_round = search_positions(x, opts["positions"], opts["seed"])
             made = []
+            by_left: dict[int, list[int]] = {}
             for i, view in enumerate(views):
                 rng = random.Random(f"calibrate-uct/{opts['seed']}/{x}/{i}")
-                made.append(UCTSearch(view).run(rng, budget=opts["budget"]).iterations)
+                n = UCTSearch(view).run(rng, budget=opts["budget"]).iterations
+                made.append(n)
+                by_left.setdefault(13 - len(view.tricks), []).append(n)
             row = {
                 "player": f"UCT{x}",
                 "positions": len(made),
@@ -108,6 +111,12 @@ class Command(BaseCommand):
                 "p10": _percentile(made, 10),
                 "p90": _percentile(made, 90),
                 "searched_moves_per_round": round(per_round, 2),
+                # The overall median mixes the window's first tricks (the dearest
+                # deals to solve) with its last; this shows each apart.
+                "by_tricks_left": {
+                    str(left): {"positions": len(ns), "median": statistics.median(ns)}
+                    for left, ns in sorted(by_left.items(), reverse=True)
+                },
                 "seed": opts["seed"],
                 # The 1-minute load average after the searches; this command keeps
                 # one core busy itself, so above ~1.5 something else was running.
@@ -120,6 +129,14 @@ class Command(BaseCommand):
                 f" positions; {row['searched_moves_per_round']} searched moves per round"
                 f" (load average {row['load_average']:.2f}"
                 + (": busy machine, the counts are low)" if row["load_average"] > 1.5 else ")")
+            )
+            self.stdout.write(
+                "    by tricks left: "
+                + ", ".join(
+                    f"{left}: {b['median']:,.0f} ({b['positions']})"
+                    for left, b in row["by_tricks_left"].items()
+                )
+                + "  (median iterations, positions)"
             )
         if opts["json"]:
             with open(opts["json"], "w") as f:
