@@ -10,8 +10,10 @@ count: seeded rounds are bid and played by ``BIS+SRP``; wherever ``UCT<X>``
 would search (its last X tricks, more than one choice that matters) the
 position is kept, until ``--positions`` positions per X; then each position
 is searched once for ``--budget`` seconds of wall-clock time. It prints the
-median and the 10th and 90th percentiles of the iterations made, and how
-many searched moves a round has (all four seats). Run it on a quiet machine:
+median and the 10th and 90th percentiles of the iterations made, the median
+per tricks left (a tournament's budget is the median at the window's first
+trick: no move then takes much over the budget), and how many searched moves
+a round has (all four seats). Run it on a quiet machine:
 the load average is printed beside the figures (this command keeps one core
 busy itself).
 """
