@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
@@ -11,6 +12,9 @@ from .srp import SRP
 from .success_curves import make_bis
 from .uct import UCT
 from .wrp import WRP
+
+# The last X tricks a UCT player searches (the paper tried 3 and 5).
+SEARCH_WINDOWS = (3, 5, 7, 9, 11, 13)
 
 BIDDERS: dict[str, Callable[[], Bidder]] = {
     "Random": RandomBidder,
@@ -27,14 +31,11 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     "Random": RandomPlayer,
     "WRP": WRP,
     "SRP": SRP,
-    # SRP until the last 3/5/7 tricks, then UCT (bots.uct.DEFAULT_BUDGET seconds a move).
-    "UCT3": lambda: UCT(3),
-    "UCT5": lambda: UCT(5),
-    "UCT7": lambda: UCT(7),
+    # SRP until the last X tricks, then UCT (bots.uct.DEFAULT_BUDGET seconds a move);
+    # UCT13 searches every trick of the round.
+    **{f"UCT{x}": partial(UCT, x) for x in SEARCH_WINDOWS},
     # The same, dealing the unseen cards by the bid-informed table (bots.bidinfo).
-    "UCT3b": lambda: UCT(3, sampling="bids"),
-    "UCT5b": lambda: UCT(5, sampling="bids"),
-    "UCT7b": lambda: UCT(7, sampling="bids"),
+    **{f"UCT{x}b": partial(UCT, x, sampling="bids") for x in SEARCH_WINDOWS},
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

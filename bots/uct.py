@@ -22,11 +22,12 @@ Each iteration:
 It stops on a time budget (seconds) or an iteration budget, whichever comes
 first, and returns the card with the best mean with its statistics.
 
-The players ``UCT3``, ``UCT5``, ``UCT7`` play SRP until the last 3, 5 or 7
-tricks, then search (``UCT3b``, ``UCT5b``, ``UCT7b``: with bid-informed
-sampling); their budget is :data:`DEFAULT_BUDGET` seconds per move unless
-given to the constructor (or :data:`DEFAULT_ITERATIONS` iterations). At a
-live table :meth:`UCT.play_within` gets the table's budget (:mod:`bots.tasks`).
+The players ``UCT3``, ``UCT5`` ... ``UCT13`` play SRP until the last 3, 5 ...
+13 tricks, then search (``UCT3b`` ... ``UCT13b``: with bid-informed sampling;
+the windows are :data:`bots.registry.SEARCH_WINDOWS`). Their budget is
+:data:`DEFAULT_BUDGET` seconds per move unless given to the constructor (or
+:data:`DEFAULT_ITERATIONS` iterations). At a live table
+:meth:`UCT.play_within` gets the table's budget (:mod:`bots.tasks`).
 
 Measured (CPU time of the process on a shared, loaded machine; 9-10
 positions each, BIS+SRP bidding and play up to the position): with 3 tricks
@@ -335,7 +336,7 @@ class UCT(Player):
     """SRP until the last ``tricks`` tricks of the round, then determinized UCT.
 
     ``sampling="bids"`` deals the unseen cards by the bid-informed table
-    (registry names ``UCT3b``, ``UCT5b``, ``UCT7b``)."""
+    (registry names ``UCT3b``, ``UCT5b`` ... ``UCT13b``)."""
 
     def __init__(
         self,

@@ -180,6 +180,10 @@ def test_uct_plays_srp_before_its_last_tricks_and_is_registered() -> None:
     r = played_round(4, stop_at_play=5)
     view = view_for(r, r.to_act)
     assert UCT(3, iterations=5).play(view, random.Random(0)) == SRP().play(view, random.Random(0))
-    for name in ("BIS+UCT3", "BIS+UCT5", "BIS+UCT7"):
-        bot = make_bot(name)
-        assert bot.name == name and bot.player.name == name.split("+")[1]
+    for x in (3, 5, 7, 9, 11, 13):
+        bot = make_bot(f"BIS+UCT{x}")
+        assert bot.player.name == f"UCT{x}" and bot.player.tricks == x
+        assert make_bot(f"BIS+UCT{x}b").player.tricks == x
+    # UCT13 searches from the round's first trick.
+    assert make_bot("BIS+UCT13").player.in_search_phase(view)
+    assert not make_bot("BIS+UCT11").player.in_search_phase(view)
