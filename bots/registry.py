@@ -50,6 +50,33 @@ def bot_names() -> list[str]:
     return sorted(f"{b}+{p}" for b in BIDDERS for p in PLAYERS)
 
 
+def player_title(player: str) -> str:
+    """How a menu names a playing module: what it does, then its registry name."""
+    titles = {"SRP": "Strong rule-based play", "WRP": "Weak rule-based play"}
+    if player in titles:
+        return f"{titles[player]} ({player})"
+    if player.startswith("UCT"):
+        x = int(player[3:].removesuffix("b"))
+        window = "every trick" if x == 13 else f"the last {x} tricks"
+        deals = ", bid-informed deals" if player.endswith("b") else ""
+        return f"SRP, then search {window}{deals} ({player})"
+    return f"{player} play"
+
+
+def bot_groups() -> list[tuple[str, list[str]]]:
+    """Every bot, grouped by playing module for menus: the default bot's group
+    first and the default bot first in it, then the registry's order."""
+    default_player = DEFAULT_BOT.partition("+")[2]
+    players = sorted(PLAYERS, key=lambda p: p != default_player)
+    return [
+        (
+            player_title(p),
+            sorted((f"{b}+{p}" for b in BIDDERS), key=lambda name: name != DEFAULT_BOT),
+        )
+        for p in players
+    ]
+
+
 def make_bot(name: str) -> Bot:
     """Build the bot called ``name`` ('BIDDER+PLAYER')."""
     bidder, sep, player = name.partition("+")

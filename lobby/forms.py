@@ -13,7 +13,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
-from bots.registry import DEFAULT_BOT, bot_names
+from bots.registry import bot_groups
 from game.engine.rules import FIRST_LEAD_CHOICES, Rules, RulesError
 from game.identity import GUEST_NAME_MAX, clean_guest_name
 
@@ -82,9 +82,12 @@ def _rules_fields() -> dict[str, forms.Field]:
     return out
 
 
-def seat_choices() -> list[tuple[str, str]]:
-    bots = [(name, f"Bot: {name}") for name in bot_names()]
-    bots.sort(key=lambda c: c[0] != DEFAULT_BOT)  # the default bot first
+def seat_choices() -> list[tuple[str, Any]]:
+    """Me / Open / Reserved, then the bots in one group per playing module."""
+    bots = [
+        (f"Bot — {title}", [(name, f"Bot: {name}") for name in names])
+        for title, names in bot_groups()
+    ]
     return [(SEAT_ME, "Me"), (SEAT_OPEN, "Open"), (SEAT_INVITE, "Reserved by invite"), *bots]
 
 

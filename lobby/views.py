@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from bots.registry import DEFAULT_BOT, bot_names
+from bots.registry import DEFAULT_BOT, bot_groups
 from game import events, identity, service
 from game.engine.rules import Rules
 from game.models import Seat, Table
@@ -360,7 +360,7 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
                 "seat": seat,
                 "name": p.name,
                 "isHost": host,
-                "bots": bot_names(),
+                "botGroups": bot_groups(),
                 "defaultBot": DEFAULT_BOT,
                 "seatingUrl": reverse("lobby:seating", args=[table.public_id]),
                 "seatUrl": reverse("lobby:seat", args=[table.public_id]),

@@ -535,11 +535,16 @@
         if (empty) {
           const sel = el("select", "bot-select");
           sel.setAttribute("aria-label", `Bot for ${SEATS[s.position]}`);
-          for (const name of cfg.bots) {
-            const o = el("option", null, name);
-            o.value = name;
-            if (name === cfg.defaultBot) o.selected = true;
-            sel.append(o);
+          for (const [title, names] of cfg.botGroups) {
+            const group = el("optgroup");
+            group.label = title;
+            for (const name of names) {
+              const o = el("option", null, name);
+              o.value = name;
+              if (name === cfg.defaultBot) o.selected = true;
+              group.append(o);
+            }
+            sel.append(group);
           }
           ops.append(sel, button("Add bot", () => seatOp({ op: "bot", position: s.position, bot: sel.value }), "btn btn-small"));
           ops.append(button(s.state === "reserved" ? "Open it" : "Hold for invitee", () => seatOp({ op: s.state === "reserved" ? "open" : "reserve", position: s.position }), "btn btn-small btn-ghost-dark"));

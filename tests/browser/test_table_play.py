@@ -86,6 +86,18 @@ def test_lobby_lists_a_new_table_without_reload(
     expect(row.locator(".chip.open")).to_have_count(2)
     watcher.screenshot(path=str(screenshot_dir / "lobby.png"), full_page=True)
 
+    # The host fills North from the seat's bot menu, grouped by how the bots play.
+    north = host.locator(".seat-row", has_text="North")
+    menu = north.locator("select.bot-select")
+    expect(menu).to_have_value("BIS+SRP")
+    expect(menu.locator("optgroup").first).to_have_attribute(
+        "label", "Strong rule-based play (SRP)"
+    )
+    menu.select_option("BIS+UCT5")
+    north.get_by_role("button", name="Add bot").click()
+    expect(host.locator(".seat-row", has_text="North")).to_contain_text("BIS+UCT5")
+    expect(row.locator(".chip.open")).to_have_count(1, timeout=10_000)
+
 
 def test_guest_plays_a_whole_match_against_three_bots(
     daphne_server: str, new_page: Callable[..., Page], screenshot_dir: Path

@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from bots import runner
-from bots.registry import DEFAULT_BOT
+from bots.registry import DEFAULT_BOT, bot_groups, bot_names
 from game import service
 from game.models import Seat, Table
 from lobby.forms import TableForm, rule_field_names
@@ -121,6 +121,25 @@ def test_the_table_form_has_every_rule_option(client: Client) -> None:
     for name in rule_field_names():
         assert f'name="{name}"' in page
     assert DEFAULT_BOT in page
+
+
+def test_the_seat_menu_groups_every_bot_by_how_it_plays(client: Client) -> None:
+    page = client.get("/tables/new/").content.decode()
+    seat_menu = page[page.index('name="seat_0"') :]
+    seat_menu = seat_menu[: seat_menu.index("</select>")]
+    groups = seat_menu.split("<optgroup")[1:]
+    assert len(groups) == len(bot_groups())
+    # The default bot's group and the default bot come first.
+    assert "Strong rule-based play (SRP)" in groups[0]
+    assert groups[0].index(f'value="{DEFAULT_BOT}"') < groups[0].index('value="RB+SRP"')
+    assert "search every trick (UCT13)" in seat_menu
+    for name in bot_names():
+        assert seat_menu.count(f'value="{name}"') == 1
+    # A bot that is not in the registry is refused, and nothing is made.
+    as_guest(client)
+    response = client.post("/tables/new/", table_form_data(seat_1="BIS+UCT99"))
+    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert not Table.objects.exists()
 
 
 def test_bad_rules_show_the_engines_reason_and_create_nothing(client: Client) -> None:
