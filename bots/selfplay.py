@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import random
 import time
 from collections.abc import Iterator
@@ -38,6 +37,7 @@ from game.engine.view import SeatView, view_for
 
 from .base import Bot
 from .bis import BIS, legal_bid
+from .pool import worker_pool
 from .srp import SRP
 from .success_curves import NilSample, nil_bids_of_records
 
@@ -221,7 +221,7 @@ def _chunks(config: SelfPlayConfig, todo: list[int], workers: int) -> Iterator[d
         for c in todo:
             yield play_chunk(config, c)
         return
-    with multiprocessing.Pool(workers) as pool:
+    with worker_pool(workers) as pool:
         yield from pool.imap_unordered(_run_chunk, [(config, c) for c in todo], chunksize=1)
 
 

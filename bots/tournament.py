@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing
 import os
 import random
 import sys
@@ -42,6 +41,7 @@ from game.engine.rules import Rules, RulesError
 from game.engine.view import view_for
 
 from .base import Bot
+from .pool import worker_pool
 from .registry import UnknownBot, make_bot
 
 # A match that has not ended after this many rounds is stopped and counted as a draw.
@@ -387,7 +387,7 @@ def _play_all(config: TournamentConfig, todo: list[int], workers: int) -> Iterat
         for g in todo:
             yield _play_in_worker(g)
         return
-    with multiprocessing.Pool(workers, initializer=_init_worker, initargs=(config,)) as pool:
+    with worker_pool(workers, _init_worker, (config,)) as pool:
         yield from pool.imap_unordered(_play_in_worker, todo, chunksize=1)
 
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from io import StringIO
 from pathlib import Path
 
@@ -51,3 +55,53 @@ def test_prints_a_summary_and_writes_json(tmp_path: Path) -> None:
 def test_bad_arguments_are_clear_errors(args: list[str], message: str) -> None:
     with pytest.raises(CommandError, match=message):
         run(*args, "--no-progress")
+
+
+def _children(pid: int) -> set[int]:
+    kids: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids |= {int(p) for p in (task / "children").read_text().split()}
+    return kids
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")  # a zombie has stopped; only its exit status is left
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_sigterm_stops_the_workers_and_keeps_the_log(tmp_path: Path) -> None:
+    output = tmp_path / "results.json"
+    log = tmp_path / "results.games.jsonl"
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "tournament", "--ns", "BIS+SRP", "--ew", "RB+SRP",
+         "--games", "100000", "--seed", "1", "--workers", "2", "--duplicate",
+         "--output", str(output), "--no-progress"],
+        cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (log.exists() and len(log.read_text().splitlines()) > 3):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the run logged no game in 60 s"
+            time.sleep(0.1)
+        workers = _children(proc.pid)
+        assert len(workers) >= 2
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 10
+    while any(_running(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_running(w) for w in workers), "the pool's workers outlived the run"
+    lines = log.read_text().splitlines()
+    assert json.loads(lines[0])["type"] == "header"
+    games = [json.loads(line) for line in lines[1:]]  # every line whole
+    assert games and all("winner" in g for g in games)
