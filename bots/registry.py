@@ -36,6 +36,8 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     **{f"UCT{x}": partial(UCT, x) for x in SEARCH_WINDOWS},
     # The same, dealing the unseen cards by the bid-informed table (bots.bidinfo).
     **{f"UCT{x}b": partial(UCT, x, sampling="bids") for x in SEARCH_WINDOWS},
+    # The same, every root card played on each sampled deal (bots.uct.ROOTS).
+    **{f"UCT{x}p": partial(UCT, x, root="paired") for x in SEARCH_WINDOWS},
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"
@@ -56,10 +58,11 @@ def player_title(player: str) -> str:
     if player in titles:
         return f"{titles[player]} ({player})"
     if player.startswith("UCT"):
-        x = int(player[3:].removesuffix("b"))
+        x = int(player[3:].rstrip("bp"))
         window = "every trick" if x == 13 else f"the last {x} tricks"
-        deals = ", bid-informed deals" if player.endswith("b") else ""
-        return f"SRP, then search {window}{deals} ({player})"
+        how = ", bid-informed deals" if player.endswith("b") else ""
+        how += ", every card on each deal" if "p" in player else ""
+        return f"SRP, then search {window}{how} ({player})"
     return f"{player} play"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 
@@ -148,6 +149,58 @@ def test_remembered_deals_change_nothing_but_the_work(seed: int) -> None:
         assert UCTSearch(early).memo is None
 
 
+def test_paired_root_plays_every_card_on_the_same_deals() -> None:
+    r = played_round(7, stop_at_play=33)  # mid-trick, five tricks left
+    view = view_for(r, r.to_act)
+    search = UCTSearch(view, root="paired")
+    k = len(search.groups)
+    assert k > 1
+    dealt: list[tuple[int, ...]] = []
+    played: list[tuple[int, tuple[int, ...]]] = []
+    sample, simulate = search.sampler.sample, search._simulate
+
+    def sample_and_note(rng: random.Random) -> list[int]:
+        hands = sample(rng)
+        dealt.append(tuple(hands))
+        return hands
+
+    def simulate_and_note(hands: list[int], card: int, rng: random.Random) -> float:
+        played.append((card, tuple(hands)))
+        return simulate(hands, card, rng)
+
+    search.sampler.sample = sample_and_note  # type: ignore[method-assign]
+    search._simulate = simulate_and_note  # type: ignore[method-assign]
+    result = search.run(random.Random(7), budget=None, iterations=5 * k + k - 1)
+    # The iteration budget counts playouts and is spent in whole deals.
+    assert (result.iterations, result.samples) == (5 * k, 5)
+    assert set(result.visits.values()) == {5}
+    assert [cards for _, cards in played] == [d for d in dealt for _ in range(k)]
+    assert all({c for c, d in played if d == deal} == set(search.groups) for deal in dealt)
+    assert result.card == max(result.means, key=lambda c: (result.means[c], -c))
+    # Fewer iterations than choices: still one whole deal.
+    small = UCTSearch(view, root="paired").run(random.Random(7), budget=None, iterations=1)
+    assert (small.iterations, small.samples) == (k, 1)
+
+
+def test_paired_root_finds_the_contract_and_stops_on_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    view = view_for(endgame(), 0)
+    result = uct_search(view, random.Random(3), budget=None, iterations=60, root="paired")
+    assert result.card == parse_card("AH") and result.samples == 30
+    # The two of clubs is set unless South holds both high clubs (1 deal in 6).
+    assert result.means[parse_card("2C")] < result.means[parse_card("AH")] - 30
+    # A time budget: the deal the deadline cuts short is left out, so the means
+    # stand on the same deals.
+    # stand on the same deals. The clock is a counter: one tick a reading.
+    clock = iter(range(1_000_000))
+    monkeypatch.setattr("bots.uct.time", SimpleNamespace(perf_counter=lambda: next(clock)))
+    r = played_round(5, stop_at_play=8)  # the third trick: SRP playouts, then solves
+    search = UCTSearch(view_for(r, r.to_act), root="paired")
+    k = len(search.groups)
+    timed = search.run(random.Random(1), budget=2.5 * k)
+    assert timed.samples == 2 and timed.iterations == 2 * k
+    assert set(timed.visits.values()) == {2}
+
+
 def test_search_needs_a_budget_and_the_seat_to_play() -> None:
     r = played_round(2, stop_at_play=40)
     view = view_for(r, r.to_act)
@@ -155,6 +208,8 @@ def test_search_needs_a_budget_and_the_seat_to_play() -> None:
         UCTSearch(view).run(random.Random(0), budget=None, iterations=None)
     with pytest.raises(ValueError):
         UCTSearch(view_for(r, (r.to_act + 1) & 3))
+    with pytest.raises(ValueError):
+        UCTSearch(view, root="all")
 
 
 @pytest.mark.parametrize("policy", ["srp", "fast"])
@@ -184,6 +239,8 @@ def test_uct_plays_srp_before_its_last_tricks_and_is_registered() -> None:
         bot = make_bot(f"BIS+UCT{x}")
         assert bot.player.name == f"UCT{x}" and bot.player.tricks == x
         assert make_bot(f"BIS+UCT{x}b").player.tricks == x
+        paired = make_bot(f"BIS+UCT{x}p").player
+        assert (paired.name, paired.tricks, paired.root) == (f"UCT{x}p", x, "paired")
     # UCT13 searches from the round's first trick.
     assert make_bot("BIS+UCT13").player.in_search_phase(view)
     assert not make_bot("BIS+UCT11").player.in_search_phase(view)
