@@ -1,5 +1,5 @@
-"""``manage.py calibrate_uct``: seeded search positions, and the figures it prints
-(a tiny budget; no timing asserts)."""
+"""``manage.py calibrate_uct`` and ``search_regret``: seeded search positions, and the
+figures they print (tiny budgets; no timing asserts)."""
 
 from __future__ import annotations
 
@@ -49,3 +49,30 @@ def test_prints_and_writes_the_figures(tmp_path: Path) -> None:
 def test_bad_options(args: list[str]) -> None:
     with pytest.raises(CommandError):
         call_command("calibrate_uct", *args, stdout=StringIO())
+
+
+def test_search_regret_prints_and_writes_the_figures(tmp_path: Path) -> None:
+    output = tmp_path / "regret.json"
+    out = StringIO()
+    call_command(
+        "search_regret", "--tricks", "9", "--min-left", "8", "--positions", "2",
+        "--iterations", "12", "--reference", "24", "--repeats", "2", "--seed", "3",
+        "--json", str(output), stdout=out,
+    )  # fmt: skip
+    text = out.getvalue()
+    assert "2 positions of UCT9 with at least 8 tricks left" in text
+    assert "ucb" in text and "paired" in text and "srp" in text
+    report = json.loads(output.read_text())
+    rows = report["regret"]
+    assert rows["ucb"]["choices"] == rows["paired"]["choices"] == 4
+    assert rows["srp"]["choices"] == 2
+    assert all(r["mean_regret"] >= 0 and 0 <= r["best_card_share"] <= 1 for r in rows.values())
+    assert report["se_ratio_unpaired_to_paired_median"] > 0
+
+
+@pytest.mark.parametrize(
+    "args", [["--tricks", "14"], ["--min-left", "10", "--tricks", "9"], ["--repeats", "0"]]
+)
+def test_search_regret_bad_options(args: list[str]) -> None:
+    with pytest.raises(CommandError):
+        call_command("search_regret", *args, stdout=StringIO())
