@@ -45,7 +45,19 @@ def test_prints_and_writes_the_figures(tmp_path: Path) -> None:
     assert "by tricks left: " in text
 
 
-@pytest.mark.parametrize("args", [["--tricks", "x"], ["--tricks", "14"], ["--positions", "0"]])
+def test_calibrates_the_paired_root(tmp_path: Path) -> None:
+    output = tmp_path / "cal.json"
+    call_command(
+        "calibrate_uct", "--tricks", "5", "--positions", "2", "--budget", "0.02",
+        "--root", "paired", "--json", str(output), stdout=StringIO(),
+    )  # fmt: skip
+    (row,) = json.loads(output.read_text())
+    assert row["player"] == "UCT5p" and row["positions"] == 2
+
+
+@pytest.mark.parametrize(
+    "args", [["--tricks", "x"], ["--tricks", "14"], ["--positions", "0"], ["--root", "all"]]
+)
 def test_bad_options(args: list[str]) -> None:
     with pytest.raises(CommandError):
         call_command("calibrate_uct", *args, stdout=StringIO())

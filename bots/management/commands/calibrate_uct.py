@@ -1,7 +1,7 @@
 """``manage.py calibrate_uct``: how many iterations a UCT player's search makes in its budget.
 
     python manage.py calibrate_uct [--tricks 3,5,7] [--positions 20] [--budget 1.0]
-        [--seed 11] [--json FILE]
+        [--root ucb|paired] [--seed 11] [--json FILE]
 
 Tournaments run UCT players on a fixed iteration count (``SPADES_UCT_ITERATIONS``)
 equal to what the time budget buys on a quiet core, so that their results
@@ -13,7 +13,8 @@ is searched once for ``--budget`` seconds of wall-clock time. It prints the
 median and the 10th and 90th percentiles of the iterations made, the median
 per tricks left (a tournament's budget is the median at the window's first
 trick: no move then takes much over the budget), and how many searched moves
-a round has (all four seats). Run it on a quiet machine:
+a round has (all four seats). ``--root paired`` measures the paired root
+(``UCT<X>p``), whose iterations are playouts too. Run it on a quiet machine:
 the load average is printed beside the figures (this command keeps one core
 busy itself).
 """
@@ -29,7 +30,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from bots.registry import make_bot
-from bots.uct import UCT, UCTSearch
+from bots.uct import ROOTS, UCT, UCTSearch
 from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
@@ -79,6 +80,7 @@ class Command(BaseCommand):
         parser.add_argument("--tricks", default="3,5,7", help="X of UCT<X>, comma-separated")
         parser.add_argument("--positions", type=int, default=20, help="positions per X")
         parser.add_argument("--budget", type=float, default=1.0, help="seconds per search")
+        parser.add_argument("--root", choices=ROOTS, default="ucb", help="the search's root rule")
         parser.add_argument("--seed", type=int, default=11)
         parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
 
@@ -102,11 +104,12 @@ class Command(BaseCommand):
             by_left: dict[int, list[int]] = {}
             for i, view in enumerate(views):
                 rng = random.Random(f"calibrate-uct/{opts['seed']}/{x}/{i}")
-                n = UCTSearch(view).run(rng, budget=opts["budget"]).iterations
+                search = UCTSearch(view, root=opts["root"])
+                n = search.run(rng, budget=opts["budget"]).iterations
                 made.append(n)
                 by_left.setdefault(13 - len(view.tricks), []).append(n)
             row = {
-                "player": f"UCT{x}",
+                "player": f"UCT{x}" + ("p" if opts["root"] == "paired" else ""),
                 "positions": len(made),
                 "budget_seconds": opts["budget"],
                 "median": statistics.median(made),
