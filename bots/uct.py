@@ -439,7 +439,8 @@ class UCT(Player):
 
     def play_within(self, view: SeatView, rng: random.Random, budget: float | None) -> int:
         """:meth:`play` with the time budget of this move in seconds (None: the
-        player's own budget). A live table passes what is left of its bot time budget."""
+        player's own budget). A live table passes what is left of its bot time
+        budget; if it ends before the search has tried every choice, SRP plays."""
         if not self.in_search_phase(view):
             return self.srp.play(view, rng)
         legal = [a.card for a in view.legal_actions if hasattr(a, "card")]
@@ -465,5 +466,9 @@ class UCT(Player):
             return self.srp.play(view, rng)
         if len(search.groups) == 1:
             return next(iter(search.groups))
-        self.last = search.run(rng, budget, iterations)
-        return self.last.card
+        result = self.last = search.run(rng, budget, iterations)
+        if not all(result.visits.values()):
+            # The budget ran out before every choice was tried once (a live
+            # table's time nearly spent): SRP's card, not an untried one.
+            return self.srp.play(view, rng)
+        return result.card

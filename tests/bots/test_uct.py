@@ -189,7 +189,6 @@ def test_paired_root_finds_the_contract_and_stops_on_time(monkeypatch: pytest.Mo
     # The two of clubs is set unless South holds both high clubs (1 deal in 6).
     assert result.means[parse_card("2C")] < result.means[parse_card("AH")] - 30
     # A time budget: the deal the deadline cuts short is left out, so the means
-    # stand on the same deals.
     # stand on the same deals. The clock is a counter: one tick a reading.
     clock = iter(range(1_000_000))
     monkeypatch.setattr("bots.uct.time", SimpleNamespace(perf_counter=lambda: next(clock)))
@@ -199,6 +198,20 @@ def test_paired_root_finds_the_contract_and_stops_on_time(monkeypatch: pytest.Mo
     timed = search.run(random.Random(1), budget=2.5 * k)
     assert timed.samples == 2 and timed.iterations == 2 * k
     assert set(timed.visits.values()) == {2}
+
+
+@pytest.mark.parametrize("root", ["ucb", "paired"])
+def test_a_search_out_of_time_plays_srp(root: str) -> None:
+    r = played_round(5, stop_at_play=8)  # the third trick: several choices
+    view = view_for(r, r.to_act)
+    player = UCT(13, root=root, iterations=26)
+    assert player.needs_search(view)
+    srp_card = SRP().play(view, random.Random(4))
+    assert player.play_within(view, random.Random(4), 0.0) == srp_card
+    assert player.last is not None and player.last.iterations == 0
+    # With its iteration budget alone, it searches and plays the best card found.
+    card = player.play_within(view, random.Random(4), None)
+    assert player.last.samples > 0 and card == player.last.card
 
 
 def test_search_needs_a_budget_and_the_seat_to_play() -> None:
