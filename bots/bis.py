@@ -112,6 +112,7 @@ def partnership_threshold(takes: float, partner_bid: int | None) -> float:
     alone = _probability_at_least(pb, pb + BID_MARGIN, TRICKS_SD)
     return regular - 10 * pb * (2 * alone - 1)
 
+
 _ONES = [[1.0, 1.0, 1.0] for _ in range(13)]
 
 

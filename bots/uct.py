@@ -374,9 +374,7 @@ def uct_search(
     root: str = "ucb",
 ) -> SearchResult:
     """Search the position of ``view`` (the seat to play) and return the statistics."""
-    search = UCTSearch(
-        view, c=c, solver_k=solver_k, policy=policy, sampling=sampling, root=root
-    )
+    search = UCTSearch(view, c=c, solver_k=solver_k, policy=policy, sampling=sampling, root=root)
     return search.run(rng, budget, iterations)
 
 

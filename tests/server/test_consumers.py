@@ -325,7 +325,6 @@ async def test_an_unknown_table_is_refused() -> None:
 async def test_the_site_finds_the_seat_from_the_session_cookie(live: runner.InlineRunner) -> None:
     from django.contrib.sessions.backends.db import SessionStore
 
-
     table = await database_sync_to_async(make_table)("HHHH")
 
     def session_key() -> str:

@@ -71,8 +71,7 @@ def db_records() -> Iterator[dict[str, Any]]:
         for record, kinds, names in rows.iterator():
             rec = dict(record)
             rec["bot_names"] = [
-                (names[s] if names else None) if kinds[s].upper() == "B" else None
-                for s in range(4)
+                (names[s] if names else None) if kinds[s].upper() == "B" else None for s in range(4)
             ]
             yield rec
     except Exception as e:  # noqa: BLE001 - e.g. the table is not migrated yet
@@ -86,32 +85,62 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         mode = parser.add_mutually_exclusive_group(required=True)
-        mode.add_argument("--selfplay", action="store_true",
-                          help="self-play BIS(no curves)+SRP with nil exploration")
-        mode.add_argument("--from-records", metavar="FILE.jsonl",
-                          help="round records (record_of JSON), one per line")
-        mode.add_argument("--from-db", action="store_true",
-                          help="the round records stored by the live server")
-        mode.add_argument("--report", action="store_true",
-                          help="print the source and nil-sample report of --output; train nothing")
-        parser.add_argument("--rounds", type=int, default=100_000,
-                            help="self-play rounds (default 100000)")
+        mode.add_argument(
+            "--selfplay",
+            action="store_true",
+            help="self-play BIS(no curves)+SRP with nil exploration",
+        )
+        mode.add_argument(
+            "--from-records",
+            metavar="FILE.jsonl",
+            help="round records (record_of JSON), one per line",
+        )
+        mode.add_argument(
+            "--from-db", action="store_true", help="the round records stored by the live server"
+        )
+        mode.add_argument(
+            "--report",
+            action="store_true",
+            help="print the source and nil-sample report of --output; train nothing",
+        )
+        parser.add_argument(
+            "--rounds", type=int, default=100_000, help="self-play rounds (default 100000)"
+        )
         parser.add_argument("--seed", default="1", help="self-play seed (default 1)")
         parser.add_argument("--workers", type=int, default=1, help="worker processes")
-        parser.add_argument("--eps", type=float, default=0.15,
-                            help="exploration: chance of a nil bid BIS would not make")
-        parser.add_argument("--floor", type=float, default=0.02,
-                            help="exploration only with a nil value at least this")
+        parser.add_argument(
+            "--eps",
+            type=float,
+            default=0.15,
+            help="exploration: chance of a nil bid BIS would not make",
+        )
+        parser.add_argument(
+            "--floor",
+            type=float,
+            default=0.02,
+            help="exploration only with a nil value at least this",
+        )
         parser.add_argument("--goal", type=int, default=200, help="winning goal (default 200)")
         parser.add_argument("--lose", type=int, default=-100, help="losing goal (default -100)")
-        parser.add_argument("--chunk-rounds", type=int, default=100,
-                            help="rounds per resumable chunk (default 100)")
-        parser.add_argument("--bots-only", action="store_true",
-                            help="--from-records: only seats whose bot_names entry is a BIS bot")
-        parser.add_argument("--C", type=float, default=sc.DEFAULT_C,
-                            help="inverse regularization of the logistic regression")
-        parser.add_argument("--output", default=str(sc.DATA_FILE),
-                            help="the curve file (.npz, default bots/data/sc.npz)")
+        parser.add_argument(
+            "--chunk-rounds", type=int, default=100, help="rounds per resumable chunk (default 100)"
+        )
+        parser.add_argument(
+            "--bots-only",
+            action="store_true",
+            help="--from-records: only seats whose bot_names entry is a BIS bot",
+        )
+        parser.add_argument(
+            "--C",
+            type=float,
+            default=sc.DEFAULT_C,
+            help="inverse regularization of the logistic regression",
+        )
+        parser.add_argument(
+            "--output",
+            default=str(sc.DATA_FILE),
+            help="the curve file (.npz, default bots/data/sc.npz)",
+        )
         parser.add_argument("--samples-log", help="self-play log (default <output>.samples.jsonl)")
         parser.add_argument("--no-train", action="store_true", help="collect data only")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
