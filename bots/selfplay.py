@@ -35,6 +35,7 @@ from game.engine.rules import Rules
 from game.engine.state import Phase
 from game.engine.view import SeatView, view_for
 
+from . import runlog
 from .base import Bot
 from .bis import BIS, legal_bid
 from .pool import worker_pool
@@ -164,13 +165,8 @@ def read_log(path: Path, config: SelfPlayConfig) -> dict[int, dict[str, Any]]:
     return done
 
 
-def _write_log(path: Path, config: SelfPlayConfig, chunks: list[dict[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w") as f:
-        f.write(json.dumps({"type": "header", "config": config.to_dict()}) + "\n")
-        for c in sorted(chunks, key=lambda c: c["chunk"]):
-            f.write(json.dumps(c) + "\n")
-    tmp.replace(path)
+def log_header(config: SelfPlayConfig) -> dict[str, Any]:
+    return {"type": "header", "config": config.to_dict()}
 
 
 def samples_of_chunks(chunks: list[dict[str, Any]]) -> list[NilSample]:
@@ -245,17 +241,15 @@ def run_selfplay(
         raise SelfPlayError(f"folder {path.parent} does not exist")
     n = math.ceil(rounds / config.chunk_rounds)
     done = read_log(path, config)
-    _write_log(path, config, list(done.values()))
+    runlog.rewrite(path, log_header(config), sorted(done.values(), key=lambda c: c["chunk"]))
     todo = [c for c in range(n) if c not in done]
     bar = Progress(n * config.chunk_rounds,
                    sum(done[c]["rounds"] for c in done if c < n), progress)  # fmt: skip
-    with path.open("a") as f:
-        try:
-            for chunk in _chunks(config, todo, workers):
-                done[chunk["chunk"]] = chunk
-                f.write(json.dumps(chunk) + "\n")
-                f.flush()
-                bar.update(chunk["rounds"], len(chunk["samples"]))
-        finally:
-            bar.close()
+    try:
+        for chunk in _chunks(config, todo, workers):
+            done[chunk["chunk"]] = chunk
+            runlog.append(path, log_header(config), chunk)
+            bar.update(chunk["rounds"], len(chunk["samples"]))
+    finally:
+        bar.close()
     return [done[c] for c in range(n)]

@@ -40,6 +40,7 @@ from game.engine.round_types import RoundType, nil_position, round_type
 from game.engine.rules import Rules, RulesError
 from game.engine.view import view_for
 
+from . import runlog
 from .base import Bot
 from .pool import worker_pool
 from .registry import UnknownBot, make_bot
@@ -315,14 +316,8 @@ def read_log(path: Path, config: TournamentConfig) -> dict[int, dict[str, Any]]:
     return {g: rec for g, rec in done.items() if g < config.games}
 
 
-def _write_log(path: Path, config: TournamentConfig, records: Iterable[dict[str, Any]]) -> None:
-    """Write the header and ``records`` afresh (drops torn lines of an earlier run)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w") as f:
-        f.write(json.dumps({"type": "header", "config": config.to_dict()}) + "\n")
-        for rec in sorted(records, key=lambda r: r["game"]):
-            f.write(json.dumps(rec) + "\n")
-    tmp.replace(path)
+def log_header(config: TournamentConfig) -> dict[str, Any]:
+    return {"type": "header", "config": config.to_dict()}
 
 
 # ----- running -------------------------------------------------------------------
@@ -413,25 +408,21 @@ def run_tournament(
         if log_path.parent and not log_path.parent.exists():
             raise TournamentError(f"folder {log_path.parent} does not exist")
         done = read_log(log_path, config)
-        _write_log(log_path, config, done.values())
+        runlog.rewrite(log_path, log_header(config), sorted(done.values(), key=lambda r: r["game"]))
     todo = [g for g in range(config.games) if g not in done]
     bar = ProgressBar(config.games, len(done), progress)
     t0 = time.perf_counter()
     played = 0
-    log_file = log_path.open("a") if log_path is not None else None
     try:
         for rec in _play_all(config, todo, workers):
             done[rec["game"]] = rec
             played += 1
-            if log_file is not None:
-                log_file.write(json.dumps(rec) + "\n")
-                log_file.flush()
+            if log_path is not None:
+                runlog.append(log_path, log_header(config), rec)
             if on_game is not None:
                 on_game(rec)
             bar.update()
     finally:
-        if log_file is not None:
-            log_file.close()
         if progress is not None:
             bar.close()
     elapsed = time.perf_counter() - t0

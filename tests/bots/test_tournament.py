@@ -174,6 +174,31 @@ def test_resume_after_a_torn_line(tmp_path: Path) -> None:
     assert all(json.loads(line) for line in log.read_text().splitlines())
 
 
+def test_a_log_replaced_or_removed_under_a_running_tournament_keeps_every_later_game(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "r.games.jsonl"
+    backup = tmp_path / "backup"
+
+    def meddle(rec: dict[str, Any]) -> None:
+        if rec["game"] == 1:  # put back a copy, as a git checkout does
+            backup.write_text(log.read_text())
+            backup.replace(log)
+        elif rec["game"] == 3:  # games 2 and 3 went to the copy put back
+            games = [json.loads(line)["game"] for line in log.read_text().splitlines()[1:]]
+            assert games == [0, 1, 2, 3]
+            log.unlink()
+
+    run_tournament(config(games=6), log=log, on_game=meddle)
+    # Games 0-3 went with the removed file; 4 and 5 started a new log, header first.
+    played: list[int] = []
+    run_tournament(config(games=6), log=log, on_game=lambda r: played.append(r["game"]))
+    assert played == [0, 1, 2, 3]
+    lines = log.read_text().splitlines()
+    assert json.loads(lines[0])["type"] == "header"
+    assert sorted(json.loads(line)["game"] for line in lines[1:]) == list(range(6))
+
+
 def test_resume_refuses_another_tournaments_log(tmp_path: Path) -> None:
     log = tmp_path / "r.games.jsonl"
     run_tournament(config(games=2), log=log)
