@@ -14,6 +14,7 @@ from django.core.management.base import CommandError
 from bots.management.commands.calibrate_uct import search_positions
 from bots.uct import UCT
 from game.engine.state import Phase
+from game.engine.view import SeatView
 
 
 def test_positions_are_where_the_player_searches_and_repeat_by_seed() -> None:
@@ -25,6 +26,18 @@ def test_positions_are_where_the_player_searches_and_repeat_by_seed() -> None:
         assert uct.needs_search(view)
     again, _ = search_positions(3, 6, seed=4)
     assert [v.to_dict() for v in again] == [v.to_dict() for v in views]
+
+
+def test_positions_come_one_from_each_round() -> None:
+    # UCT13 searches ~30 moves a round: taking every one would give one or two deals.
+    views, per_round = search_positions(13, 8, seed=4)
+    assert per_round > 8
+
+    def round_key(view: SeatView) -> tuple:
+        played = [c for t in view.tricks for c in t.cards] + list(view.trick)
+        return (view.dealer, view.bids, tuple(played[:1]))  # shared by a round's views
+
+    assert len({round_key(v) for v in views}) == 8
 
 
 def test_prints_and_writes_the_figures(tmp_path: Path) -> None:

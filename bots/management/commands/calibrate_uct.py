@@ -6,10 +6,11 @@
 Tournaments run UCT players on a fixed iteration count (``SPADES_UCT_ITERATIONS``)
 equal to what the time budget buys on a quiet core, so that their results
 are reproducible by seed whatever else the machine runs. This measures that
-count: seeded rounds are bid and played by ``BIS+SRP``; wherever ``UCT<X>``
-would search (its last X tricks, more than one choice that matters) the
-position is kept, until ``--positions`` positions per X; then each position
-is searched once for ``--budget`` seconds of wall-clock time. It prints the
+count: seeded rounds are bid and played by ``BIS+SRP``; of the positions
+where ``UCT<X>`` would search (its last X tricks, more than one choice that
+matters) one is kept per round, drawn at random, until ``--positions``
+positions per X, so the figures stand on as many rounds as positions; then
+each position is searched once for ``--budget`` seconds of wall-clock time. It prints the
 median and the 10th and 90th percentiles of the iterations made, the median
 per tricks left (a tournament's budget is the median at the window's first
 trick: no move then takes much over the budget), and how many searched moves
@@ -40,11 +41,14 @@ MAX_ROUNDS = 10_000  # per X: enough for any sane --positions
 
 
 def search_positions(tricks: int, count: int, seed: int) -> tuple[list[SeatView], float]:
-    """``count`` views where ``UCT<tricks>`` would search, from seeded BIS+SRP
-    rounds, and the searched moves per round (all seats) in those rounds."""
+    """``count`` views where ``UCT<tricks>`` would search, one from each of
+    ``count`` seeded BIS+SRP rounds (a round's searched positions share its
+    deal, so taking them all would rest the figures on a few deals), and the
+    searched moves per round (all seats) in those rounds."""
     bot = make_bot("BIS+SRP")
     uct = UCT(tricks=tricks)
     rng = random.Random(f"calibrate-uct/{seed}/{tricks}")
+    pick = random.Random(f"calibrate-uct/{seed}/{tricks}/pick")  # apart: play stays as seeded
     views: list[SeatView] = []
     searched = 0
     rounds = 0
@@ -54,13 +58,15 @@ def search_positions(tricks: int, count: int, seed: int) -> tuple[list[SeatView]
         hands = deal_hands(f"calibrate-uct/{seed}/{rounds}")
         r = RoundState(Rules(), dealer=rounds % 4, hands=hands)
         rounds += 1
+        in_round: list[SeatView] = []
         while r.phase is not Phase.DONE:
             view = view_for(r, r.to_act)
             if uct.needs_search(view):
-                searched += 1
-                if len(views) < count:
-                    views.append(view)
+                in_round.append(view)
             r.apply(bot.act(view, rng))
+        searched += len(in_round)
+        if in_round:
+            views.append(pick.choice(in_round))
     return views, searched / rounds
 
 
