@@ -35,7 +35,7 @@ def test_positions_come_one_from_each_round() -> None:
 
     def round_key(view: SeatView) -> tuple:
         played = [c for t in view.tricks for c in t.cards] + list(view.trick)
-        return (view.dealer, view.bids, tuple(played[:1]))  # shared by a round's views
+        return (view.dealer, view.bids, tuple(played[:1]))  # a round's views give 1-2 keys
 
     assert len({round_key(v) for v in views}) == 8
 

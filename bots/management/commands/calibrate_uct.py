@@ -10,11 +10,11 @@ count: seeded rounds are bid and played by ``BIS+SRP``; of the positions
 where ``UCT<X>`` would search (its last X tricks, more than one choice that
 matters) one is kept per round, drawn at random, until ``--positions``
 positions per X, so the figures stand on as many rounds as positions; then
-each position is searched once for ``--budget`` seconds of wall-clock time. It prints the
-median and the 10th and 90th percentiles of the iterations made, the median
-per tricks left (a tournament's budget is the median at the window's first
-trick: no move then takes much over the budget), and how many searched moves
-a round has (all four seats). ``--root paired`` measures the paired root
+each position is searched once for ``--budget`` seconds of wall-clock time.
+It prints the median and the 10th and 90th percentiles of the iterations
+made, the median per tricks left (a tournament's budget is the median at the
+window's first trick: no move then takes much over the budget), and how many
+searched moves a round has (all four seats). ``--root paired`` measures the paired root
 (``UCT<X>p``), whose iterations are playouts too. Run it on a quiet machine:
 the load average is printed beside the figures (this command keeps one core
 busy itself).
