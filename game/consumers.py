@@ -1,9 +1,12 @@
-"""The table websocket at ``ws/table/<public id>/``: thin, all rules live in the service.
+"""The table websocket at ``ws/table/<public id>/``: thin, the rules live below it.
+
+A move goes to ``game.moves`` (on the event loop with PostgreSQL, else
+through ``game.db.db_call``); frames come from ``game.frames``.
 
 Server to client frames:
 
 - ``{"type": "state", "version": N, "view": {...}}``: the whole view of this
-  socket's seat (``service.table_view``), after connecting, after every
+  socket's seat (``game.frames``), after connecting, after every
   move (one per version at most; a socket that falls behind gets the latest
   state) and on ``resync``.
 - ``{"type": "chat", "seat": S or null, "name": ..., "text": ...}``: the text
@@ -35,10 +38,10 @@ from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.db import DatabaseError
 
-from game import events, identity, moves_async, service
+from game import events, frames, identity, moves, seating, turns
+from game.db import db_call, moves_on_loop
+from game.errors import ServiceError, StaleVersion
 from game.models import Seat, Table
-
-from .db import db_call
 
 MAX_FRAME_BYTES = 4096
 CHAT_MAX_CHARS = 200
@@ -57,7 +60,7 @@ def _identify(scope: dict[str, Any], public_id: str) -> tuple[int, int | None, s
         return None
     user = scope.get("user")
     guest_id, guest_name = identity.guest_of(scope.get("session"))
-    seat = service.seat_of(table, user=user, guest_id=guest_id)
+    seat = seating.seat_of(table, user=user, guest_id=guest_id)
     if seat is not None:
         row = Seat.objects.select_related("user").get(table=table, position=seat)
         name = row.display_name
@@ -103,7 +106,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.accept()
         await self.send_state()
         # A move lost in a restart would stall the table: schedule it again if overdue.
-        await db_call(service.resume_table)(self.table_pk)
+        await db_call(turns.resume_table)(self.table_pk)
 
     # ----- client frames ---------------------------------------------------------
 
@@ -151,13 +154,13 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             )
             return
         try:
-            if moves_async.enabled():
-                await moves_async.submit_action(self.table_pk, self.seat, action, version)
+            if moves_on_loop():
+                await moves.submit_action_async(self.table_pk, self.seat, action, version)
             else:
-                await db_call(service.submit_action)(self.table_pk, self.seat, action, version)
-        except service.ServiceError as e:
+                await db_call(moves.submit_action)(self.table_pk, self.seat, action, version)
+        except ServiceError as e:
             await self.send_error(e.message, code=e.code)
-            if isinstance(e, service.StaleVersion):
+            if isinstance(e, StaleVersion):
                 await self.send_state(force=True)
         except (DatabaseError, psycopg.Error):
             # The database failed under the move (e.g. it restarted): the move
@@ -202,15 +205,15 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def table_event(self, event: dict[str, Any]) -> None:
         """A move was committed: send this seat's view, unless already newer.
 
-        The view of a move committed in this process comes from the service's
-        caches without a database read (one thread serves every consumer's
+        The view of a move committed in this process comes from this process's
+        cache without a database read (one thread serves every consumer's
         database calls, so a read per socket per move would queue behind the
         moves of all tables); otherwise the latest state is read.
         """
         version = int(event.get("version", 0))
         if version <= self.last_version:
             return
-        frame = service.cached_state_frame(self.table_pk, self.seat, version)
+        frame = frames.cached_state_frame(self.table_pk, self.seat, version)
         if frame is None:
             await self.send_state()
             return
@@ -234,12 +237,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     # ----- helpers ---------------------------------------------------------------
 
     async def send_state(self, force: bool = False) -> None:
-        view = await db_call(service.table_view)(self.table_pk, self.seat)
-        version = int(view["version"])
+        version, text = await db_call(frames.state_frame)(self.table_pk, self.seat)
         if not force and version <= self.last_version:
             return
         self.last_version = max(self.last_version, version)
-        await self.send_json({"type": "state", "version": version, "view": view})
+        await self.send(text_data=text)
 
     async def send_error(self, message: str, code: str = "error") -> None:
         await self.send_json({"type": "error", "message": message, "code": code})

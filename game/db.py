@@ -1,13 +1,20 @@
-"""Database work from the websocket consumers, with connections that are kept.
+"""Where the server's database work runs, and how a move's statements are run.
 
-Channels' ``database_sync_to_async`` closes the connection after every call
-(``CONN_MAX_AGE`` is 0, as Django advises under ASGI, where each HTTP request
-gets a thread of its own). The consumers' calls keep their connections
-open instead, which saves opening one for every move (a quarter of Daphne's
-CPU in ``bench_server``). A connection that has failed is closed so that the
-next call reconnects.
+Two kinds of work:
 
-Where the calls run is ``SPADES_DB_THREADS``:
+- **Statements of the move path** (``game.rows``), produced by generators
+  such as ``game.moves.move_steps``: :func:`run_steps` runs them on Django's
+  connection (Celery workers, HTTP views, SQLite, in-process bots) and
+  :func:`run_steps_async` on an asyncio connection of :class:`ConnectionPool`
+  (the websockets' moves on PostgreSQL). Both run the very same statements.
+- **Other ORM calls of the websocket consumers** (:func:`db_call`), with
+  connections that are kept. Channels' ``database_sync_to_async`` closes the
+  connection after every call (``CONN_MAX_AGE`` is 0, as Django advises under
+  ASGI); keeping it saves opening one per call (a quarter of Daphne's CPU in
+  ``bench_server``). A connection that has failed is closed so that the next
+  call reconnects.
+
+Where ``db_call`` runs is ``SPADES_DB_THREADS``:
 
 - 0 (the default with SQLite): on the event loop itself. SQLite takes one
   writer at a time and a move's transaction is a fraction of a millisecond
@@ -18,24 +25,163 @@ Where the calls run is ``SPADES_DB_THREADS``:
   against the ORM on an event loop is then off (settings.py).
 - 1: the shared sync thread of ``sync_to_async``.
 - more (the default with PostgreSQL, 8): a pool, so that the calls of
-  different sockets overlap their round trips to the server. (Moves on
-  PostgreSQL do not come here: ``game.moves_async`` runs them on the loop.)
+  different sockets overlap their round trips to the server.
+
+Moves on PostgreSQL skip the threads (``SPADES_ASYNC_MOVES``): in a thread,
+each of a move's round trips hands the GIL back and forth with the event
+loop, and the hand-over itself (asgiref's ``SyncToAsync``) cost more than the
+move (bench_server, Redis stack: Daphne at 80% of a core for 200 moves/s in
+threads, 58% with the same statements on the loop).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import threading
-from collections.abc import Awaitable, Callable
+import weakref
+from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
+import psycopg
 from asgiref.sync import SyncToAsync
 from django.conf import settings
-from django.db import connections
+from django.db import connection, connections
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+from game.rows import Query
+
+T = TypeVar("T")
+Steps = Generator[Query, Any, T]
+
+# ----- statements on Django's connection ----------------------------------------------
+
+
+def run_steps(steps: Steps[T]) -> T:
+    """Run a generator of statements on Django's connection (in the caller's
+    transaction): each yielded :class:`Query` is executed and its value sent
+    back; returns what the generator returns."""
+    try:
+        query = next(steps)
+        while True:
+            with connection.cursor() as cursor:
+                cursor.execute(query.sql, query.params)
+                fetched = cursor.fetchall() if cursor.description else []
+                value = query.read(cursor.rowcount, fetched)
+            query = steps.send(value)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+# ----- statements on asyncio connections (PostgreSQL) ---------------------------------
+
+DEFAULT_ASYNC_CONNECTIONS = 4
+APPLICATION_NAME = "spades moves"  # in pg_stat_activity
+_IDLE = psycopg.pq.TransactionStatus.IDLE
+
+
+def moves_on_loop() -> bool:
+    """Do the websockets' moves run on the event loop (PostgreSQL, not switched off)?"""
+    engine = settings.DATABASES["default"]["ENGINE"]
+    return bool(getattr(settings, "SPADES_ASYNC_MOVES", False)) and "postgresql" in engine
+
+
+class ConnectionPool:
+    """Up to ``size`` asyncio connections, opened when first needed.
+
+    The moves of different tables overlap on them; a table's own moves queue
+    on its row lock. A broken connection is dropped, and the next acquire
+    opens another.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self.opened = 0
+        self.idle: asyncio.Queue[psycopg.AsyncConnection[Any]] = asyncio.Queue()
+
+    async def acquire(self, fresh: bool = False) -> psycopg.AsyncConnection[Any]:
+        """An idle connection, or a new one while fewer than ``size`` are open
+        (``fresh``: a new one first, if there is room)."""
+        if (fresh or self.idle.empty()) and self.opened < self.size:
+            self.opened += 1
+            try:
+                return await _connect()
+            except BaseException:
+                self.opened -= 1
+                raise
+        return await self.idle.get()
+
+    def release(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        if conn.closed or conn.broken or conn.info.transaction_status != _IDLE:
+            self.opened -= 1
+            hold(asyncio.ensure_future(conn.close()))  # the next acquire opens a fresh one
+            return
+        self.idle.put_nowait(conn)
+
+
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ConnectionPool] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def pool() -> ConnectionPool:
+    """This event loop's pool (``SPADES_ASYNC_DB_CONNECTIONS`` connections)."""
+    loop = asyncio.get_running_loop()
+    found = _pools.get(loop)
+    if found is None:
+        size = int(getattr(settings, "SPADES_ASYNC_DB_CONNECTIONS", DEFAULT_ASYNC_CONNECTIONS))
+        found = _pools[loop] = ConnectionPool(size)
+    return found
+
+
+async def _connect() -> psycopg.AsyncConnection[Any]:
+    """A connection like Django's: same parameters and type adapters (JSON arrives
+    as text for the fields' converters, timestamps in Django's time zone),
+    autocommit (each move opens its own transaction block)."""
+    wrapper = connections["default"]
+    params = wrapper.get_connection_params()
+    params.pop("cursor_factory", None)  # Django's are synchronous cursors
+    options = wrapper.settings_dict.get("OPTIONS") or {}
+    # Django turns prepared statements off for connection poolers unless told;
+    # these connections run the same few statements all day, so prepare them
+    # (psycopg's default) unless the settings say otherwise.
+    params["prepare_threshold"] = options.get("prepare_threshold", 5)
+    params.setdefault("application_name", APPLICATION_NAME)
+    conn = await psycopg.AsyncConnection.connect(autocommit=True, **params)
+    if settings.USE_TZ and wrapper.timezone_name:
+        await conn.execute(wrapper.ops.set_time_zone_sql(), [wrapper.timezone_name])
+    return conn
+
+
+async def run_steps_async(conn: psycopg.AsyncConnection[Any], steps: Steps[T]) -> T:
+    """:func:`run_steps` on an asyncio connection."""
+    try:
+        query = next(steps)
+        while True:
+            async with conn.cursor() as cursor:
+                await cursor.execute(query.sql, query.params)
+                fetched = await cursor.fetchall() if cursor.description else []
+                value = query.read(cursor.rowcount, fetched)
+            query = steps.send(value)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+# Tasks started on the loop and awaited by no one: the loop keeps only weak
+# references to tasks, so they are held here until done.
+_running: set[asyncio.Future[Any]] = set()
+
+
+def hold(task: asyncio.Future[Any]) -> asyncio.Future[Any]:
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+    return task
+
+
+# ----- the consumers' other calls ----------------------------------------------------
+
+_thread_pool: ThreadPoolExecutor | None = None
+_thread_pool_lock = threading.Lock()
 
 
 def drop_broken_connections() -> None:
@@ -55,14 +201,14 @@ def _threads() -> int:
 
 def _executor() -> ThreadPoolExecutor | None:
     """The pool of database threads, or None for the shared sync thread."""
-    global _pool
+    global _thread_pool
     threads = _threads()
     if threads <= 1:
         return None
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="spades-db")
-        return _pool
+    with _thread_pool_lock:
+        if _thread_pool is None:
+            _thread_pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="spades-db")
+        return _thread_pool
 
 
 class KeptConnectionSyncToAsync(SyncToAsync):

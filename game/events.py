@@ -1,6 +1,6 @@
 """Group messages to a table's sockets, sent from synchronous code.
 
-One group message per event (DESIGN.md): ``{"type": "table.event", "version": N}``
+One group message per event (docs/architecture.md): ``{"type": "table.event", "version": N}``
 after a move, ``table.changed`` after seating or status changes and
 ``table.chat`` for chat. Each consumer turns an event into its own seat's view.
 

@@ -1,6 +1,6 @@
 """The websocket load benchmark behind ``manage.py bench_server``.
 
-Tables of four humans are made through the service layer (with a Django
+Tables of four humans are made through ``game.seating`` (with a Django
 session per guest, so that each socket holds its seat as a browser would),
 then asyncio clients on 127.0.0.1 play them against one Daphne process:
 every table acts every ``interval`` seconds (staggered), the seat to act
@@ -42,12 +42,12 @@ def prepare_tables(
     from django.conf import settings
     from django.contrib.sessions.backends.db import SessionStore
 
-    from game import identity, service
+    from game import identity, seating
 
     rng = random.Random(seed)
     tables = []
     for number in range(count):
-        table = service.create_table(rules=rules, stand_in_bots=False)
+        table = seating.create_table(rules=rules, stand_in_bots=False)
         keys = []
         for position in range(4):
             guest_id = f"bench-{number}-{position}-{rng.getrandbits(48):012x}"
@@ -56,10 +56,10 @@ def prepare_tables(
             session[identity.GUEST_NAME_KEY] = f"Bench {number}.{position}"
             session.create()
             keys.append(session.session_key)
-            service.take_seat(
+            seating.take_seat(
                 table, position, guest_id=guest_id, guest_name=f"Bench {number}.{position}"
             )
-        service.start_table(table)
+        seating.start_table(table)
         tables.append({"public_id": table.public_id, "pk": table.pk, "sessions": keys})
     return [{**t, "cookie": settings.SESSION_COOKIE_NAME} for t in tables]
 

@@ -1,7 +1,7 @@
 """Tables, seats, the append-only action log, round records and match results.
 
 The action log is the truth: a table's match is its rules and seed with the
-logged actions replayed in version order (``game.service`` does that). The
+logged actions replayed in version order (``game.matches`` does that). The
 round records and match results are derived rows, written in the same
 transaction as the action that finished the round or the match, so that
 analyses can query them without replaying anything.

@@ -1,8 +1,8 @@
-"""The query columns of a stored round, derived from its record and who sat where.
+"""The columns of a stored round and match result, from the record and who sat where.
 
 Pure functions (no model import), shared by the write path
-(``game.storage``), the import command and the migration that backfilled
-the columns for rounds stored before they existed.
+(``game.moves``), stored tournaments and imports (``game.storage``) and the
+migration that backfilled the columns for rounds stored before they existed.
 
 Seat order is N, E, S, W; partnerships are N/S (0) and E/W (1). A seat kind
 is ``"H"`` (human) or ``"B"`` (bot); a partnership's *make-up* is ``"BB"``,
@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
+from game.engine.cards import SEAT_LETTERS
 from game.engine.round_types import RoundType
 
-SEATS = "nesw"
+SEATS = SEAT_LETTERS.lower()
+BOT = "bot"  # the value of ``Seat.Kind.BOT``
 MAKEUPS = ("BB", "HB", "HH")
 
 # The round's nil position for the human-vs-bot analyses (the BIS paper's Table 3),
@@ -64,7 +67,7 @@ def derived_columns(record: dict[str, Any], kinds: str, bot_names: Sequence[str 
     """The analysis columns of a round: make-ups, bots, nil counts, made flags, types."""
     bids_by_seat = [0, 0, 0, 0]
     for b in record["bids"]:
-        bids_by_seat["NESW".index(b["seat"])] = b["bid"]
+        bids_by_seat[SEAT_LETTERS.index(b["seat"])] = b["bid"]
     nil_allowed = bool(record["rules"].get("nil", True))
     nil = [nil_allowed and b == 0 for b in bids_by_seat]
     tricks = record["tricks_won"]
@@ -85,3 +88,92 @@ def derived_columns(record: dict[str, Any], kinds: str, bot_names: Sequence[str 
         cols[f"bot_{letter}"] = (bot_names[s] or "") if kinds[s] == "B" else ""
         cols[f"round_type_{letter}"] = ROUND_TYPE_BY_LABEL[record["round_types"][s]]
     return cols
+
+
+def seat_kinds(seats: Mapping[int, Any]) -> str:
+    """'H' or 'B' per seat N, E, S, W of the table's seats (an empty seat counts as human)."""
+    return "".join(
+        "B" if seats.get(p) is not None and seats[p].kind == BOT else "H" for p in range(4)
+    )
+
+
+def seat_bot_names(seats: Mapping[int, Any]) -> list[str | None]:
+    return [seats[p].bot_name if p in seats and seats[p].kind == BOT else None for p in range(4)]
+
+
+def round_values(
+    record: dict[str, Any],
+    *,
+    version: int,
+    kinds: str,
+    bot_names: Sequence[str | None],
+    finished_at: datetime,
+    stand_in_moves: int = 0,
+) -> dict[str, Any]:
+    """The columns of a round record row (``record_of``) played by ``kinds``/``bot_names``."""
+    bids = [-1, -1, -1, -1]
+    blind = [False] * 4
+    for b in record["bids"]:
+        s = SEAT_LETTERS.index(b["seat"])
+        bids[s], blind[s] = b["bid"], bool(b["blind"])
+    ns, ew = record["result"]
+    tricks = record["tricks_won"]
+    return {
+        "round_number": record["round_number"],
+        "finished_at": finished_at,
+        "version": version,
+        "rules": record["rules"],
+        "dealer": SEAT_LETTERS.index(record["dealer"]),
+        "seat_kinds": kinds,
+        "bot_names": list(bot_names),
+        "stand_in_moves": stand_in_moves,
+        "bid_n": bids[0],
+        "bid_e": bids[1],
+        "bid_s": bids[2],
+        "bid_w": bids[3],
+        "blind_nils": "".join("1" if b else "0" for b in blind),
+        "bid_total": sum(b for b in bids if b > 0),
+        "tricks_n": tricks[0],
+        "tricks_e": tricks[1],
+        "tricks_s": tricks[2],
+        "tricks_w": tricks[3],
+        "points_ns": ns["points"],
+        "points_ew": ew["points"],
+        "score_ns": ns["score_after"],
+        "score_ew": ew["score_after"],
+        "bags_ns": ns["bags_after"],
+        "bags_ew": ew["bags_after"],
+        "nil_position_ns": record["nil_positions"][0],
+        "nil_position_ew": record["nil_positions"][1],
+        "record": record,
+        **derived_columns(record, kinds, bot_names),
+    }
+
+
+def result_values(
+    rules: dict[str, Any],
+    *,
+    winner: int,
+    scores: Sequence[int],
+    bags: Sequence[int],
+    rounds: int,
+    version: int,
+    kinds: str,
+    bot_names: Sequence[str | None],
+    finished_at: datetime,
+) -> dict[str, Any]:
+    """The columns of a match result row."""
+    return {
+        "finished_at": finished_at,
+        "winner": winner,
+        "score_ns": scores[0],
+        "score_ew": scores[1],
+        "bags_ns": bags[0],
+        "bags_ew": bags[1],
+        "rounds": rounds,
+        "version": version,
+        "rules_key": rules_key(rules),
+        "makeup_ns": makeup(kinds[0], kinds[2]),
+        "makeup_ew": makeup(kinds[1], kinds[3]),
+        **{f"bot_{letter}": bot_names[s] or "" for s, letter in enumerate(SEATS)},
+    }

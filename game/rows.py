@@ -12,8 +12,8 @@ and gives model instances indistinguishable from a queryset's.
 
 Each statement is a :class:`Query` (SQL, parameters, and how to read its
 result), so that the move path can be run by Django's connection
-(:func:`run`, through ``service.run_steps``) or, on PostgreSQL in the
-server, by an asyncio connection on the event loop (``game.moves_async``).
+(``game.db.run_steps``) or, on PostgreSQL in the server, by an asyncio
+connection on the event loop (``game.db.run_steps_async``).
 """
 
 from __future__ import annotations
@@ -38,14 +38,6 @@ class Query:
     sql: str
     params: list[Any]
     read: Callable[[int, list[tuple[Any, ...]]], Any]
-
-
-def run(query: Query) -> Any:
-    """Run ``query`` on Django's connection (in the caller's transaction)."""
-    with connection.cursor() as cursor:
-        cursor.execute(query.sql, query.params)
-        fetched = cursor.fetchall() if cursor.description else []
-        return query.read(cursor.rowcount, fetched)
 
 
 def _nothing(rowcount: int, fetched: list[tuple[Any, ...]]) -> None:

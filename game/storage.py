@@ -1,10 +1,11 @@
-"""Rows of finished rounds and matches, built one way for every writer.
+"""Whole matches played elsewhere, stored as ordinary tables.
 
 ``round_row`` and ``result_row`` build (unsaved) ``RoundRecordRow`` and
-``MatchResult`` rows with every query column; ``game.service`` saves them as
-a live table's rounds end, ``store_match`` saves a whole finished engine
-match played elsewhere (a bot-vs-bot tournament) as an ordinary stored
-match, and ``import_rounds`` saves rounds read from a JSON Lines export.
+``MatchResult`` rows from ``game.round_columns`` (the columns a live table's
+move writes too, in ``game.moves``); ``store_match`` saves a whole finished
+engine match played elsewhere (a bot-vs-bot tournament) as an ordinary
+stored match, and ``import_rounds`` saves rounds read from a JSON Lines
+export.
 """
 
 from __future__ import annotations
@@ -20,26 +21,11 @@ from game.engine import Match, action_to_dict, record_of
 from game.engine.deal import first_dealer
 from game.engine.state import RoundState
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
-from game.round_columns import derived_columns, makeup, rules_key
+from game.round_columns import result_values, round_values, seat_bot_names, seat_kinds
 
 
 class StorageError(ValueError):
     """A match that cannot be stored as asked."""
-
-
-def seat_kinds(seats: Mapping[int, Seat]) -> str:
-    """'H' or 'B' per seat N, E, S, W (an empty seat counts as human)."""
-    return "".join(
-        "B" if seats.get(p) is not None and seats[p].kind == Seat.Kind.BOT else "H"
-        for p in range(4)
-    )
-
-
-def seat_bot_names(seats: Mapping[int, Seat]) -> list[str | None]:
-    return [
-        seats[p].bot_name if p in seats and seats[p].kind == Seat.Kind.BOT else None
-        for p in range(4)
-    ]
 
 
 def round_row_from_record(
@@ -53,44 +39,15 @@ def round_row_from_record(
     finished_at: datetime | None = None,
 ) -> RoundRecordRow:
     """An unsaved row for a round record (``record_of``) played by ``kinds``/``bot_names``."""
-    bids = [-1, -1, -1, -1]
-    blind = [False] * 4
-    for b in record["bids"]:
-        s = "NESW".index(b["seat"])
-        bids[s], blind[s] = b["bid"], bool(b["blind"])
-    ns, ew = record["result"]
-    tricks = record["tricks_won"]
-    return RoundRecordRow(
-        table=table,
-        round_number=record["round_number"],
-        finished_at=finished_at or timezone.now(),
+    values = round_values(
+        record,
         version=version,
-        rules=record["rules"],
-        dealer="NESW".index(record["dealer"]),
-        seat_kinds=kinds,
-        bot_names=list(bot_names),
+        kinds=kinds,
+        bot_names=bot_names,
         stand_in_moves=stand_in_moves,
-        bid_n=bids[0],
-        bid_e=bids[1],
-        bid_s=bids[2],
-        bid_w=bids[3],
-        blind_nils="".join("1" if b else "0" for b in blind),
-        bid_total=sum(b for b in bids if b > 0),
-        tricks_n=tricks[0],
-        tricks_e=tricks[1],
-        tricks_s=tricks[2],
-        tricks_w=tricks[3],
-        points_ns=ns["points"],
-        points_ew=ew["points"],
-        score_ns=ns["score_after"],
-        score_ew=ew["score_after"],
-        bags_ns=ns["bags_after"],
-        bags_ew=ew["bags_after"],
-        nil_position_ns=record["nil_positions"][0],
-        nil_position_ew=record["nil_positions"][1],
-        record=record,
-        **derived_columns(record, kinds, bot_names),
+        finished_at=finished_at or timezone.now(),
     )
+    return RoundRecordRow(table=table, **values)
 
 
 def round_row(
@@ -125,26 +82,18 @@ def result_row(
     finished_at: datetime | None = None,
 ) -> MatchResult:
     """An unsaved match result with its query columns."""
-    kinds = seat_kinds(seats)
-    names = seat_bot_names(seats)
-    return MatchResult(
-        table=table,
-        finished_at=finished_at or timezone.now(),
+    values = result_values(
+        table.rules,
         winner=winner,
-        score_ns=scores[0],
-        score_ew=scores[1],
-        bags_ns=bags[0],
-        bags_ew=bags[1],
+        scores=scores,
+        bags=bags,
         rounds=rounds,
         version=version,
-        rules_key=rules_key(table.rules),
-        makeup_ns=makeup(kinds[0], kinds[2]),
-        makeup_ew=makeup(kinds[1], kinds[3]),
-        bot_n=names[0] or "",
-        bot_e=names[1] or "",
-        bot_s=names[2] or "",
-        bot_w=names[3] or "",
+        kinds=seat_kinds(seats),
+        bot_names=seat_bot_names(seats),
+        finished_at=finished_at or timezone.now(),
     )
+    return MatchResult(table=table, **values)
 
 
 def store_match(

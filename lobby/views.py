@@ -1,19 +1,18 @@
-"""Lobby pages: players, the list of open tables, new tables, seating, the table page.
+"""Lobby pages: players, the list of open tables, new tables, the table page.
 
-Every change to a table goes through ``game.service``; these views only
-decide who may ask for it (the host, a seated player, an invitee) and turn
+Every change to a table goes through ``game.seating``; these views (and the
+seat commands, ``lobby.seat_commands``) only decide who may ask for it (the
+host, a seated player, an invitee: ``lobby.players``) and turn
 ``ServiceError`` into a message the player reads.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import login
 from django.db import transaction
-from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -21,81 +20,39 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from bots.registry import DEFAULT_BOT, bot_groups
-from game import events, identity, service
+from game import events, identity, seating
 from game.engine.rules import Rules
-from game.models import Seat, Table
+from game.errors import ServiceError, TableNotFound
+from game.models import Table
+from lobby import seat_commands
 from lobby.forms import (
     SEAT_INVITE,
     SEAT_ME,
-    SEAT_NAMES,
     SEAT_OPEN,
     GuestForm,
     SignUpForm,
     TableForm,
 )
 from lobby.models import TableListing
+from lobby.players import (
+    INVITES_KEY,
+    Player,
+    games_of,
+    invited,
+    is_host,
+    listing_of,
+    may_see,
+    player_of,
+    seat_of,
+)
 
-INVITES_KEY = "invited_tables"
 PLAY_NOW_SEAT = 2  # South: the bottom of the screen
-
-
-# ----- who is asking ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Player:
-    user: Any
-    guest_id: str
-    name: str
-
-    @property
-    def known(self) -> bool:
-        return self.user is not None or bool(self.guest_id and self.name)
-
-
-def player_of(request: HttpRequest) -> Player:
-    if request.user.is_authenticated:
-        guest_id, _ = identity.guest_of(request.session)
-        return Player(request.user, guest_id, request.user.get_username())
-    guest_id, name = identity.guest_of(request.session)
-    return Player(None, guest_id if name else "", name)
-
-
-def _seat_kwargs(p: Player) -> dict[str, Any]:
-    if p.user is not None:
-        return {"user": p.user}
-    return {"guest_id": p.guest_id, "guest_name": p.name}
-
-
-def _listing(table: Table) -> TableListing:
-    listing, _ = TableListing.objects.get_or_create(table=table)
-    return listing
-
-
-def is_host(table: Table, listing: TableListing, p: Player) -> bool:
-    if p.user is not None and table.host_id == p.user.pk:
-        return True
-    return bool(listing.host_guest_id) and listing.host_guest_id == p.guest_id
-
-
-def _invited(request: HttpRequest, table: Table) -> bool:
-    return table.pk in request.session.get(INVITES_KEY, [])
-
-
-def _my_seat(table: Table, p: Player) -> int | None:
-    return service.seat_of(table, user=p.user, guest_id=p.guest_id or None)
-
-
-def _may_see(request: HttpRequest, table: Table, listing: TableListing, p: Player) -> bool:
-    if not listing.private:
-        return True
-    return is_host(table, listing, p) or _invited(request, table) or _my_seat(table, p) is not None
 
 
 def _get_table(public_id: str) -> Table:
     try:
-        return service.get_table(public_id)
-    except service.TableNotFound:
+        return seating.get_table(public_id)
+    except TableNotFound:
         raise Http404("there is no such table") from None
 
 
@@ -136,37 +93,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 def profile(request: HttpRequest) -> HttpResponse:
     p = player_of(request)
-    games: list[dict[str, Any]] = []
-    if p.known:
-        q = Q(pk__in=[])
-        if p.user is not None:
-            q |= Q(user=p.user)
-        if p.guest_id:
-            q |= Q(guest_id=p.guest_id)
-        seats = (
-            Seat.objects.filter(q, kind=Seat.Kind.HUMAN)
-            .select_related("table", "table__result")
-            .order_by("-table__created_at")[:100]
-        )
-        for s in seats:
-            t = s.table
-            result = getattr(t, "result", None)
-            ours, theirs = None, None
-            outcome = t.get_status_display()
-            if result is not None:
-                scores = (result.score_ns, result.score_ew)
-                ours, theirs = scores[s.position % 2], scores[1 - s.position % 2]
-                outcome = "Won" if result.winner == s.position % 2 else "Lost"
-            games.append(
-                {
-                    "table": t,
-                    "seat": SEAT_NAMES[s.position],
-                    "outcome": outcome,
-                    "ours": ours,
-                    "theirs": theirs,
-                    "rounds": result.rounds if result is not None else None,
-                }
-            )
+    games = games_of(p)
     played = [g for g in games if g["outcome"] in ("Won", "Lost")]
     wins = sum(1 for g in played if g["outcome"] == "Won")
     return render(
@@ -214,7 +141,7 @@ def _table_summary(t: Table, listing: TableListing | None) -> dict[str, Any]:
 
 
 def open_tables() -> list[dict[str, Any]]:
-    tables = service.list_open_tables()
+    tables = seating.list_open_tables()
     listings = {
         x.table_id: x for x in TableListing.objects.filter(table__in=[t.pk for t in tables])
     }
@@ -274,13 +201,13 @@ def play_now(request: HttpRequest) -> HttpResponse:
     if p is None:
         return redirect("lobby:home")
     with transaction.atomic():
-        table = service.create_table(host=p.user)
+        table = seating.create_table(host=p.user)
         _new_listing(table, p, private=True, reserved=[])
-        service.take_seat(table, PLAY_NOW_SEAT, **_seat_kwargs(p))
+        seating.take_seat(table, PLAY_NOW_SEAT, **p.seat_kwargs())
         for position in range(4):
             if position != PLAY_NOW_SEAT:
-                service.add_bot(table, position, DEFAULT_BOT)
-        service.start_table(table)
+                seating.add_bot(table, position, DEFAULT_BOT)
+        seating.start_table(table)
     return redirect("lobby:table", table.public_id)
 
 
@@ -296,7 +223,7 @@ def new_table(request: HttpRequest) -> HttpResponse:
             rules: Rules = form.cleaned_data["rules"]
             try:
                 with transaction.atomic():
-                    table = service.create_table(
+                    table = seating.create_table(
                         host=p.user, rules=rules, turn_seconds=form.cleaned_data["turn_seconds"]
                     )
                     _new_listing(
@@ -307,10 +234,10 @@ def new_table(request: HttpRequest) -> HttpResponse:
                     )
                     for position, choice in enumerate(seats):
                         if choice == SEAT_ME:
-                            service.take_seat(table, position, **_seat_kwargs(p))
+                            seating.take_seat(table, position, **p.seat_kwargs())
                         elif choice not in (SEAT_OPEN, SEAT_INVITE):
-                            service.add_bot(table, position, choice)
-            except service.ServiceError as e:
+                            seating.add_bot(table, position, choice)
+            except ServiceError as e:
                 form.add_error(None, e.message)
             else:
                 return redirect("lobby:table", table.public_id)
@@ -336,11 +263,11 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
 
 def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
     table = _get_table(public_id)
-    listing = _listing(table)
+    listing = listing_of(table)
     p = player_of(request)
-    if not _may_see(request, table, listing, p):
+    if not may_see(request, table, listing, p):
         return render(request, "lobby/private.html", {"table": table}, status=403)
-    seat = _my_seat(table, p)
+    seat = seat_of(table, p)
     host = is_host(table, listing, p)
     invite_url = None
     if host or seat is not None:
@@ -374,7 +301,7 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
 def _seating(request: HttpRequest, table: Table, listing: TableListing) -> dict[str, Any]:
     p = player_of(request)
     summary = _table_summary(table, listing)
-    mine = _my_seat(table, p)
+    mine = seat_of(table, p)
     host = is_host(table, listing, p)
     return {
         "status": table.status,
@@ -382,7 +309,7 @@ def _seating(request: HttpRequest, table: Table, listing: TableListing) -> dict[
         "my_seat": mine,
         "is_host": host,
         "known": p.known,
-        "may_take_reserved": host or _invited(request, table),
+        "may_take_reserved": host or invited(request, table),
         "rematch": (
             reverse("lobby:table", args=[listing.rematch.public_id]) if listing.rematch else None
         ),
@@ -392,101 +319,24 @@ def _seating(request: HttpRequest, table: Table, listing: TableListing) -> dict[
 @require_GET
 def seating_json(request: HttpRequest, public_id: str) -> JsonResponse:
     table = _get_table(public_id)
-    listing = _listing(table)
-    if not _may_see(request, table, listing, player_of(request)):
+    listing = listing_of(table)
+    if not may_see(request, table, listing, player_of(request)):
         return JsonResponse({"error": "this table is private"}, status=403)
     return JsonResponse(_seating(request, table, listing))
-
-
-class LobbyError(Exception):
-    pass
-
-
-def _position(request: HttpRequest) -> int:
-    try:
-        position = int(request.POST.get("position", ""))
-    except ValueError:
-        raise LobbyError("choose a seat") from None
-    if not 0 <= position <= 3:
-        raise LobbyError("a seat is North, East, South or West")
-    return position
-
-
-def _seat_op(request: HttpRequest, table: Table, listing: TableListing, op: str) -> None:
-    p = player_of(request)
-    host = is_host(table, listing, p)
-    mine = _my_seat(table, p)
-    if op == "sit":
-        if not p.known:
-            raise LobbyError("choose a name first (or log in) to sit at a table")
-        position = _position(request)
-        if position in listing.reserved and not (host or _invited(request, table)):
-            raise LobbyError("that seat is held for someone with the invite link")
-        with transaction.atomic():
-            if mine is not None:
-                service.leave_seat(table, mine)
-            service.take_seat(table, position, **_seat_kwargs(p))
-            if position in listing.reserved:
-                listing.reserved = [x for x in listing.reserved if x != position]
-                listing.save(update_fields=["reserved"])
-        return
-    if op == "leave":
-        if mine is None:
-            raise LobbyError("you have no seat at this table")
-        service.leave_seat(table, mine)
-        return
-    if op == "start":
-        if not host:
-            raise LobbyError("only the host can start the match")
-        service.start_table(table)
-        return
-    if not host:
-        raise LobbyError("only the host can change the seats")
-    position = _position(request)
-    occupant = table.seats.filter(position=position).first()
-    if op == "bot":
-        name = request.POST.get("bot") or DEFAULT_BOT
-        with transaction.atomic():
-            if occupant is not None:
-                if occupant.kind != Seat.Kind.BOT:
-                    raise LobbyError("that seat is taken by a player")
-                service.leave_seat(table, position)
-            service.add_bot(table, position, name)
-            if position in listing.reserved:
-                listing.reserved = [x for x in listing.reserved if x != position]
-                listing.save(update_fields=["reserved"])
-    elif op == "remove":
-        if occupant is None or occupant.kind != Seat.Kind.BOT:
-            raise LobbyError("there is no bot in that seat")
-        service.leave_seat(table, position)
-    elif op in ("reserve", "open"):
-        if table.status != Table.Status.OPEN:
-            raise LobbyError("seats can only change before the match starts")
-        if occupant is not None:
-            raise LobbyError("that seat is taken")
-        reserved = [x for x in listing.reserved if x != position]
-        if op == "reserve":
-            reserved.append(position)
-        listing.reserved = sorted(reserved)
-        listing.save(update_fields=["reserved"])
-        events.table_changed(table.pk)
-    else:
-        raise LobbyError("unknown seat action")
 
 
 @require_POST
 def seat_action(request: HttpRequest, public_id: str) -> JsonResponse:
     """Take, change or leave a seat; the host adds or removes bots and starts."""
     table = _get_table(public_id)
-    listing = _listing(table)
-    if not _may_see(request, table, listing, player_of(request)):
+    listing = listing_of(table)
+    if not may_see(request, table, listing, player_of(request)):
         return JsonResponse({"error": "this table is private"}, status=403)
-    op = request.POST.get("op", "")
     try:
-        _seat_op(request, table, listing, op)
-    except LobbyError as e:
+        seat_commands.run(request, table, listing, request.POST.get("op", ""))
+    except seat_commands.LobbyError as e:
         return JsonResponse({"error": str(e)}, status=400)
-    except service.ServiceError as e:
+    except ServiceError as e:
         return JsonResponse({"error": e.message}, status=400)
     table.refresh_from_db()
     listing.refresh_from_db()
@@ -498,17 +348,17 @@ def rematch(request: HttpRequest, public_id: str) -> HttpResponse:
     """A new table with the same seats and rules (the same one for everybody who asks)."""
     table = _get_table(public_id)
     p = player_of(request)
-    if _my_seat(table, p) is None:
+    if seat_of(table, p) is None:
         messages.error(request, "only the players of this table can ask for a rematch")
         return redirect("lobby:table", table.public_id)
     if table.status != Table.Status.FINISHED:
         messages.error(request, "the match is not over yet")
         return redirect("lobby:table", table.public_id)
     with transaction.atomic():
-        _listing(table)
+        listing_of(table)
         listing = TableListing.objects.select_for_update().get(table=table)
         if listing.rematch is None:
-            new = service.create_rematch(table)
+            new = seating.create_rematch(table)
             TableListing.objects.create(
                 table=new,
                 private=listing.private,

@@ -20,7 +20,7 @@ app.autodiscover_tasks()
 # narrower search pattern must come before the catch-all for bot tasks.
 app.conf.task_routes = (
     [
-        ("bots.tasks.search*", {"queue": "search"}),
-        ("bots.tasks.*", {"queue": "bots"}),
+        ("game.bot_turns.search*", {"queue": "search"}),
+        ("game.bot_turns.*", {"queue": "bots"}),
     ],
 )

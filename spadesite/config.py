@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 IN_MEMORY_CHANNEL_LAYER = "game.layers.TableChannelLayer"
 # The pub/sub layer costs about half the CPU per broadcast of the core Redis
-# layer and held twice the sockets in our measurements (see DESIGN.md).
+# layer and held twice the sockets in our measurements (docs/architecture.md).
 REDIS_PUBSUB_CHANNEL_LAYER = "channels_redis.pubsub.RedisPubSubChannelLayer"
 
 SQLITE_INIT_COMMAND = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"

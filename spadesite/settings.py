@@ -96,7 +96,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL: str | None = os.environ.get("REDIS_URL") or None
 CHANNEL_LAYERS = channel_layers(REDIS_URL)
 
-# Without Redis there is no Celery worker: bots act in-process (bots/runner.py),
+# Without Redis there is no Celery worker: bots act in-process (game/runner.py),
 # behind the same task interface.
 SPADES_BOTS_IN_PROCESS = REDIS_URL is None
 
@@ -114,7 +114,7 @@ if SPADES_DB_THREADS == 0:
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 # With PostgreSQL the consumers' moves run on the event loop over psycopg's
-# asyncio connections (game/moves_async.py), this many per server process.
+# asyncio connections (game/db.py, game/moves.py), this many per server process.
 SPADES_ASYNC_MOVES = os.environ.get("SPADES_ASYNC_MOVES", "1") != "0"
 SPADES_ASYNC_DB_CONNECTIONS = int(os.environ.get("SPADES_ASYNC_DB_CONNECTIONS", "4"))
 

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from bots import runner
-from game import service
+from game import matches, runner
 
 
 @pytest.fixture
@@ -18,11 +17,11 @@ def live(settings: Any) -> Iterator[runner.InlineRunner]:
     settings.SPADES_BOTS_INLINE = True
     settings.SPADES_BOT_DELAY = 0
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "game.layers.TableChannelLayer"}}
-    service.clear_cache()
+    matches.clear_cache()
     runner.reset_runners()
     inline = runner.get_runner()
     assert isinstance(inline, runner.InlineRunner)
     yield inline
     assert inline.errors == []
     runner.reset_runners()
-    service.clear_cache()
+    matches.clear_cache()

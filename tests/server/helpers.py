@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from game import service
+from game import matches, moves, seating
 from game.engine import Rules, view_for
 from game.models import Table
 
@@ -24,23 +24,23 @@ def make_table(
     bot: str = "Random+Random",
 ) -> Table:
     """A table with humans (guests g0..g3) at 'H' and bots at 'B', N E S W."""
-    table = service.create_table(rules=rules, stand_in_bots=stand_in_bots)
+    table = seating.create_table(rules=rules, stand_in_bots=stand_in_bots)
     for position, kind in enumerate(kinds):
         if kind == "B":
-            service.add_bot(table, position, bot)
+            seating.add_bot(table, position, bot)
         else:
-            service.take_seat(
+            seating.take_seat(
                 table, position, guest_id=f"g{position}", guest_name=f"Guest {position}"
             )
     if start:
-        service.start_table(table)
+        seating.start_table(table)
     table.refresh_from_db()
     return table
 
 
 def human_move(table: Table, rng: random.Random) -> tuple[int, Any]:
     """(seat, action) for the seat to act: a random legal action of its view."""
-    match = service.load_match(table)
+    match = matches.load_match(table)
     seat = match.round.to_act
     return seat, rng.choice(view_for(match, seat).legal_actions)
 
@@ -52,6 +52,6 @@ def play_humans(table: Table, rng: random.Random, until_version: int | None = No
         until_version is None or table.version < until_version
     ):
         seat, action = human_move(table, rng)
-        service.submit_action(table.pk, seat, action, table.version)
+        moves.submit_action(table.pk, seat, action, table.version)
         table.refresh_from_db()
     return table

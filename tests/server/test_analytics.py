@@ -12,7 +12,7 @@ from datetime import date
 import pytest
 from django.apps import apps as django_apps
 
-from game import analytics
+from game import analytics, matches
 from game.analytics import Filters, wilson_interval
 from game.engine import Match, Rules, view_for
 from game.models import Action, MatchResult, RoundRecordRow, Table
@@ -216,13 +216,12 @@ def _random_match(seed: str, rules: Rules) -> Match:
 
 
 def test_store_match_writes_an_ordinary_replayable_match() -> None:
-    from game import service
 
     match = _random_match("store-1", Rules(winning_goal=150, losing_goal=-100))
     table = store_match(match, ["RB+SRP", "MS+SRP", "RB+SRP", "MS+SRP"])
     assert table.status == Table.Status.FINISHED
     assert Action.objects.filter(table=table).count() == match.version
-    replayed = service.load_match(table)
+    replayed = matches.load_match(table)
     assert replayed.is_over and replayed.scores == match.scores
     rows = RoundRecordRow.objects.filter(table=table).order_by("round_number")
     assert rows.count() == len(match.rounds)

@@ -15,8 +15,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 from django.db import OperationalError
 
-from bots import runner
-from game import service
+from game import matches, moves, runner
 from game.engine import Rules, format_card
 from game.engine.cards import cards_of
 from game.models import Action, Table
@@ -114,7 +113,7 @@ def cards_in(value: Any) -> set[str]:
 def held_at(table: Table, version: int) -> list[set[str]]:
     """The four hands as they are, server-side, at ``version``."""
     table.refresh_from_db()
-    match = service.load_match(table, version)
+    match = matches.load_match(table, version)
     return [{format_card(c) for c in cards_of(h)} for h in match.round.hands]
 
 
@@ -205,7 +204,7 @@ async def test_no_frame_shows_a_card_another_seat_holds(live: runner.InlineRunne
 
 async def test_refused_frames_get_an_error_and_change_nothing(live: runner.InlineRunner) -> None:
     table = await database_sync_to_async(make_table)("HHHH", Rules(blind_nil=False))
-    to_act = (await database_sync_to_async(service.load_match)(table)).round.to_act
+    to_act = (await database_sync_to_async(matches.load_match)(table)).round.to_act
     other = (to_act + 1) % 4
     comm, state = await connect(table, f"g{to_act}")
     idle, _ = await connect(table, f"g{other}")
@@ -246,14 +245,14 @@ async def test_a_database_failure_gets_an_error_and_the_socket_stays(
     live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     table = await database_sync_to_async(make_table)("HHHH", Rules(blind_nil=False))
-    to_act = (await database_sync_to_async(service.load_match)(table)).round.to_act
+    to_act = (await database_sync_to_async(matches.load_match)(table)).round.to_act
     comm, state = await connect(table, f"g{to_act}")
     act = {"type": "act", "action": {"type": "bid", "tricks": 3}, "version": state["version"]}
 
     def down(*args: Any, **kwargs: Any) -> None:
         raise OperationalError("the database went away")
 
-    monkeypatch.setattr(service, "submit_action", down)
+    monkeypatch.setattr(moves, "submit_action", down)
     error = await refused(comm, json.dumps(act))
     assert error["code"] == "server" and "try again" in error["message"]
     assert (await comm.receive_json_from(timeout=TIMEOUT))["version"] == state["version"]
@@ -265,7 +264,7 @@ async def test_a_database_failure_gets_an_error_and_the_socket_stays(
 
 async def test_a_socket_cannot_act_for_another_seat(live: runner.InlineRunner) -> None:
     table = await database_sync_to_async(make_table)("HHHH", Rules(blind_nil=False))
-    to_act = (await database_sync_to_async(service.load_match)(table)).round.to_act
+    to_act = (await database_sync_to_async(matches.load_match)(table)).round.to_act
     other = (to_act + 2) % 4
     comm, state = await connect(table, f"g{other}")
     spectator, _ = await connect(table)

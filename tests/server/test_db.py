@@ -50,7 +50,7 @@ async def test_with_several_db_threads_calls_run_on_the_pool_and_keep_their_conn
     from game import db
 
     settings.SPADES_DB_THREADS = 2
-    monkeypatch.setattr(db, "_pool", None)
+    monkeypatch.setattr(db, "_thread_pool", None)
 
     def where() -> tuple[str, int]:
         return threading.current_thread().name, _connection_id()
@@ -63,7 +63,7 @@ async def test_with_several_db_threads_calls_run_on_the_pool_and_keep_their_conn
             by_thread.setdefault(name, set()).add(conn)
         assert all(len(conns) == 1 for conns in by_thread.values())
     finally:
-        pool = db._pool
+        pool = db._thread_pool
         if pool is not None:
             # The pool threads' connections go with their threads.
             pool.shutdown(wait=True)

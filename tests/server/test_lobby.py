@@ -10,9 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from bots import runner
 from bots.registry import DEFAULT_BOT, bot_groups, bot_names
-from game import service
+from game import runner, seating
 from game.models import Seat, Table
 from lobby.forms import TableForm, rule_field_names
 from lobby.models import TableListing
@@ -180,7 +179,7 @@ def test_the_lobby_lists_only_public_open_tables(client: Client) -> None:
     client.post("/tables/new/", table_form_data())
     tables = client.get("/tables.json").json()["tables"]
     assert len(tables) == 1
-    assert len(service.list_open_tables()) == 2
+    assert len(seating.list_open_tables()) == 2
 
 
 # ----- seats, invites, the host ---------------------------------------------------------

@@ -5,6 +5,8 @@ import re
 import pytest
 from django.test import Client
 
+from game import seating
+
 
 @pytest.mark.django_db
 def test_home_page_says_what_the_site_is(client: Client) -> None:
@@ -47,9 +49,8 @@ def test_pages_render_and_load_nothing_from_elsewhere(client: Client, url: str) 
 
 @pytest.mark.django_db
 def test_the_table_page_loads_nothing_from_elsewhere(client: Client) -> None:
-    from game import service
 
-    table = service.create_table()
+    table = seating.create_table()
     page = client.get(f"/t/{table.public_id}/").content.decode()
     assert "/static/js/table.js" in page
     assert re.findall(r'(?:href|src)="(?:https?:)?//', page) == []

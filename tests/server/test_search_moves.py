@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from bots import runner, tasks
 from bots.srp import SRP
 from bots.uct import UCTSearch
-from game import service
+from game import bot_turns, matches, moves, runner
 from game.engine import Rules, view_for
 from game.engine.cards import parse_card
 from game.models import Action, Table
@@ -40,8 +39,8 @@ def search_moves(caplog: pytest.LogCaptureFixture) -> list[tuple[int, int, str, 
 
 def expected_fallback(table: Table, version: int, seat: int) -> int:
     """SRP's move as play_turn computes it for the fallback."""
-    view = view_for(service.load_match(table, version), seat)
-    rng = tasks.bot_rng(table.seed, version, seat)
+    view = view_for(matches.load_match(table, version), seat)
+    rng = bot_turns.bot_rng(table.seed, version, seat)
     return SRP().play(view, random.Random(f"{rng.random()}/fallback"))
 
 
@@ -49,7 +48,7 @@ def test_uct_bots_play_a_match_in_process_every_search_within_budget(
     live: runner.InlineRunner, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings.SPADES_BOT_BUDGET = 0.2
-    caplog.set_level(logging.INFO, logger="bots.tasks")
+    caplog.set_level(logging.INFO, logger="game.bot_turns")
     table = make_table("BBBB", rules=SHORT_RULES, bot="BIS+UCT5")
     assert table.status == Table.Status.FINISHED
     moves = search_moves(caplog)
@@ -73,7 +72,7 @@ def test_a_failing_search_plays_srps_move_in_process(
         raise RuntimeError("the search broke")
 
     monkeypatch.setattr(UCTSearch, "run", broken)
-    caplog.set_level(logging.INFO, logger="bots.tasks")
+    caplog.set_level(logging.INFO, logger="game.bot_turns")
     table = make_table("BBBB", rules=SHORT_RULES, bot="BIS+UCT5")
     assert table.status == Table.Status.FINISHED  # the table never stalled
     moves = search_moves(caplog)
@@ -89,8 +88,8 @@ class Sent:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: dict[str, list[dict[str, Any]]] = {"act": [], "search": [], "fallback": []}
-        for name, task in (("act", tasks.act), ("search", tasks.search),
-                           ("fallback", tasks.submit_fallback)):  # fmt: skip
+        for name, task in (("act", bot_turns.act), ("search", bot_turns.search),
+                           ("fallback", bot_turns.submit_fallback)):  # fmt: skip
             monkeypatch.setattr(task, "apply_async", self._capture(name))
 
     def _capture(self, name: str) -> Any:
@@ -103,15 +102,15 @@ def drive_to_search(table: Table, rng: random.Random) -> str:
     while True:
         table.refresh_from_db()
         assert table.status == Table.Status.PLAYING, "the match ended before a search"
-        match = service.load_match(table)
+        match = matches.load_match(table)
         seat = match.round.to_act
         if seat == 0:
-            result = tasks.play_turn(table.pk, 0, table.version)
-            if result != tasks.MOVED:
+            result = bot_turns.play_turn(table.pk, 0, table.version)
+            if result != bot_turns.MOVED:
                 return result
         else:
             seat, action = human_move(table, rng)
-            service.submit_action(table.pk, seat, action, table.version)
+            moves.submit_action(table.pk, seat, action, table.version)
 
 
 def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
@@ -122,13 +121,13 @@ def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
 ) -> None:
     settings.SPADES_BOTS_IN_PROCESS = False
     settings.SPADES_BOT_BUDGET = 0.5
-    caplog.set_level(logging.INFO, logger="bots.tasks")
+    caplog.set_level(logging.INFO, logger="game.bot_turns")
     sent = Sent(monkeypatch)
     table = make_table("BHHH", rules=LONG_RULES, bot="BIS+UCT5")
     rng = random.Random(4)
 
     # 1. The search, then its fallback: the search's move stands, the fallback is stale.
-    assert drive_to_search(table, rng) == tasks.SEARCHING
+    assert drive_to_search(table, rng) == bot_turns.SEARCHING
     search, fallback = sent.calls["search"][-1], sent.calls["fallback"][-1]
     assert search["queue"] == "search" and fallback["queue"] == "bots"
     table_id, seat, version, bot_name, started, budget, card = search["args"]
@@ -138,16 +137,16 @@ def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
     assert started < fallback["eta"].timestamp() < started + budget
     assert fallback["args"] == [table.pk, 0, version, card, started, budget]
     assert card == expected_fallback(table, version, 0)
-    assert tasks.run_search(*search["args"], **search["kwargs"]) == tasks.MOVED
-    assert tasks.fallback_turn(*fallback["args"], **fallback["kwargs"]) == tasks.STALE
+    assert bot_turns.run_search(*search["args"], **search["kwargs"]) == bot_turns.MOVED
+    assert bot_turns.fallback_turn(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
     assert search_moves(caplog)[-1][2:3] == ("search",)
     assert search_moves(caplog)[-1][3] <= budget
 
     # 2. The fallback first (the search was late): the search's submit is dropped.
-    assert drive_to_search(table, rng) == tasks.SEARCHING
+    assert drive_to_search(table, rng) == bot_turns.SEARCHING
     search, fallback = sent.calls["search"][-1], sent.calls["fallback"][-1]
-    assert tasks.fallback_turn(*fallback["args"], **fallback["kwargs"]) == tasks.FALLBACK
-    assert tasks.run_search(*search["args"], **search["kwargs"]) == tasks.STALE
+    assert bot_turns.fallback_turn(*fallback["args"], **fallback["kwargs"]) == bot_turns.FALLBACK
+    assert bot_turns.run_search(*search["args"], **search["kwargs"]) == bot_turns.STALE
     version = search["args"][2]
     played = Action.objects.get(table=table, version=version + 1).action
     assert parse_card(played["card"]) == search["args"][6]
@@ -157,10 +156,10 @@ def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
         raise RuntimeError("the search broke")
 
     monkeypatch.setattr(UCTSearch, "run", broken)
-    assert drive_to_search(table, rng) == tasks.SEARCHING
+    assert drive_to_search(table, rng) == bot_turns.SEARCHING
     search, fallback = sent.calls["search"][-1], sent.calls["fallback"][-1]
-    assert tasks.run_search(*search["args"], **search["kwargs"]) == tasks.FALLBACK
-    assert tasks.fallback_turn(*fallback["args"], **fallback["kwargs"]) == tasks.STALE
+    assert bot_turns.run_search(*search["args"], **search["kwargs"]) == bot_turns.FALLBACK
+    assert bot_turns.fallback_turn(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
     version = search["args"][2]
     played = Action.objects.get(table=table, version=version + 1).action
     assert parse_card(played["card"]) == search["args"][6]
@@ -172,10 +171,10 @@ def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
 def test_the_bot_budget_setting(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     settings.SPADES_BOT_BUDGET = None
     monkeypatch.delenv("SPADES_BOT_BUDGET", raising=False)
-    assert tasks.bot_budget() == 1.0
+    assert bot_turns.bot_budget() == 1.0
     monkeypatch.setenv("SPADES_BOT_BUDGET", "0.3")
-    assert tasks.bot_budget() == 0.3
+    assert bot_turns.bot_budget() == 0.3
     settings.SPADES_BOT_BUDGET = 2
-    assert tasks.bot_budget(object()) == 2.0
-    assert tasks.submit_reserve(1.0) == pytest.approx(0.15)
-    assert tasks.submit_reserve(0.1) == 0.08 and tasks.submit_reserve(10) == 0.2
+    assert bot_turns.bot_budget(object()) == 2.0
+    assert bot_turns.submit_reserve(1.0) == pytest.approx(0.15)
+    assert bot_turns.submit_reserve(0.1) == 0.08 and bot_turns.submit_reserve(10) == 0.2

@@ -56,12 +56,12 @@ def _create_bot_table(stack: Stack) -> dict[str, Any]:
     """A table of four bots, not started yet: {"pk", "public_id"}."""
     code = (
         "import json\n"
-        "from game import service\n"
+        "from game import seating\n"
         "from game.engine import Rules\n"
-        f"t = service.create_table(rules=Rules.from_dict({RULES.to_dict()!r}),"
+        f"t = seating.create_table(rules=Rules.from_dict({RULES.to_dict()!r}),"
         " stand_in_bots=False)\n"
         f"for p, name in enumerate({list(BOTS)!r}):\n"
-        "    service.add_bot(t, p, name)\n"
+        "    seating.add_bot(t, p, name)\n"
         "print(json.dumps({'pk': t.pk, 'public_id': t.public_id}))\n"
     )
     out = stackprocs.manage(stack.env, "shell", "-c", code)
@@ -71,7 +71,7 @@ def _create_bot_table(stack: Stack) -> dict[str, Any]:
 def _start_table(stack: Stack, pk: int) -> None:
     # start_table schedules the first bot move: a Celery task sent to Redis.
     stackprocs.manage(
-        stack.env, "shell", "-c", f"from game import service; service.start_table({pk})"
+        stack.env, "shell", "-c", f"from game import seating; seating.start_table({pk})"
     )
 
 

@@ -1,5 +1,5 @@
 """Human moves on PostgreSQL through the event loop's asyncio connections
-(``game.moves_async``), end to end: a scratch PostgreSQL database, one Daphne
+(``game.moves.submit_action_async``), end to end: a scratch PostgreSQL database, one Daphne
 process (in-memory channel layer: one process), tables of four guests whose
 sockets play whole matches by random legal moves; then every table's log is
 checked in PostgreSQL. Bad frames on this path get an error and change nothing.
@@ -20,7 +20,7 @@ import pytest
 
 from game import loadtest, stackprocs
 from game.engine import Rules
-from game.moves_async import APPLICATION_NAME
+from game.db import APPLICATION_NAME
 from tests import services
 from tests.server.stack_checks import check_stored_log
 

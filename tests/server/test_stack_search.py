@@ -101,13 +101,13 @@ def stack() -> Iterator[Stack]:
 def _create_and_start(stack: Stack) -> int:
     code = (
         "import json\n"
-        "from game import service\n"
+        "from game import seating\n"
         "from game.engine import Rules\n"
-        f"t = service.create_table(rules=Rules.from_dict({RULES.to_dict()!r}),"
+        f"t = seating.create_table(rules=Rules.from_dict({RULES.to_dict()!r}),"
         " stand_in_bots=False)\n"
         f"for p, name in enumerate({list(BOTS)!r}):\n"
-        "    service.add_bot(t, p, name)\n"
-        "service.start_table(t.pk)\n"
+        "    seating.add_bot(t, p, name)\n"
+        "seating.start_table(t.pk)\n"
         "print(json.dumps({'pk': t.pk}))\n"
     )
     out = stackprocs.manage(stack.env, "shell", "-c", code)

@@ -1,12 +1,13 @@
-"""Bot moves as a Celery task, and how the service schedules them.
+"""The bot driver: a bot's (or stand-in's) move computed and submitted, as Celery tasks.
 
 ``act(table_id, seat, version)`` is idempotent: it moves only if the table
 is still at ``version`` and ``seat`` is a bot (or a human whose turn timer
 ran out, for a stand-in), and it submits with ``expected_version=version``,
-so a task that runs twice, or late, is dropped as stale.
-
-With ``SPADES_BOTS_IN_PROCESS`` (the embedded default) the same function
-runs in ``bots.runner``'s thread pool instead of a Celery worker.
+so a task that runs twice, or late, is dropped as stale. ``game.turns``
+schedules it by task name; with ``SPADES_BOTS_IN_PROCESS`` (the embedded
+default) :func:`play_turn`, which this module subscribes to ``game.turns``,
+runs in ``game.runner``'s thread pool instead of a Celery worker. The bots
+themselves (``bots/``) see only the seat's view and never the database.
 
 A searching player (UCT) in its search phase must move within the bot time
 budget (:func:`bot_budget`, default 1 s, counted from the moment the move is
@@ -16,9 +17,9 @@ the fallback, then
 - in-process (the thread runner, or the inline runner of tests): searches
   in the same call for what is left of the budget, less the time a submit
   takes; an error in the search plays the fallback;
-- with Celery: sends the search as ``bots.tasks.search`` to the ``search``
+- with Celery: sends the search as ``game.bot_turns.search`` to the ``search``
   queue (soft and hard time limits from the budget, expiring at the
-  deadline) and schedules ``bots.tasks.submit_fallback`` on the ``bots``
+  deadline) and schedules ``game.bot_turns.submit_fallback`` on the ``bots``
   queue for just before the deadline. Both submit with the same
   ``expected_version``: whichever arrives first is the move, the other is
   dropped as stale. A search that fails, times out or starts too late
@@ -43,7 +44,14 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from bots.registry import DEFAULT_BOT, make_bot
-from bots.runner import get_runner
+from bots.uct import UCT
+from game import turns
+from game.engine import view_for
+from game.engine.actions import Play
+from game.errors import IllegalMove, NotPlaying, StaleVersion, TableNotFound
+from game.matches import load_match
+from game.models import Seat, Table
+from game.moves import submit_action
 
 log = logging.getLogger(__name__)
 
@@ -79,12 +87,9 @@ def bot_rng(seed: str, version: int, seat: int) -> random.Random:
     return random.Random(f"{seed}/bot/{version}/{seat}")
 
 
+@turns.subscribe
 def play_turn(table_id: int, seat: int, version: int, stand_in: bool = False) -> str:
     """Compute and submit the move of a bot (or a stand-in) at ``version``."""
-    from game import service
-    from game.engine import view_for
-    from game.models import Seat, Table
-
     table = Table.objects.filter(pk=table_id).first()
     if table is None or table.status != Table.Status.PLAYING or table.version != version:
         return STALE
@@ -99,7 +104,7 @@ def play_turn(table_id: int, seat: int, version: int, stand_in: bool = False) ->
         if seat_row.kind != Seat.Kind.BOT:
             return NOT_DUE
         bot_name = seat_row.bot_name or DEFAULT_BOT
-    match = service.load_match(table, version)
+    match = load_match(table, version)
     if match.is_over or match.round.to_act != seat:
         return NOT_DUE
     view = view_for(match, seat)
@@ -112,35 +117,30 @@ def play_turn(table_id: int, seat: int, version: int, stand_in: bool = False) ->
         )
     action = bot.act(view, rng)
     try:
-        service.submit_action(table_id, seat, action, version, by_stand_in=stand_in)
-    except (service.StaleVersion, service.NotPlaying, service.TableNotFound):
+        submit_action(table_id, seat, action, version, by_stand_in=stand_in)
+    except (StaleVersion, NotPlaying, TableNotFound):
         return STALE
-    except service.IllegalMove as e:
+    except IllegalMove as e:
         # A bot bug must not stall the table: log it and play a legal move instead.
         log.error("bot %s made an illegal move %r at table %s: %s", bot_name, action, table_id, e)
         fallback = rng.choice(view.legal_actions)
         try:
-            service.submit_action(table_id, seat, fallback, version, by_stand_in=stand_in)
-        except (service.StaleVersion, service.NotPlaying):
+            submit_action(table_id, seat, fallback, version, by_stand_in=stand_in)
+        except (StaleVersion, NotPlaying):
             return STALE
     return MOVED
 
 
 def _searcher(bot: Any) -> Any:
     """The bot's player if it searches under a time budget (UCT), else None."""
-    from bots.uct import UCT
-
     return bot.player if isinstance(bot.player, UCT) else None
 
 
 def _submit_card(table_id: int, seat: int, version: int, card: int, stand_in: bool) -> bool:
     """Submit playing ``card``; False if the table moved on (stale)."""
-    from game import service
-    from game.engine.actions import Play
-
     try:
-        service.submit_action(table_id, seat, Play(seat, card), version, by_stand_in=stand_in)
-    except (service.StaleVersion, service.NotPlaying, service.TableNotFound):
+        submit_action(table_id, seat, Play(seat, card), version, by_stand_in=stand_in)
+    except (StaleVersion, NotPlaying, TableNotFound):
         return False
     return True
 
@@ -217,10 +217,6 @@ def run_search(
 ) -> str:
     """The search task's body: search until shortly before the deadline and
     submit; on any failure (or no time left) submit the fallback at once."""
-    from game import service
-    from game.engine import view_for
-    from game.models import Table
-
     deadline = started + budget
     reserve = submit_reserve(budget)
     table = Table.objects.filter(pk=table_id).first()
@@ -232,7 +228,7 @@ def run_search(
         left = deadline - 2 * reserve - time.time()
         if left <= 0:
             raise TimeoutError("the search started too late")
-        match = service.load_match(table, version)
+        match = load_match(table, version)
         view = view_for(match, seat)
         searcher = _searcher(make_bot(bot_name))
         if searcher is None:
@@ -265,12 +261,12 @@ def fallback_turn(
     return FALLBACK
 
 
-@shared_task(name="bots.tasks.act", acks_late=True, ignore_result=True)
+@shared_task(name=turns.ACT_TASK, acks_late=True, ignore_result=True)
 def act(table_id: int, seat: int, version: int, stand_in: bool = False) -> str:
     return play_turn(table_id, seat, version, stand_in)
 
 
-@shared_task(name="bots.tasks.search", ignore_result=True)
+@shared_task(name="game.bot_turns.search", ignore_result=True)
 def search(
     table_id: int,
     seat: int,
@@ -284,7 +280,7 @@ def search(
     return run_search(table_id, seat, version, bot_name, started, budget, fallback, stand_in)
 
 
-@shared_task(name="bots.tasks.submit_fallback", acks_late=True, ignore_result=True)
+@shared_task(name="game.bot_turns.submit_fallback", acks_late=True, ignore_result=True)
 def submit_fallback(
     table_id: int,
     seat: int,
@@ -295,20 +291,3 @@ def submit_fallback(
     stand_in: bool = False,
 ) -> str:
     return fallback_turn(table_id, seat, version, fallback, started, budget, stand_in)
-
-
-def schedule_act(
-    table_id: int, seat: int, version: int, *, delay: float = 0.0, stand_in: bool = False
-) -> None:
-    """Have ``seat`` move at ``version`` after ``delay`` seconds, in-process or via Celery."""
-    if getattr(settings, "SPADES_BOTS_IN_PROCESS", True):
-        get_runner().submit(
-            play_turn, table_id, seat, version, stand_in, delay=delay, timer=stand_in
-        )
-    else:
-        act.apply_async(
-            args=[table_id, seat, version],
-            kwargs={"stand_in": stand_in},
-            queue="bots",
-            countdown=delay if delay > 0 else None,
-        )

@@ -1,7 +1,8 @@
 """Run bot moves inside the server process: the embedded default's "Celery".
 
-Without Redis there is no worker, so ``bots.tasks.schedule_act`` hands the
-move to a runner here, behind the same task function a Celery worker runs:
+Without Redis there is no worker, so ``game.turns.schedule`` hands the
+move to a runner here, behind the same function a Celery worker runs
+(``game.bot_turns.play_turn``):
 
 - :class:`ThreadRunner` (``make run``): a small thread pool, plus one
   scheduler thread for moves that wait (the bots' pacing delay, the turn

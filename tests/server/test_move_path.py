@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from bots import runner, tasks
-from game import service
+from game import bot_turns, errors, frames, matches, moves, runner, seating, turns
 from game.engine import Bid, Match, Play, Rules, SeeCards, replay, view_for
 from game.engine.state import Phase
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
@@ -21,7 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def first_legal(table: Table) -> tuple[int, Any]:
-    match = service.load_match(table)
+    match = matches.load_match(table)
     seat = match.round.to_act
     return seat, view_for(match, seat).legal_actions[-1]
 
@@ -35,7 +34,7 @@ def test_a_legal_action_is_logged_and_bumps_the_version(live: runner.InlineRunne
     table = make_table("HHHH")
     assert table.version == 0 and table.status == Table.Status.PLAYING
     seat, action = first_legal(table)
-    result = service.submit_action(table.pk, seat, action, 0)
+    result = moves.submit_action(table.pk, seat, action, 0)
     assert result.version == 1 and result.seat == seat and not result.round_over
     row = Action.objects.get(table=table)
     assert (row.version, row.seat, row.round_number, row.by_stand_in) == (1, seat, 1, False)
@@ -46,9 +45,9 @@ def test_a_legal_action_is_logged_and_bumps_the_version(live: runner.InlineRunne
 
 def test_actions_as_dicts_take_the_seat_from_the_caller(live: runner.InlineRunner) -> None:
     table = make_table("HHHH", rules=Rules(blind_nil=False))
-    seat = service.load_match(table).round.to_act
+    seat = matches.load_match(table).round.to_act
     # The dict claims another seat: the caller's seat wins.
-    service.submit_action(table.pk, seat, {"type": "bid", "tricks": 3, "seat": (seat + 1) % 4}, 0)
+    moves.submit_action(table.pk, seat, {"type": "bid", "tricks": 3, "seat": (seat + 1) % 4}, 0)
     assert Action.objects.get(table=table).action == {
         "type": "bid",
         "seat": seat,
@@ -60,10 +59,10 @@ def test_actions_as_dicts_take_the_seat_from_the_caller(live: runner.InlineRunne
 @pytest.mark.parametrize(
     ("make_action", "error", "message"),
     [
-        (lambda seat: Play(seat, 0), service.IllegalMove, "after the bidding"),
-        (lambda seat: Bid((seat + 1) % 4, 3), service.IllegalMove, "turn"),
-        (lambda seat: {"type": "bid", "tricks": 14}, service.BadAction, "0 to 13"),
-        (lambda seat: {"type": "dance"}, service.BadAction, "'type'"),
+        (lambda seat: Play(seat, 0), errors.IllegalMove, "after the bidding"),
+        (lambda seat: Bid((seat + 1) % 4, 3), errors.IllegalMove, "turn"),
+        (lambda seat: {"type": "bid", "tricks": 14}, errors.BadAction, "0 to 13"),
+        (lambda seat: {"type": "dance"}, errors.BadAction, "'type'"),
     ],
     ids=["play-during-bidding", "out-of-turn", "bid-too-high", "unknown-type"],
 )
@@ -71,50 +70,50 @@ def test_a_refused_action_changes_nothing(
     live: runner.InlineRunner, make_action: Any, error: type, message: str
 ) -> None:
     table = make_table("HHHH", rules=Rules(blind_nil=False))
-    seat = service.load_match(table).round.to_act
+    seat = matches.load_match(table).round.to_act
     before = snapshot(table)
     action = make_action(seat)
     actor = action.seat if not isinstance(action, dict) else seat
     with pytest.raises(error, match=message):
-        service.submit_action(table.pk, actor, action, 0)
+        moves.submit_action(table.pk, actor, action, 0)
     assert snapshot(table) == before
 
 
 def test_an_action_for_another_seat_is_refused(live: runner.InlineRunner) -> None:
     table = make_table("HHHH", rules=Rules(blind_nil=False))
-    seat = service.load_match(table).round.to_act
-    with pytest.raises(service.BadAction, match="your own seat"):
-        service.submit_action(table.pk, (seat + 1) % 4, Bid(seat, 3), 0)
+    seat = matches.load_match(table).round.to_act
+    with pytest.raises(errors.BadAction, match="your own seat"):
+        moves.submit_action(table.pk, (seat + 1) % 4, Bid(seat, 3), 0)
     assert snapshot(table) == (0, 0, "playing")
 
 
 def test_a_stale_version_changes_nothing(live: runner.InlineRunner) -> None:
     table = make_table("HHHH")
     seat, action = first_legal(table)
-    service.submit_action(table.pk, seat, action, 0)
+    moves.submit_action(table.pk, seat, action, 0)
     before = snapshot(table)
     seat, action = first_legal(table)
-    with pytest.raises(service.StaleVersion) as info:
-        service.submit_action(table.pk, seat, action, 0)
+    with pytest.raises(errors.StaleVersion) as info:
+        moves.submit_action(table.pk, seat, action, 0)
     assert (info.value.expected, info.value.current) == (0, 1)
     assert "moved on" in info.value.message
     assert snapshot(table) == before
-    with pytest.raises(service.StaleVersion):
-        service.submit_action(table.pk, seat, action, 7)  # from the future: also stale
+    with pytest.raises(errors.StaleVersion):
+        moves.submit_action(table.pk, seat, action, 7)  # from the future: also stale
     assert snapshot(table) == before
 
 
 def test_no_action_before_the_start_or_after_the_end(live: runner.InlineRunner) -> None:
     table = make_table("HHHH", start=False)
-    with pytest.raises(service.NotPlaying, match="not started"):
-        service.submit_action(table.pk, 0, SeeCards(0), 0)
-    with pytest.raises(service.TableNotFound):
-        service.submit_action(table.pk + 1000, 0, SeeCards(0), 0)
-    service.start_table(table)
+    with pytest.raises(errors.NotPlaying, match="not started"):
+        moves.submit_action(table.pk, 0, SeeCards(0), 0)
+    with pytest.raises(errors.TableNotFound):
+        moves.submit_action(table.pk + 1000, 0, SeeCards(0), 0)
+    seating.start_table(table)
     table = play_humans(table, random.Random(1))
     assert table.status == Table.Status.FINISHED
-    with pytest.raises(service.NotPlaying, match="over"):
-        service.submit_action(table.pk, 0, SeeCards(0), table.version)
+    with pytest.raises(errors.NotPlaying, match="over"):
+        moves.submit_action(table.pk, 0, SeeCards(0), table.version)
 
 
 def test_a_finished_round_stores_a_record_that_replays(live: runner.InlineRunner) -> None:
@@ -122,7 +121,7 @@ def test_a_finished_round_stores_a_record_that_replays(live: runner.InlineRunner
     rng = random.Random(2)
     while not RoundRecordRow.objects.filter(table=table).exists():
         seat, action = human_move(table, rng)
-        result = service.submit_action(table.pk, seat, action, table.version)
+        result = moves.submit_action(table.pk, seat, action, table.version)
         table.refresh_from_db()
     assert result.round_over and result.round_number == 1
     row = RoundRecordRow.objects.get(table=table)
@@ -167,8 +166,8 @@ def test_bot_moves_are_reproducible_from_the_seed(live: runner.InlineRunner) -> 
     a = make_table("BBBB", rules=SHORT_RULES, start=False)
     b = make_table("BBBB", rules=SHORT_RULES, start=False)
     Table.objects.filter(pk=b.pk).update(seed=a.seed)
-    service.start_table(a)
-    service.start_table(b)
+    seating.start_table(a)
+    seating.start_table(b)
 
     def actions(t: Table) -> list[dict[str, Any]]:
         rows = Action.objects.filter(table=t).order_by("version")
@@ -181,11 +180,11 @@ def test_bots_answer_a_human_move_and_stop_at_the_next_human(live: runner.Inline
     table = make_table("HBBB", rules=Rules(blind_nil=False))
     table.refresh_from_db()
     # The bots before North (if North does not bid first) have already bid.
-    match = service.load_match(table)
+    match = matches.load_match(table)
     assert match.round.to_act == 0
-    service.submit_action(table.pk, 0, Bid(0, 3), table.version)
+    moves.submit_action(table.pk, 0, Bid(0, 3), table.version)
     table.refresh_from_db()
-    match = service.load_match(table)
+    match = matches.load_match(table)
     assert match.round.to_act == 0 and match.round.phase is Phase.PLAYING
     assert all(b is not None for b in match.round.bids)
 
@@ -193,25 +192,25 @@ def test_bots_answer_a_human_move_and_stop_at_the_next_human(live: runner.Inline
 def test_the_cache_is_only_an_optimisation(live: runner.InlineRunner) -> None:
     table = make_table("HHHH", rules=QUICK_RULES)
     play_humans(table, random.Random(3), until_version=40)
-    cached = service.table_view(table, 2)
-    service.clear_cache()
-    assert service.table_view(table, 2) == cached
+    cached = frames.table_view(table, 2)
+    matches.clear_cache()
+    assert frames.table_view(table, 2) == cached
     # Moves work from a cold cache, and from a cache holding an older version only.
     play_humans(table, random.Random(4), until_version=45)
-    service.clear_cache()
-    service.load_match(table, 43)
+    matches.clear_cache()
+    matches.load_match(table, 43)
     play_humans(table, random.Random(5), until_version=50)
-    fresh = service.table_view(table, None)
-    service.clear_cache()
-    assert service.table_view(table, None) == fresh
+    fresh = frames.table_view(table, None)
+    matches.clear_cache()
+    assert frames.table_view(table, None) == fresh
 
 
 def test_views_never_carry_the_seed_or_the_invite_token(live: runner.InlineRunner) -> None:
     table = make_table("HHBB", rules=QUICK_RULES)
     for seat in (None, 0, 1, 2, 3):
-        text = json.dumps(service.table_view(table, seat))
+        text = json.dumps(frames.table_view(table, seat))
         assert table.seed not in text and table.invite_token not in text
-    view = service.table_view(table, 0)
+    view = frames.table_view(table, 0)
     assert view["table"]["seats"][2] == {
         "position": 2,
         "kind": "bot",
@@ -224,31 +223,31 @@ def test_views_never_carry_the_seed_or_the_invite_token(live: runner.InlineRunne
 
 def test_an_open_table_view_has_no_game_yet(live: runner.InlineRunner) -> None:
     table = make_table("HH", start=False)
-    view = service.table_view(table, None)
+    view = frames.table_view(table, None)
     assert view["table"]["status"] == "open" and "hand" not in view
     assert view["table"]["seats"][2:] == [None, None]
 
 
 def test_seating_rules(live: runner.InlineRunner) -> None:
     table = make_table("H", start=False)
-    with pytest.raises(service.SeatError, match="taken"):
-        service.take_seat(table, 0, guest_id="other")
-    with pytest.raises(service.SeatError, match="already have a seat"):
-        service.take_seat(table, 1, guest_id="g0")
-    with pytest.raises(service.SeatError, match="unknown bot"):
-        service.add_bot(table, 1, "Nobody+Nothing")
-    with pytest.raises(service.SeatError, match="four seats"):
-        service.start_table(table)
-    assert service.seat_of(table, guest_id="g0") == 0
-    assert service.seat_of(table, guest_id="nobody") is None
-    service.leave_seat(table, 0)
-    assert service.seat_of(table, guest_id="g0") is None
+    with pytest.raises(errors.SeatError, match="taken"):
+        seating.take_seat(table, 0, guest_id="other")
+    with pytest.raises(errors.SeatError, match="already have a seat"):
+        seating.take_seat(table, 1, guest_id="g0")
+    with pytest.raises(errors.SeatError, match="unknown bot"):
+        seating.add_bot(table, 1, "Nobody+Nothing")
+    with pytest.raises(errors.SeatError, match="four seats"):
+        seating.start_table(table)
+    assert seating.seat_of(table, guest_id="g0") == 0
+    assert seating.seat_of(table, guest_id="nobody") is None
+    seating.leave_seat(table, 0)
+    assert seating.seat_of(table, guest_id="g0") is None
 
 
 def test_a_stand_in_moves_for_a_human_whose_timer_ran_out(live: runner.InlineRunner) -> None:
     table = make_table("HHHH", rules=Rules(blind_nil=False), stand_in_bots=True)
     assert live.pending_timers() == 1  # the first human's turn timer
-    to_act = service.load_match(table).round.to_act
+    to_act = matches.load_match(table).round.to_act
     assert live.run_timers() == 1
     table.refresh_from_db()
     row = Action.objects.get(table=table)
@@ -256,7 +255,7 @@ def test_a_stand_in_moves_for_a_human_whose_timer_ran_out(live: runner.InlineRun
     # The next human's timer is running; if that human moves first, it is dropped.
     assert live.pending_timers() == 1
     seat, action = first_legal(table)
-    service.submit_action(table.pk, seat, action, 1)
+    moves.submit_action(table.pk, seat, action, 1)
     assert live.pending_timers() == 2
     live.run_timers()  # the stale timer does nothing, the fresh one moves
     table.refresh_from_db()
@@ -277,12 +276,12 @@ def test_a_bot_task_that_runs_twice_is_harmless(live: runner.InlineRunner) -> No
         if Match(Rules(blind_nil=False), f"twice-{i}").round.to_act == 0
     )
     Table.objects.filter(pk=table.pk).update(seed=seed)
-    service.start_table(table)
+    seating.start_table(table)
     table.refresh_from_db()
     assert table.version == 1  # the bot bid at once, then East (a human) is to act
-    assert tasks.play_turn(table.pk, 0, 0) == tasks.STALE  # the same task again
-    assert tasks.play_turn(table.pk, 0, 1) == tasks.NOT_DUE  # not North's turn
-    assert tasks.play_turn(table.pk, 1, 1) == tasks.NOT_DUE  # a human seat, no stand-in
+    assert bot_turns.play_turn(table.pk, 0, 0) == bot_turns.STALE  # the same task again
+    assert bot_turns.play_turn(table.pk, 0, 1) == bot_turns.NOT_DUE  # not North's turn
+    assert bot_turns.play_turn(table.pk, 1, 1) == bot_turns.NOT_DUE  # a human seat, no stand-in
     assert Action.objects.filter(table=table).count() == 1
 
 
@@ -290,26 +289,33 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
     live: runner.InlineRunner, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.SPADES_BOTS_IN_PROCESS = False
-    sent: list[dict[str, Any]] = []
-    monkeypatch.setattr(tasks.act, "apply_async", lambda **kw: sent.append(kw))
-    tasks.schedule_act(5, 2, 17, delay=0.6)
-    tasks.schedule_act(5, 3, 18, delay=30, stand_in=True)
+    sent: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(turns.current_app, "send_task", lambda name, **kw: sent.append((name, kw)))
+    turns.schedule(turns.TurnPlan(5, 2, 17, 0.6, False))
+    turns.schedule(turns.TurnPlan(5, 3, 18, 30, True))
     assert sent == [
-        {"args": [5, 2, 17], "kwargs": {"stand_in": False}, "queue": "bots", "countdown": 0.6},
-        {"args": [5, 3, 18], "kwargs": {"stand_in": True}, "queue": "bots", "countdown": 30},
+        (
+            "game.bot_turns.act",
+            {"args": [5, 2, 17], "kwargs": {"stand_in": False}, "queue": "bots", "countdown": 0.6},
+        ),
+        (
+            "game.bot_turns.act",
+            {"args": [5, 3, 18], "kwargs": {"stand_in": True}, "queue": "bots", "countdown": 30},
+        ),
     ]
-    assert tasks.act.acks_late is True and tasks.act.name == "bots.tasks.act"
+    # The name sent is the driver's task, which delivers at least once.
+    assert bot_turns.act.acks_late is True and bot_turns.act.name == turns.ACT_TASK
 
 
 def test_a_move_never_changes_the_cached_match(live: runner.InlineRunner) -> None:
     table = make_table("HHHH", rules=QUICK_RULES)
     play_humans(table, random.Random(6), until_version=20)
-    shared = service.load_match(table)
+    shared = matches.load_match(table)
     before = view_for(shared, None)
     seat, action = human_move(table, random.Random(7))
-    service.submit_action(table.pk, seat, action, table.version)
+    moves.submit_action(table.pk, seat, action, table.version)
     assert shared.version == 20 and view_for(shared, None) == before
-    assert service.load_match(table, 21).version == 21
+    assert matches.load_match(table, 21).version == 21
 
 
 def test_the_admin_lists_tables_without_the_seed(
@@ -340,9 +346,9 @@ def test_an_overdue_bot_move_is_scheduled_again(live: runner.InlineRunner) -> No
     Table.objects.filter(pk=table.pk).update(
         seed=seed, status=Table.Status.PLAYING, turn_started_at=timezone.now()
     )
-    assert service.resume_table(table) is False  # not overdue yet
+    assert turns.resume_table(table) is False  # not overdue yet
     Table.objects.filter(pk=table.pk).update(turn_started_at=timezone.now() - timedelta(seconds=60))
-    assert service.resume_table(table) is True
+    assert turns.resume_table(table) is True
     table.refresh_from_db()
     assert table.version == 3  # the three bots bid; North (a human) is to act
 
@@ -352,8 +358,8 @@ def test_a_lost_turn_timer_restarts_for_the_time_left(live: runner.InlineRunner)
     live.run_timers()  # the stand-in moves once
     live.timers.clear()  # the next timer is lost
     Table.objects.filter(pk=table.pk).update(turn_started_at=timezone.now() - timedelta(seconds=20))
-    assert service.resume_table(table) is True
-    assert service.resume_table(table) is False  # once per turn and process
+    assert turns.resume_table(table) is True
+    assert turns.resume_table(table) is False  # once per turn and process
     [(delay, _, _)] = live.timers
     assert 9 <= delay <= 10.5
 
@@ -363,29 +369,29 @@ def test_the_cached_state_frame_is_the_views_state_frame(live: runner.InlineRunn
     play_humans(table, random.Random(8), until_version=30)
     table.refresh_from_db()
     for seat in (None, 0, 1, 2, 3):
-        found = service.cached_state_frame(table.pk, seat, table.version)
+        found = frames.cached_state_frame(table.pk, seat, table.version)
         assert found is not None
         version, text = found
         assert version == table.version
         assert json.loads(text) == {
             "type": "state",
             "version": version,
-            "view": service.table_view(table, seat),
+            "view": frames.table_view(table, seat),
         }
     # An older version asked for: the newest state comes back.
-    assert service.cached_state_frame(table.pk, 1, table.version - 3)[0] == table.version
-    service.clear_cache()
-    assert service.cached_state_frame(table.pk, 1, table.version) is None
+    assert frames.cached_state_frame(table.pk, 1, table.version - 3)[0] == table.version
+    matches.clear_cache()
+    assert frames.cached_state_frame(table.pk, 1, table.version) is None
 
 
 def test_new_seat_info_replaces_a_cached_frame(live: runner.InlineRunner) -> None:
     table = make_table("HHHH", rules=QUICK_RULES)
     play_humans(table, random.Random(9), until_version=5)
     table.refresh_from_db()
-    before = json.loads(service.cached_state_frame(table.pk, 0, table.version)[1])
+    before = json.loads(frames.cached_state_frame(table.pk, 0, table.version)[1])
     Seat.objects.filter(table=table, position=1).update(guest_name="Renamed")
-    service.table_view(table, 0)  # what a table.changed event makes a socket do
-    after = json.loads(service.cached_state_frame(table.pk, 0, table.version)[1])
+    frames.table_view(table, 0)  # what a table.changed event makes a socket do
+    after = json.loads(frames.cached_state_frame(table.pk, 0, table.version)[1])
     assert before["view"]["table"]["seats"][1]["name"] != "Renamed"
     assert after["view"]["table"]["seats"][1]["name"] == "Renamed"
 
@@ -398,9 +404,9 @@ def test_a_move_reads_the_hosts_name_and_the_seats_users(live: runner.InlineRunn
     Table.objects.filter(pk=table.pk).update(host=host)
     Seat.objects.filter(table=table, position=0).update(user=host, guest_id="")
     seat, action = first_legal(table)
-    service.submit_action(table.pk, seat, action, 0)
-    frame = json.loads(service.cached_state_frame(table.pk, None, 1)[1])
+    moves.submit_action(table.pk, seat, action, 0)
+    frame = json.loads(frames.cached_state_frame(table.pk, None, 1)[1])
     assert frame["view"]["table"]["host"] == "hostess"
     assert frame["view"]["table"]["seats"][0]["name"] == "hostess"
     table.refresh_from_db()
-    assert frame["view"]["table"] == service.table_view(table, None)["table"]
+    assert frame["view"]["table"] == frames.table_view(table, None)["table"]

@@ -1,0 +1,116 @@
+"""The ``state`` frame: what one seat (or a spectator) may see of a table, as JSON text.
+
+One builder serves both ways a socket gets its frame: from this process's
+cache of committed states (:func:`cached_state_frame`, no database access:
+a consumer calls it on the event loop when a move's group event arrives),
+or from the database (:func:`state_frame`, on connect, resync, a
+``table.changed`` event or a cache miss). The part every seat sees alike is
+built and encoded once per committed version; each socket adds its own
+seat's part. What a seat may see of the game is decided by the engine's
+``view_for``; the table's info never carries the seed or the invite token.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from game import matches
+from game.engine import view_for
+from game.matches import Committed
+from game.models import Seat, Table
+
+_public: OrderedDict[tuple[int, int], tuple[Committed, str]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def table_info(table: Table, seats: Mapping[int, Seat]) -> dict[str, Any]:
+    """What anyone at the table may know about it (never the seed or the invite token)."""
+    deadline = None
+    if (
+        table.status == Table.Status.PLAYING
+        and table.stand_in_bots
+        and table.turn_started_at is not None
+    ):
+        deadline = (table.turn_started_at + timedelta(seconds=table.turn_seconds)).isoformat()
+    return {
+        "id": table.public_id,
+        "status": table.status,
+        "version": table.version,
+        "host": table.host.get_username() if table.host_id and table.host else None,
+        "seats": [seats[p].to_public_dict() if p in seats else None for p in range(4)],
+        "turn_seconds": table.turn_seconds,
+        "stand_in_bots": table.stand_in_bots,
+        "turn_deadline": deadline,
+        "rules": table.rules,
+    }
+
+
+def _encode(version: int, own: dict[str, Any], public: str) -> str:
+    """The frame's text; ``public`` is a JSON object's members without braces."""
+    mine = json.dumps(own)[1:-1]
+    return f'{{"type": "state", "version": {version}, "view": {{{mine}, {public}}}}}'
+
+
+def _frame(entry: Committed, seat: int | None, keep: bool) -> tuple[int, str]:
+    """(version, text) of a committed state for ``seat``; ``keep``: cache the shared part."""
+    table, seats, match = entry.table, entry.seats, entry.match
+    assert table is not None and seats is not None
+    version = table.version
+    view = view_for(match, seat)
+    key = (table.pk, version)
+    with _lock:
+        found = _public.get(key)
+    if found is not None and found[0] is entry:
+        public = found[1]
+    else:
+        shared = {"version": version, **view.public_dict(), "table": table_info(table, seats)}
+        public = json.dumps(shared)[1:-1]
+        if keep:
+            with _lock:
+                _public[key] = (entry, public)
+                while len(_public) > matches.CACHE_SIZE:
+                    _public.popitem(last=False)
+    return version, _encode(version, view.private_dict(), public)
+
+
+def cached_state_frame(table_pk: int, seat: int | None, version: int) -> tuple[int, str] | None:
+    """(version, text) of the newest state this process committed for the table,
+    when that is ``version`` or later; None on a miss (the move was committed in
+    another process, or the entry is gone): then read it with :func:`state_frame`."""
+    version = max(version, matches.latest_version(table_pk))
+    entry = matches.cached(table_pk, version)
+    if entry is None or entry.table is None or entry.table.version != version:
+        return None
+    return _frame(entry, seat, keep=True)
+
+
+def state_frame(table_pk: int, seat: int | None) -> tuple[int, str]:
+    """(version, text) of the table's state read from the database.
+
+    Before the match starts the view holds only ``version``, ``seat`` and
+    ``table``; afterwards every key of the engine's ``SeatView.to_dict()``
+    too. What it reads is kept for the next socket (from the first move on:
+    until then seats and status change without a new version).
+    """
+    table = Table.objects.select_related("host").get(pk=table_pk)
+    seats = {s.position: s for s in table.seats.select_related("user")}
+    if table.status == Table.Status.OPEN:
+        public = json.dumps({"version": table.version, "table": table_info(table, seats)})
+        return table.version, _encode(table.version, {"seat": seat}, public[1:-1])
+    entry = Committed(table.seed, matches.load_match(table), table, seats)
+    keep = table.version > 0
+    if keep:
+        matches.remember(table.pk, entry)
+    return _frame(entry, seat, keep)
+
+
+def table_view(table: Table | int, seat: int | None) -> dict[str, Any]:
+    """The ``view`` of :func:`state_frame`, as a dict."""
+    pk = table.pk if isinstance(table, Table) else table
+    view: dict[str, Any] = json.loads(state_frame(pk, seat)[1])["view"]
+    return view

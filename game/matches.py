@@ -1,0 +1,121 @@
+"""A table's match is its log replayed; a small cache keeps recent committed states.
+
+The cache is keyed by (table, version) and holds what a committed move left:
+the match, the table row and its seats. It saves the replay on most moves,
+and lets a socket get the view of a just-committed version without reading
+the database (``game.frames``). It is only filled with committed states,
+entries are never mutated (a move works on a copy of the match), and a miss
+is always answered by replaying the log, so correctness never depends on it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any
+
+from game import rows
+from game.db import run_steps
+from game.engine import ActionError, IllegalAction, Match, Rules, action_from_dict
+from game.errors import CorruptLog
+from game.models import Seat, Table
+
+CACHE_SIZE = 512
+TAIL = 8  # a cached version this close below the one asked for is replayed forward
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A table as a committed move left it. ``table`` and ``seats`` are None when
+    only the match is known (a replay), so the match alone may be served."""
+
+    seed: str
+    match: Match
+    table: Table | None = None
+    seats: dict[int, Seat] | None = None
+
+
+_cache: OrderedDict[tuple[int, int], Committed] = OrderedDict()
+_latest: dict[int, int] = {}  # the newest version of each table remembered here
+_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()
+        _latest.clear()
+
+
+def remember(table_pk: int, entry: Committed) -> None:
+    """Keep a committed state (replacing what was kept for that version)."""
+    version = entry.match.version
+    with _lock:
+        _cache[(table_pk, version)] = entry
+        _cache.move_to_end((table_pk, version))
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+        if len(_latest) > 8 * CACHE_SIZE:
+            _latest.clear()  # a miss only means a database read
+        if entry.table is not None and version > _latest.get(table_pk, -1):
+            _latest[table_pk] = version
+
+
+def cached(table_pk: int, version: int, seed: str | None = None) -> Committed | None:
+    """The kept state of ``table_pk`` at ``version``, or None. With ``seed``, only
+    an entry of that seed (primary keys can be reused: tests flush the database)."""
+    with _lock:
+        entry = _cache.get((table_pk, version))
+        if entry is None:
+            return None
+        _cache.move_to_end((table_pk, version))
+    if seed is not None and entry.seed != seed:
+        return None
+    return entry if entry.match.version == version else None
+
+
+def latest_version(table_pk: int) -> int:
+    """The newest version of the table this process has seen committed (-1: none)."""
+    with _lock:
+        return _latest.get(table_pk, -1)
+
+
+def load_steps(table: Table, version: int) -> Generator[rows.Query, Any, Match]:
+    """:func:`load_match` as statements (see ``game.db.run_steps``): the cached
+    match, or a cached version a few moves back with the log's tail replayed,
+    or the whole log replayed."""
+    entry = cached(table.pk, version, table.seed)
+    if entry is not None:
+        return entry.match
+    match = None
+    for back in range(1, TAIL + 1):
+        if version - back < 0:
+            break
+        entry = cached(table.pk, version - back, table.seed)
+        if entry is not None:
+            match = entry.match.copy()
+            break
+    if match is None:
+        match = Match(Rules.from_dict(table.rules), table.seed)
+    logged = yield rows.actions_query(table.pk, match.version, version)
+    for number, data in logged:
+        if number != match.version + 1:
+            raise CorruptLog(f"table {table.pk}: action {match.version + 1} is missing")
+        try:
+            match.apply(action_from_dict(data))
+        except (ActionError, IllegalAction) as e:
+            raise CorruptLog(f"table {table.pk}: action {number} does not replay: {e}") from e
+    if match.version != version:
+        raise CorruptLog(f"table {table.pk}: the log stops at {match.version}, not {version}")
+    remember(table.pk, Committed(table.seed, match))
+    return match
+
+
+def load_match(table: Table, version: int | None = None) -> Match:
+    """The table's match at ``version`` (default: the table's version).
+
+    The result may be shared with other threads: never change it (use
+    ``Match.copy``). Only call this for a version that is committed.
+    """
+    return run_steps(load_steps(table, table.version if version is None else version))

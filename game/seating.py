@@ -1,0 +1,222 @@
+"""Tables and seats before play: create, seat players and bots, start, rematch.
+
+Every change runs in a transaction that locks the table row and is refused
+(:class:`~game.errors.SeatError`) once the match has started; the table's
+sockets hear of it after the commit (a ``table.changed`` event).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from bots.registry import DEFAULT_BOT, UnknownBot, make_bot
+from game import events, turns
+from game.engine import Rules, RulesError
+from game.errors import NotPlaying, SeatError, ServiceError, TableNotFound
+from game.matches import load_match
+from game.models import Seat, Table
+
+
+def _rules_dict(rules: Rules | dict[str, Any] | None) -> dict[str, Any]:
+    if rules is None:
+        return Rules().to_dict()
+    if isinstance(rules, Rules):
+        return rules.to_dict()
+    try:
+        return Rules.from_dict(rules).to_dict()
+    except (RulesError, TypeError) as e:
+        raise ServiceError(f"those rules are not valid: {e}") from None
+
+
+def create_table(
+    *,
+    host: Any = None,
+    rules: Rules | dict[str, Any] | None = None,
+    turn_seconds: int = 30,
+    stand_in_bots: bool = True,
+    bot_delay: float | None = None,
+) -> Table:
+    """A new open table (nobody seated yet)."""
+    if not 5 <= turn_seconds <= 600:
+        raise ServiceError("the turn timer must be between 5 and 600 seconds")
+    return Table.objects.create(
+        host=host if host is not None and getattr(host, "is_authenticated", False) else None,
+        rules=_rules_dict(rules),
+        turn_seconds=turn_seconds,
+        stand_in_bots=stand_in_bots,
+        bot_delay=bot_delay,
+    )
+
+
+def get_table(table: Table | int | str) -> Table:
+    """A table by instance, primary key or public id."""
+    if isinstance(table, Table):
+        return table
+    try:
+        if isinstance(table, int):
+            return Table.objects.get(pk=table)
+        return Table.objects.get(public_id=table)
+    except Table.DoesNotExist:
+        raise TableNotFound("there is no such table") from None
+
+
+def _open_table_locked(table: Table | int | str) -> Table:
+    pk = get_table(table).pk
+    locked = Table.objects.select_for_update().get(pk=pk)
+    if locked.status != Table.Status.OPEN:
+        raise SeatError("seats can only change before the match starts")
+    return locked
+
+
+def _check_position(position: int) -> None:
+    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position <= 3:
+        raise SeatError("a seat is 0..3 (North, East, South, West)")
+
+
+def _announce_change(table_pk: int) -> None:
+    transaction.on_commit(lambda: events.table_changed(table_pk), robust=True)
+
+
+def take_seat(
+    table: Table | int | str,
+    position: int,
+    *,
+    user: Any = None,
+    guest_id: str = "",
+    guest_name: str = "",
+) -> Seat:
+    """Seat a signed-in user or a guest (by the guest id in their session)."""
+    _check_position(position)
+    is_user = user is not None and getattr(user, "is_authenticated", False)
+    if not is_user and not guest_id:
+        raise SeatError("sign in or choose a guest name to take a seat")
+    try:
+        with transaction.atomic():
+            locked = _open_table_locked(table)
+            mine = Seat.objects.filter(table=locked)
+            mine = mine.filter(user=user) if is_user else mine.filter(guest_id=guest_id)
+            if mine.exists():
+                raise SeatError("you already have a seat at this table")
+            seat = Seat.objects.create(
+                table=locked,
+                position=position,
+                kind=Seat.Kind.HUMAN,
+                user=user if is_user else None,
+                guest_id="" if is_user else guest_id,
+                guest_name="" if is_user else guest_name[:40],
+            )
+            _announce_change(locked.pk)
+            return seat
+    except IntegrityError:
+        raise SeatError("that seat is taken") from None
+
+
+def add_bot(table: Table | int | str, position: int, bot_name: str | None = None) -> Seat:
+    """Seat the bot ``bot_name`` (a registry name; default the site's default bot)."""
+    _check_position(position)
+    name = bot_name or DEFAULT_BOT
+    try:
+        make_bot(name)
+    except UnknownBot as e:
+        raise SeatError(str(e)) from None
+    try:
+        with transaction.atomic():
+            locked = _open_table_locked(table)
+            seat = Seat.objects.create(
+                table=locked, position=position, kind=Seat.Kind.BOT, bot_name=name
+            )
+            _announce_change(locked.pk)
+            return seat
+    except IntegrityError:
+        raise SeatError("that seat is taken") from None
+
+
+def leave_seat(table: Table | int | str, position: int) -> None:
+    _check_position(position)
+    with transaction.atomic():
+        locked = _open_table_locked(table)
+        Seat.objects.filter(table=locked, position=position).delete()
+        _announce_change(locked.pk)
+
+
+def start_table(table: Table | int | str) -> Table:
+    """Start the match once the four seats are taken; schedules the first bot."""
+    with transaction.atomic():
+        pk = get_table(table).pk
+        # A write first, so that SQLite takes its write lock before the read
+        # (as a move's compare-and-swap does), rather than fail to upgrade later.
+        Table.objects.filter(pk=pk).update(version=F("version"))
+        locked = Table.objects.select_for_update().get(pk=pk)
+        if locked.status != Table.Status.OPEN:
+            raise NotPlaying("the match has already started")
+        seats = {s.position: s for s in locked.seats.all()}
+        if len(seats) != 4:
+            raise SeatError("all four seats must be taken to start")
+        now = timezone.now()
+        locked.status = Table.Status.PLAYING
+        locked.started_at = now
+        locked.turn_started_at = now
+        locked.save(update_fields=["status", "started_at", "turn_started_at"])
+        match = load_match(locked)
+        plan = turns.next_turn(locked, seats, match.round.to_act, locked.version)
+        _announce_change(pk)
+        if plan is not None:
+            transaction.on_commit(lambda: turns.schedule(plan), robust=True)
+    return locked
+
+
+def seat_of(
+    table: Table | int | str, *, user: Any = None, guest_id: str | None = None
+) -> int | None:
+    """The seat a signed-in user or a guest holds at the table, or None (a spectator)."""
+    t = get_table(table)
+    seats = Seat.objects.filter(table=t, kind=Seat.Kind.HUMAN)
+    if user is not None and getattr(user, "is_authenticated", False):
+        found = seats.filter(user=user).values_list("position", flat=True).first()
+        if found is not None:
+            return found
+    if guest_id:
+        return seats.filter(guest_id=guest_id).values_list("position", flat=True).first()
+    return None
+
+
+def list_open_tables(limit: int = 50) -> list[Table]:
+    """Tables still waiting for players, newest first, with their seats loaded."""
+    return list(
+        Table.objects.filter(status=Table.Status.OPEN)
+        .prefetch_related("seats__user")
+        .order_by("-created_at")[:limit]
+    )
+
+
+def create_rematch(table: Table | int | str) -> Table:
+    """A new table with the same rules, options and seats as ``table``, started.
+
+    The caller decides whether a rematch already exists (the lobby keeps the link).
+    """
+    old = get_table(table)
+    with transaction.atomic():
+        new = Table.objects.create(
+            host=old.host,
+            rules=old.rules,
+            turn_seconds=old.turn_seconds,
+            stand_in_bots=old.stand_in_bots,
+            bot_delay=old.bot_delay,
+        )
+        for s in old.seats.all():
+            Seat.objects.create(
+                table=new,
+                position=s.position,
+                kind=s.kind,
+                user=s.user,
+                guest_id=s.guest_id,
+                guest_name=s.guest_name,
+                bot_name=s.bot_name,
+            )
+        if new.seats.count() == 4:
+            start_table(new)
+    return get_table(new.pk)

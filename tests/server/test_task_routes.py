@@ -1,0 +1,25 @@
+"""Bot tasks go to the right Celery queues: fast moves apart from searches."""
+
+import pytest
+
+from game import bot_turns
+from spadesite.celery import app
+
+
+@pytest.mark.parametrize(
+    ("task", "queue"),
+    [
+        (bot_turns.act, "bots"),
+        (bot_turns.submit_fallback, "bots"),
+        (bot_turns.search, "search"),
+    ],
+)
+def test_bot_tasks_are_routed_to_their_queue(task: object, queue: str) -> None:
+    name = task.name  # type: ignore[attr-defined]
+    assert name.startswith("game.bot_turns.")
+    assert app.amqp.router.route({}, name)["queue"].name == queue
+
+
+def test_other_tasks_use_the_default_queue() -> None:
+    route = app.amqp.router.route({}, "game.exports.export")
+    assert route["queue"].name == app.conf.task_default_queue
