@@ -1,8 +1,10 @@
-"""Group messages to a table's sockets, sent from synchronous code.
+"""The broadcast: group messages to a table's sockets, and the embedded default's layer.
 
 One group message per event (docs/architecture.md): ``{"type": "table.event", "version": N}``
 after a move, ``table.changed`` after seating or status changes and
 ``table.chat`` for chat. Each consumer turns an event into its own seat's view.
+The production stack's layer is channels_redis' pub/sub layer; the embedded
+default's is :class:`TableChannelLayer` (below).
 
 Sending from sync code: a Celery worker (no event loop anywhere) uses
 ``async_to_sync``. Inside the server process the in-memory channel layer's
@@ -17,12 +19,15 @@ whose database calls run there) it starts the send as a task.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
+import time
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.exceptions import ChannelFull
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 log = logging.getLogger(__name__)
 
@@ -90,3 +95,43 @@ def table_event(table_pk: int, version: int) -> None:
 
 def table_changed(table_pk: int) -> None:
     send_to_table(table_pk, {"type": "table.changed"})
+
+
+# ----- the embedded default's channel layer ---------------------------------------------
+
+SWEEP_EVERY_SECONDS = 1.0
+
+
+class TableChannelLayer(InMemoryChannelLayer):
+    """The embedded default's channel layer: Channels' in-memory layer, made cheaper per message.
+
+    Channels' ``InMemoryChannelLayer`` starts a task per member in ``group_send``
+    (the sends never wait: a plain loop does the same), and it sweeps every
+    channel and every group for expired entries on each ``receive`` and
+    ``group_send``: with 400 sockets that sweep is most of the layer's cost per
+    move (bench_server). Here it runs at most once a second, which changes
+    nothing but when an expired message is dropped. Group membership does not
+    expire (Channels' default drops a socket from its groups after a day,
+    silently, which would cut a long-open table page off its table's moves).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("group_expiry", 10**9)
+        super().__init__(**kwargs)
+        self._last_sweep = 0.0
+
+    def _clean_expired(self) -> None:
+        now = time.monotonic()
+        if now - self._last_sweep < SWEEP_EVERY_SECONDS:
+            return
+        self._last_sweep = now
+        super()._clean_expired()
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        assert isinstance(message, dict), "message is not a dict"
+        self.require_valid_group_name(group)
+        self._clean_expired()
+        for channel in list(self.groups.get(group, ())):
+            # As in Channels: a full socket misses the message (its client resyncs).
+            with contextlib.suppress(ChannelFull):
+                await self.send(channel, message)

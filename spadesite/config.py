@@ -13,7 +13,7 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-IN_MEMORY_CHANNEL_LAYER = "game.layers.TableChannelLayer"
+IN_MEMORY_CHANNEL_LAYER = "game.events.TableChannelLayer"
 # The pub/sub layer costs about half the CPU per broadcast of the core Redis
 # layer and held twice the sockets in our measurements (docs/architecture.md).
 REDIS_PUBSUB_CHANNEL_LAYER = "channels_redis.pubsub.RedisPubSubChannelLayer"

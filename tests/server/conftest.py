@@ -16,7 +16,7 @@ def live(settings: Any) -> Iterator[runner.InlineRunner]:
     settings.SPADES_BOTS_IN_PROCESS = True
     settings.SPADES_BOTS_INLINE = True
     settings.SPADES_BOT_DELAY = 0
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "game.layers.TableChannelLayer"}}
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "game.events.TableChannelLayer"}}
     matches.clear_cache()
     runner.reset_runners()
     inline = runner.get_runner()

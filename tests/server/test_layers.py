@@ -1,11 +1,11 @@
-"""The embedded default's channel layer (game/layers.py)."""
+"""The embedded default's channel layer (game/events.py)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from game import layers
-from game.layers import TableChannelLayer
+from game import events as layers
+from game.events import TableChannelLayer
 
 
 def test_group_send_reaches_every_member_in_order() -> None:

@@ -19,8 +19,8 @@ import psycopg
 import pytest
 
 from game import loadtest, stackprocs
-from game.engine import Rules
 from game.db import APPLICATION_NAME
+from game.engine import Rules
 from tests import services
 from tests.server.stack_checks import check_stored_log
 
