@@ -77,13 +77,16 @@ def bid_round(deal_seed: str, dealer: Seat, bot: Any, rng: random.Random) -> Rou
 
 
 def count_bids(
-    deals: int, seed: int | str, bot_name: str = DEFAULT_BIDDER, progress: Progress | None = None
+    deals: int,
+    seed: int | str,
+    bot: Any,
+    bot_name: str = DEFAULT_BIDDER,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Deal ``deals`` random hands, let ``bot_name`` bid them, count the cards
-    held per (position, bid): ``{"holds": [4][8][52], "hands": [4][8], ...}``."""
-    from .registry import make_bot
-
-    bot = make_bot(bot_name)
+    """Deal ``deals`` random hands, let ``bot`` (registered as ``bot_name``;
+    the caller builds it, so this module needs no registry) bid them, count
+    the cards held per (position, bid):
+    ``{"holds": [4][8][52], "hands": [4][8], ...}``."""
     rng = random.Random(f"bidinfo/{seed}/bids")
     holds = np.zeros((POSITIONS, BIDS, 52), dtype=np.int64)
     hands = np.zeros((POSITIONS, BIDS), dtype=np.int64)
@@ -205,15 +208,14 @@ def average_error(
     table: BidTable,
     deals: int,
     seed: int | str,
+    bot: Any,
     bot_name: str = DEFAULT_BIDDER,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """The article's average error of card-location inference after the bidding,
-    uniform against the table, on ``deals`` fresh deals (each seen by all four
-    seats). Use a seed the table was not learned from."""
-    from .registry import make_bot
-
-    bot = make_bot(bot_name)
+    """The article's average error of card-location inference after the bidding
+    by ``bot`` (registered as ``bot_name``), uniform against the table, on
+    ``deals`` fresh deals (each seen by all four seats). Use a seed the table
+    was not learned from."""
     rng = random.Random(f"bidinfo/{seed}/bids")
     uniform = learned = uniform_sq = learned_sq = 0.0
     terms = 0

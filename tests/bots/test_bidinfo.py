@@ -140,7 +140,9 @@ def test_equal_weights_are_the_uniform_sampler() -> None:
 
 
 def test_learned_inference_beats_uniform_on_held_out_deals() -> None:
-    result = bidinfo.average_error(bidinfo.load(), deals=25, seed="test-held-out")
+    result = bidinfo.average_error(
+        bidinfo.load(), deals=25, seed="test-held-out", bot=make_bot(bidinfo.DEFAULT_BIDDER)
+    )
     assert result["uniform"] == pytest.approx(4 / 9)
     assert result["learned"] < result["uniform"] - 0.003
     assert result["learned_brier"] < result["uniform_brier"]

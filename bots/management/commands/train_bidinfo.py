@@ -17,6 +17,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from bots import bidinfo
+from bots.registry import make_bot
 
 
 def seed_value(text: str) -> int | str:
@@ -53,7 +54,9 @@ class Command(BaseCommand):
         stream = getattr(self.stderr, "_out", self.stderr)
         progress = None if o["no_progress"] else bidinfo.ProgressBar("bidding", stream)
         try:
-            content = bidinfo.count_bids(o["deals"], seed, o["bidder"], progress)
+            content = bidinfo.count_bids(
+                o["deals"], seed, make_bot(o["bidder"]), o["bidder"], progress
+            )
         except ValueError as e:
             raise CommandError(str(e)) from None
         bidinfo.save(content, output)

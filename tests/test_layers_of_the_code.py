@@ -1,0 +1,184 @@
+"""The code's layers hold: imports only point down, and nothing imports itself round.
+
+The layers (docs/architecture.md), lowest first:
+
+0. ``game.engine`` — the rules, pure Python: no Django, no bots, no server.
+1. ``bots`` — bidders and players on a seat's view: only ``game.engine`` below
+   them, and no Django (their management commands and app config aside,
+   which may use Django's command framework but not the database).
+2. the server, ``game`` outside the engine — models, the move path, sockets,
+   the bot driver, analyses and the commands that store into the database.
+3. ``lobby`` — pages, players, seats.
+4. ``spadesite`` — settings, routing, the Celery app.
+
+Every import counts, those inside functions too: a lazy import still ties
+two modules together, and is how loops hide.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("game", "bots", "lobby", "spadesite")
+DJANGO_WORLD = ("django", "channels", "daphne", "celery", "asgiref", "psycopg", "redis")
+
+
+def modules() -> dict[str, Path]:
+    """Every project module (migrations aside) by dotted name."""
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = path
+    return found
+
+
+def imports_of(name: str, path: Path, known: Mapping[str, Path]) -> set[str]:
+    """The modules ``name`` imports anywhere in its file: project modules by
+    name, others by their top-level package."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            # ``from game import moves`` imports the module game.moves;
+            # ``from game.engine import Rules`` the package game.engine.
+            names = (f"{base}.{alias.name}" for alias in node.names)
+            targets = [t if t in known else base for t in names]
+        else:
+            continue
+        for target in targets:
+            if target.split(".")[0] not in PACKAGES:
+                out.add(target.split(".")[0])
+                continue
+            while target not in known and "." in target:
+                target = target.rpartition(".")[0]
+            if target in known and target != name:
+                out.add(target)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports_of(name, path, known) for name, path in known.items()}
+
+
+def layer(name: str) -> int:
+    if name == "game.engine" or name.startswith("game.engine."):
+        return 0
+    return {"bots": 1, "game": 2, "lobby": 3, "spadesite": 4}[name.split(".")[0]]
+
+
+def upward_imports(edges: Mapping[str, Iterable[str]]) -> list[str]:
+    """Every import of a project module from a higher layer."""
+    return sorted(
+        f"{a} -> {b}"
+        for a, targets in edges.items()
+        for b in targets
+        if b.split(".")[0] in PACKAGES and layer(b) > layer(a)
+    )
+
+
+def import_loops(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    loops: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges.get(v, ()):
+            if w not in edges:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                loops.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return sorted(loops)
+
+
+def test_imports_only_point_down() -> None:
+    assert upward_imports(graph()) == []
+
+
+def test_there_is_no_import_loop() -> None:
+    assert import_loops(graph()) == []
+
+
+def test_the_engine_and_the_bots_know_nothing_of_django_or_the_server() -> None:
+    edges = graph()
+    offending = []
+    for name, targets in edges.items():
+        if layer(name) > 1 or name == "bots.apps" or name.startswith("bots.management"):
+            continue
+        for target in targets:
+            if target.split(".")[0] in DJANGO_WORLD:
+                offending.append(f"{name} -> {target}")
+            elif target.split(".")[0] in PACKAGES and layer(target) not in (0, layer(name)):
+                offending.append(f"{name} -> {target}")
+    assert offending == []
+
+
+def test_the_bots_commands_do_not_reach_the_database() -> None:
+    edges = graph()
+    offending = [
+        f"{name} -> {target}"
+        for name, targets in edges.items()
+        if name.startswith("bots.management")
+        for target in targets
+        if target.split(".")[0] in PACKAGES and layer(target) > 1
+    ]
+    assert offending == []
+
+
+def test_the_checks_find_what_they_look_for() -> None:
+    planted = {
+        "game.engine.cards": {"game.engine.rules"},
+        "game.engine.rules": {"game.engine.cards"},  # a loop
+        "bots.srp": {"game.engine.cards", "game.moves"},  # up a layer
+        "game.moves": {"bots.registry"},
+        "bots.registry": {"bots.srp"},
+    }
+    assert upward_imports(planted) == ["bots.srp -> game.moves"]
+    assert import_loops(planted) == [
+        ["bots.registry", "bots.srp", "game.moves"],
+        ["game.engine.cards", "game.engine.rules"],
+    ]
+
+
+def test_a_lazy_import_inside_a_function_counts(tmp_path: Path) -> None:
+    source = tmp_path / "srp.py"
+    source.write_text("def play():\n    from game import moves\n    return moves\n")
+    known = {"bots.srp": source, "game.moves": source, "game": source}
+    assert imports_of("bots.srp", source, known) == {"game.moves"}
