@@ -60,9 +60,7 @@ class Command(BaseCommand):
         stream = getattr(self.stderr, "_out", self.stderr)
         progress = None if o["no_progress"] else bidinfo.ProgressBar("held-out", stream)
         bidder = str(table.meta.get("bidder", bidinfo.DEFAULT_BIDDER))
-        r = bidinfo.average_error(
-            table, o["deals"], seed, make_bot(bidder), bidder, progress
-        )
+        r = bidinfo.average_error(table, o["deals"], seed, make_bot(bidder), bidder, progress)
         self.stdout.write(
             f"held-out deals {r['deals']} (seed {seed}, bid by {bidder}); table {path} "
             f"(seed {table.meta.get('seed')}, {table.meta.get('deals')} deals, "
