@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Q
 
-from game import analytics, exports
+from game import analytics, exports, imports
 from game.analytics import Filters
 from game.engine import Match, Rules, view_for
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
@@ -141,7 +141,7 @@ def test_jsonl_round_trip_gives_identical_analyses(stored: dict[str, Table]) -> 
     text = "".join(exports.iter_jsonl(Filters()))
     csv_before = _csv()
     _clear()
-    counts = exports.import_jsonl(io.StringIO(text))
+    counts = imports.import_jsonl(io.StringIO(text))
     assert counts == {"rounds": len(csv_before), "tables": 4, "match_results": 4}
     assert _analyses() == before
     # Exported again: the same rounds, players and records (only the row ids differ).
@@ -157,8 +157,8 @@ def test_import_is_all_or_nothing_and_names_bad_lines(stored: dict[str, Table]) 
     bad["record"]["tricks_won"] = [13, 0, 0, 0]
     lines[2] = json.dumps(bad)
     lines.insert(4, "{not json")
-    with pytest.raises(exports.ImportFailed) as e:
-        exports.import_jsonl(io.StringIO("\n".join(lines)))
+    with pytest.raises(imports.ImportFailed) as e:
+        imports.import_jsonl(io.StringIO("\n".join(lines)))
     assert len(e.value.errors) == 2
     assert e.value.errors[0].startswith("line 3: the round record does not replay")
     assert "tricks_won" in e.value.errors[0]
@@ -170,8 +170,8 @@ def test_import_is_all_or_nothing_and_names_bad_lines(stored: dict[str, Table]) 
 def test_import_refuses_tables_already_stored(stored: dict[str, Table]) -> None:
     text = "".join(exports.iter_jsonl(Filters(makeups=("HH",))))
     n = RoundRecordRow.objects.count()
-    with pytest.raises(exports.ImportFailed, match="already stored"):
-        exports.import_jsonl(text.splitlines())  # a list of lines, not a file
+    with pytest.raises(imports.ImportFailed, match="already stored"):
+        imports.import_jsonl(text.splitlines())  # a list of lines, not a file
     assert RoundRecordRow.objects.count() == n
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from game import exports
+from game import imports
 
 
 class Command(BaseCommand):
@@ -23,12 +23,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
             with open(opts["file"], encoding="utf-8") as f:
-                counts = exports.import_jsonl(f)
+                counts = imports.import_jsonl(f)
         except OSError as e:
             raise CommandError(f"cannot read {opts['file']}: {e}") from None
         except UnicodeDecodeError as e:
             raise CommandError(f"{opts['file']} is not UTF-8 text: {e}") from None
-        except exports.ImportFailed as e:
+        except imports.ImportFailed as e:
             lines = "\n".join("  " + err for err in e.errors)
             raise CommandError(
                 f"nothing imported: {len(e.errors)} problem(s) in {opts['file']}:\n{lines}"
