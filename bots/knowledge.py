@@ -25,15 +25,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 from game.engine.cards import FULL_DECK, SPADE_MASK, SPADES, SUIT_MASKS, Card, Hand, Seat
+from game.engine.tricks import ABOVE, beaters, winning_card
 from game.engine.view import SeatView
 
 # SUITSET_MASK[bits]: the cards of every suit whose bit is set in ``bits``.
 SUITSET_MASK: tuple[int, ...] = tuple(
     sum(SUIT_MASKS[s] for s in range(4) if bits >> s & 1) for bits in range(16)
 )
-# ABOVE[card]: every card of the same suit ranked higher; BELOW likewise.
-ABOVE: tuple[int, ...] = tuple(SUIT_MASKS[c // 13] & ~((2 << c) - 1) for c in range(52))
-BELOW: tuple[int, ...] = tuple(SUIT_MASKS[c // 13] & ((1 << c) - 1) for c in range(52))
 SIDE_SUITS_VOID = 0b0111  # a seat void in clubs, diamonds and hearts
 
 
@@ -45,23 +43,6 @@ def lowest(mask: int) -> Card:
 def highest(mask: int) -> Card:
     """The highest-numbered card of a non-empty mask."""
     return mask.bit_length() - 1
-
-
-def beats(card: Card, best: Card) -> bool:
-    """Does ``card`` beat ``best``, the card now winning a trick?
-
-    ``best`` is of the led suit or a spade, so a higher card of its suit or
-    any spade over a side-suit card wins.
-    """
-    cs, bs = card // 13, best // 13
-    return (cs == bs and card > best) or (cs == SPADES and bs != SPADES)
-
-
-def beaters(mask: int, best: Card) -> int:
-    """The cards of ``mask`` that beat ``best`` (see :func:`beats`)."""
-    if best >= 39:
-        return mask & ABOVE[best]
-    return (mask & ABOVE[best]) | (mask & SPADE_MASK)
 
 
 # ----- sure future takes (appendix D.1) ---------------------------------------
@@ -176,16 +157,10 @@ class Knowledge:
         self.position = len(trick)
         if trick:
             played |= self._scan(view.leader, trick, broken, voids, signals, first_under, rounds)
-            lead_suit = trick[0] // 13
-            best = trick[0]
-            best_i = 0
-            for i in range(1, len(trick)):
-                c = trick[i]
-                if (c // 13 == lead_suit or c >= 39) and c > best:
-                    best, best_i = c, i
-            self.lead_suit = lead_suit
-            self.win_card: Card = best
-            self.win_seat: Seat = (view.leader + best_i) & 3
+            self.lead_suit = trick[0] // 13
+            self.win_card: Card
+            self.win_seat: Seat
+            self.win_card, self.win_seat = winning_card(view.leader, trick)
         else:
             self.lead_suit = -1
             self.win_card = -1

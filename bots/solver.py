@@ -63,12 +63,11 @@ from typing import NamedTuple
 from game.engine.cards import SIDE_SUIT_MASK, SUIT_MASKS, Card, Hand, Seat
 from game.engine.rules import Rules
 from game.engine.scoring import score_round
+from game.engine.tricks import BELOW, winning_card
 
 K_LIMIT = 7  # the most cards per hand the solver is meant for (see the module docstring)
 NIL_WEIGHT = 14  # a kept nil outweighs any number of tricks (at most 13)
 
-# BELOW[card]: the cards of the same suit ranked lower.
-_BELOW: tuple[int, ...] = tuple(SUIT_MASKS[c // 13] & ((1 << c) - 1) for c in range(52))
 _SIDE = SIDE_SUIT_MASK
 
 
@@ -258,7 +257,7 @@ class Solver:
         broken = position.spades_broken
         if not trick:
             return self._trick(hands, position.leader, broken, 0, alpha, beta)
-        best, winner = _best_of(position.leader, trick)
+        best, winner = winning_card(position.leader, trick)
         live = hands[0] | hands[1] | hands[2] | hands[3]
         for c in trick:
             live |= 1 << c
@@ -374,7 +373,7 @@ class Solver:
             low = m & -m
             m ^= low
             c = low.bit_length() - 1
-            below = live & _BELOW[c]
+            below = live & BELOW[c]
             if below and legal >> (below.bit_length() - 1) & 1:
                 continue
             reps.append(c)
@@ -433,17 +432,6 @@ def _rank_desc(card: int) -> int:
 
 
 _LEAD_ORDER: tuple[int, ...] = tuple(_rank_desc(c) for c in range(52))
-
-
-def _best_of(leader: int, cards: Sequence[int]) -> tuple[int, int]:
-    """The card winning a (partial) trick and its seat."""
-    best, best_i = cards[0], 0
-    lead_suit = cards[0] // 13
-    for i in range(1, len(cards)):
-        c = cards[i]
-        if (c // 13 == lead_suit or c >= 39) and c > best:
-            best, best_i = c, i
-    return best, (leader + best_i) & 3
 
 
 # ----- the public functions ------------------------------------------------------------
@@ -528,7 +516,7 @@ def random_position(
         trick.append(c)
         plays += 1
         if len(trick) == 4:
-            _, leader = _best_of(leader, trick)
+            _, leader = winning_card(leader, trick)
             trick = []
     return Position((hands[0], hands[1], hands[2], hands[3]), leader, tuple(trick), broken)
 

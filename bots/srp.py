@@ -33,10 +33,11 @@ import random
 from game.engine.actions import Play
 from game.engine.cards import JACK, SPADE_MASK, SPADES, SUIT_MASKS, Card
 from game.engine.round_types import RoundType, round_type
+from game.engine.tricks import ABOVE, BELOW, beaters, beats
 from game.engine.view import SeatView
 
 from .base import Player
-from .knowledge import ABOVE, BELOW, Knowledge, beaters, beats, highest, lowest
+from .knowledge import Knowledge, highest, lowest
 
 WIN, LOSE = 1, -1
 SIDE_MASK = ~SPADE_MASK

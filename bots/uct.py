@@ -49,11 +49,12 @@ from dataclasses import dataclass, field
 
 from game.engine.cards import SIDE_SUIT_MASK, SUIT_MASKS, Card, Hand
 from game.engine.state import Phase, RoundState
+from game.engine.tricks import BELOW, beats, winning_card
 from game.engine.view import SeatView, view_for
 
 from . import bidinfo
 from .base import Player
-from .knowledge import BELOW, Knowledge, beats, lowest
+from .knowledge import Knowledge, lowest
 from .sampling import ImpossibleDeal, Sampler, WeightedSampler
 from .solver import PointsObjective, Position, Solver
 from .srp import SRP
@@ -117,31 +118,24 @@ def root_choices(view: SeatView, k: Knowledge, legal: Hand) -> dict[Card, list[C
 
 def _state_from_view(view: SeatView, hands: list[Hand]) -> RoundState:
     """A full :class:`RoundState` for one sampled deal, at the view's position."""
-    r = RoundState.__new__(RoundState)
-    r.rules = view.rules
-    r.dealer = view.dealer
-    r.round_number = view.round_number
-    r.scores_before = view.scores
-    r.bags_before = view.bags
-    r.hands_dealt = tuple(hands)
-    r.hands = list(hands)
-    r.cards_seen = [True, True, True, True]
-    r.blind_nil_eligible = view.blind_nil_eligible
-    r.phase = Phase.PLAYING
-    r.to_act = view.to_act
-    r.bids = list(view.bids)
-    r.blind = list(view.blind)
-    r.bid_order = list(view.bid_order)
-    r.pass_queue = []
-    r.passes = []
-    r.trick = list(view.trick)
-    r.leader = view.leader
-    r.tricks = list(view.tricks)
-    r.tricks_won = list(view.tricks_won)
-    r.spades_broken = view.spades_broken
-    r.actions = []
-    r.result = None
-    return r
+    return RoundState.in_play(
+        view.rules,
+        view.dealer,
+        hands,
+        round_number=view.round_number,
+        scores_before=view.scores,
+        bags_before=view.bags,
+        blind_nil_eligible=view.blind_nil_eligible,
+        bids=view.bids,
+        blind=view.blind,
+        bid_order=view.bid_order,
+        tricks=view.tricks,
+        trick=view.trick,
+        leader=view.leader,
+        to_act=view.to_act,
+        tricks_won=view.tricks_won,
+        spades_broken=view.spades_broken,
+    )
 
 
 def fast_policy(r: RoundState) -> Card:
@@ -155,14 +149,7 @@ def fast_policy(r: RoundState) -> Card:
     if not trick:
         best_suit = max(range(4), key=lambda s: ((legal & SUIT_MASKS[s]).bit_count(), -s))
         return (legal & SUIT_MASKS[best_suit]).bit_length() - 1
-    best = trick[0]
-    best_i = 0
-    lead = trick[0] // 13
-    for i in range(1, len(trick)):
-        c = trick[i]
-        if (c // 13 == lead or c >= 39) and c > best:
-            best, best_i = c, i
-    winner = (r.leader + best_i) & 3
+    best, winner = winning_card(r.leader, trick)
     if (winner ^ seat) & 1:
         m = legal
         while m:

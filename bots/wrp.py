@@ -26,7 +26,8 @@ from __future__ import annotations
 import random
 
 from game.engine.actions import Play
-from game.engine.cards import SIDE_SUIT_MASK, SPADE_MASK, SPADES, SUIT_MASKS, Hand
+from game.engine.cards import SIDE_SUIT_MASK, SPADES, SUIT_MASKS, Hand
+from game.engine.tricks import beaters, winning_card
 from game.engine.view import SeatView
 
 from .base import Player
@@ -61,16 +62,6 @@ def _highest_rank(mask: Hand) -> int:
     raise ValueError("empty mask")
 
 
-def _beating(mask: Hand, best: int) -> Hand:
-    """The cards of ``mask`` that beat ``best``, the card winning the trick so far."""
-    suit = best // 13
-    # Cards of the same suit above ``best`` (card numbers order ranks within a suit).
-    higher = mask & SUIT_MASKS[suit] & ~((1 << (best + 1)) - 1)
-    if suit != SPADES:
-        higher |= mask & SPADE_MASK
-    return higher
-
-
 def lead_card(hand: Hand, legal: Hand) -> int:
     side = legal & SIDE_SUIT_MASK
     if not side:
@@ -93,17 +84,12 @@ def choose_card(
     if not trick:
         return lead_card(hand, legal)
     lead_suit = trick[0] // 13
-    best, best_i = trick[0], 0
-    for i in range(1, len(trick)):
-        c = trick[i]
-        s = c // 13
-        if s in (lead_suit, SPADES) and c > best:
-            best, best_i = c, i
-    winners = _beating(legal, best)
+    best, winning_seat = winning_card(leader, trick)
+    winners = beaters(legal, best)
     if nil:
         under = legal & ~winners
         return _highest_rank(under or legal)
-    partner_winning = (leader + best_i) & 3 == seat ^ 2
+    partner_winning = winning_seat == seat ^ 2
     if legal & SUIT_MASKS[lead_suit]:
         if partner_winning or not winners:
             return _lowest(legal)

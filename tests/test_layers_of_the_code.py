@@ -182,3 +182,22 @@ def test_a_lazy_import_inside_a_function_counts(tmp_path: Path) -> None:
     source.write_text("def play():\n    from game import moves\n    return moves\n")
     known = {"bots.srp": source, "game.moves": source, "game": source}
     assert imports_of("bots.srp", source, known) == {"game.moves"}
+
+
+# ----- one job per module ------------------------------------------------------------
+
+MAX_LINES = 400
+
+
+def test_no_server_module_outgrows_one_sitting() -> None:
+    """No module of the server (``game/``, the engine included, and ``lobby/``;
+    migrations and management commands aside) over ``MAX_LINES`` lines."""
+    long = {}
+    for package in ("game", "lobby"):
+        for path in (ROOT / package).rglob("*.py"):
+            if {"migrations", "management"} & set(path.parts):
+                continue
+            lines = len(path.read_text().splitlines())
+            if lines > MAX_LINES:
+                long[str(path.relative_to(ROOT))] = lines
+    assert long == {}

@@ -1,4 +1,4 @@
-"""The rules of Spades in pure Python: no Django here (see DESIGN.md, layer 1)."""
+"""The rules of Spades in pure Python: no Django here (layer 0 of docs/architecture.md)."""
 
 from .actions import (
     Action,
@@ -25,7 +25,8 @@ from .record import RecordError, from_json, from_text, record_of, replay, to_jso
 from .round_types import NilPosition, RoundType, nil_position, round_type
 from .rules import DEFAULT_RULES, PAPER_RULES, Rules, RulesError
 from .scoring import PartnershipScore, score_round
-from .state import IllegalAction, Phase, RoundState, Trick, trick_winner
+from .state import IllegalAction, Phase, RoundState
+from .tricks import Trick, trick_winner
 from .view import SeatView, view_for
 
 __all__ = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .cards import SIDE_SUIT_MASK, SUIT_MASKS, TWO_OF_CLUBS
+from .tricks import BEATS
 
 _SUIT_MASKS = SUIT_MASKS
 _SIDE = SIDE_SUIT_MASK
@@ -36,6 +37,7 @@ def play_random(
     ``hands`` is changed in place. Returns the tricks each seat took.
     """
     won = [0, 0, 0, 0]
+    beats = BEATS  # a local: the trick rule is one table lookup per card
     tricks = hands[0].bit_count()
     for t in range(tricks):
         # The lead.
@@ -46,11 +48,8 @@ def play_random(
             legal = hand if spades_broken else (hand & _SIDE) or hand
             card = random_card(legal, random())
         hands[leader] = hand ^ (1 << card)
-        suit = card // 13
-        follow_mask = _SUIT_MASKS[suit]
+        follow_mask = _SUIT_MASKS[card // 13]
         best, winner = card, leader
-        if card >= 39:
-            spades_broken = True
         seat = leader
         for _ in range(3):
             seat = (seat + 1) & 3
@@ -58,13 +57,12 @@ def play_random(
             legal = (hand & follow_mask) or hand
             c = random_card(legal, random())
             hands[seat] = hand ^ (1 << c)
-            s = c // 13
-            if s == 3:
-                spades_broken = True
-                if c > best:
-                    best, winner = c, seat
-            elif s == suit and c > best:
+            if beats[best][c]:
                 best, winner = c, seat
+        # A spade that does not take the trick falls under a higher spade: the
+        # winning card alone tells whether spades were broken.
+        if best >= 39:
+            spades_broken = True
         won[winner] += 1
         leader = winner
     return won

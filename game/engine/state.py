@@ -17,17 +17,14 @@ game.engine.state.IllegalAction: it is North's turn
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from itertools import combinations
-from typing import NamedTuple
 
 from .actions import Action, Bid, PassCards, Play, SeeCards
 from .cards import (
     FULL_DECK,
     SEAT_NAMES,
-    SIDE_SUIT_MASK,
-    SPADES,
-    SUIT_MASKS,
     SUIT_NAMES,
     TWO_OF_CLUBS,
     Card,
@@ -41,6 +38,7 @@ from .cards import (
 from .round_types import NilPosition, RoundType, nil_position, round_type
 from .rules import Rules
 from .scoring import PartnershipScore, score_round
+from .tricks import Trick, legal_play_mask_for, played_cards, winning_card
 
 
 class IllegalAction(ValueError):
@@ -52,53 +50,6 @@ class Phase(StrEnum):
     PASSING = "passing"  # the blind nil card exchange
     PLAYING = "playing"
     DONE = "done"
-
-
-class Trick(NamedTuple):
-    leader: Seat
-    cards: tuple[Card, ...]  # in play order, the leader's first
-    winner: Seat
-
-
-def trick_winner(leader: Seat, cards: tuple[Card, ...] | list[Card]) -> Seat:
-    """The seat that wins a trick: the highest spade, else the highest of the led suit."""
-    lead_suit = cards[0] // 13
-    best_i = 0
-    best = cards[0]
-    for i in range(1, len(cards)):
-        c = cards[i]
-        s = c // 13
-        # Spades are the highest card numbers, so one comparison orders trumps.
-        if s in (lead_suit, SPADES) and c > best:
-            best, best_i = c, i
-    return (leader + best_i) & 3
-
-
-def played_cards(
-    tricks: list[Trick] | tuple[Trick, ...], trick: list[Card] | tuple[Card, ...]
-) -> Hand:
-    """The mask of the cards in the completed ``tricks`` and the current ``trick``."""
-    m = 0
-    for t in tricks:
-        for c in t.cards:
-            m |= 1 << c
-    for c in trick:
-        m |= 1 << c
-    return m
-
-
-def legal_play_mask_for(
-    hand: Hand, trick: list[Card], spades_broken: bool, two_of_clubs_lead: bool
-) -> Hand:
-    """The cards of ``hand`` that may be played to ``trick`` (shared by every path)."""
-    if trick:
-        follow = hand & SUIT_MASKS[trick[0] // 13]
-        return follow or hand
-    if two_of_clubs_lead:
-        return 1 << TWO_OF_CLUBS
-    if spades_broken:
-        return hand
-    return (hand & SIDE_SUIT_MASK) or hand
 
 
 class RoundState:
@@ -153,6 +104,32 @@ class RoundState:
         self.spades_broken = False
         self.actions: list[Action] = []
         self.result: tuple[PartnershipScore, PartnershipScore] | None = None
+
+    @classmethod
+    def in_play(
+        cls, rules: Rules, dealer: Seat, hands: Sequence[Hand], *, round_number: int,
+        scores_before: tuple[int, int], bags_before: tuple[int, int],
+        blind_nil_eligible: tuple[bool, ...], bids: Sequence[int | None], blind: Sequence[bool],
+        bid_order: Sequence[Seat], tricks: Sequence[Trick], trick: Sequence[Card], leader: Seat,
+        to_act: Seat, tricks_won: Sequence[int], spades_broken: bool,
+    ) -> RoundState:  # fmt: skip
+        """A round in play rebuilt at a position (a search's sampled deal: ``hands``
+        are held now). Unchecked, like the fast path; the action log starts empty."""
+        r = cls.__new__(cls)
+        r.rules, r.dealer, r.round_number = rules, dealer, round_number
+        r.scores_before, r.bags_before = scores_before, bags_before
+        r.hands_dealt = tuple(hands)
+        r.hands = list(hands)
+        r.cards_seen = [True, True, True, True]
+        r.blind_nil_eligible = blind_nil_eligible
+        r.phase = Phase.PLAYING
+        r.to_act, r.leader = to_act, leader
+        r.bids, r.blind, r.bid_order = list(bids), list(blind), list(bid_order)
+        r.pass_queue, r.passes = [], []
+        r.trick, r.tricks, r.tricks_won = list(trick), list(tricks), list(tricks_won)
+        r.spades_broken = spades_broken
+        r.actions, r.result = [], None
+        return r
 
     def _deficit(self, seat: Seat) -> bool:
         rules = self.rules
@@ -387,7 +364,7 @@ class RoundState:
         if len(trick) < 4:
             self.to_act = (seat + 1) & 3
             return
-        winner = trick_winner(self.leader, trick)
+        _, winner = winning_card(self.leader, trick)
         self.tricks.append(Trick(self.leader, tuple(trick), winner))
         self.tricks_won[winner] += 1
         self.trick = []

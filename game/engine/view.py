@@ -17,7 +17,8 @@ from .cards import Card, Hand, Seat, cards_of, format_card, partner_of
 from .match import Match
 from .rules import Rules
 from .scoring import PartnershipScore
-from .state import Phase, RoundState, Trick, played_cards
+from .state import Phase, RoundState
+from .tricks import Trick, played_cards
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,12 +6,13 @@ import random
 
 import pytest
 
-from bots.knowledge import Knowledge, beaters, beats, sure_takes
+from bots.knowledge import Knowledge, sure_takes
 from game.engine.actions import Bid, Play
 from game.engine.cards import CLUBS, DIAMONDS, FULL_DECK, HEARTS, SPADES, parse_card, parse_hand
 from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
+from game.engine.tricks import beaters, beats
 from game.engine.view import SeatView, view_for
 
 # ----- building positions by hand (shared with test_srp) ----------------------------

@@ -23,7 +23,7 @@ from bots.solver import (
 )
 from game.engine.cards import SIDE_SUIT_MASK, SUIT_MASKS, parse_card, parse_hand
 from game.engine.rules import Rules
-from game.engine.state import trick_winner
+from game.engine.tricks import trick_winner
 
 Leaf = Callable[[list[int]], int]  # tricks each seat took since the position -> value
 

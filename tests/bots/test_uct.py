@@ -17,7 +17,8 @@ from game.engine.actions import Play
 from game.engine.cards import parse_card, parse_hand
 from game.engine.deal import deal_hands
 from game.engine.rules import Rules
-from game.engine.state import Phase, RoundState, Trick, trick_winner
+from game.engine.state import Phase, RoundState
+from game.engine.tricks import Trick, trick_winner
 from game.engine.view import SeatView, view_for
 from tests.bots.deals import check_deal, played_round
 

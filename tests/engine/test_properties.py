@@ -19,7 +19,8 @@ from game.engine.fast import play_random, random_card
 from game.engine.record import from_json, from_text, record_of, replay, to_json, to_text
 from game.engine.rules import Rules
 from game.engine.scoring import score_round
-from game.engine.state import IllegalAction, Phase, RoundState, trick_winner
+from game.engine.state import IllegalAction, Phase, RoundState
+from game.engine.tricks import trick_winner
 from game.engine.view import view_for
 
 from .helpers import random_step, snapshot

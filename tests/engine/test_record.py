@@ -527,8 +527,9 @@ def test_random_text_tampering_is_rejected_cleanly(finished, exchanged, data):
 # ----- the engine's own examples --------------------------------------------------------------
 
 MODULES = ["actions", "cards", "deal", "fast", "match", "record", "round_types", "rules",
-           "scoring", "state", "view"]  # fmt: skip
-WITH_EXAMPLES = {"actions", "cards", "deal", "match", "round_types", "rules", "scoring", "state"}
+           "scoring", "state", "tricks", "view"]  # fmt: skip
+WITH_EXAMPLES = {"actions", "cards", "deal", "match", "round_types", "rules", "scoring", "state",
+                 "tricks"}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -12,7 +12,8 @@ import pytest
 from game.engine.actions import Bid, PassCards, Play, SeeCards
 from game.engine.cards import SEAT_NAMES, SPADE_MASK, cards_of, parse_card, parse_hand
 from game.engine.rules import Rules
-from game.engine.state import IllegalAction, Phase, RoundState, Trick, trick_winner
+from game.engine.state import IllegalAction, Phase, RoundState
+from game.engine.tricks import Trick, trick_winner
 from game.engine.view import view_for
 
 from .helpers import BY_SUIT, ROTATING, bid_all, deal, play, random_step, snapshot
