@@ -99,7 +99,8 @@ def state_frame(table_pk: int, seat: int | None) -> tuple[int, str]:
     """
     table = Table.objects.select_related("host").get(pk=table_pk)
     seats = {s.position: s for s in table.seats.select_related("user")}
-    if table.status == Table.Status.OPEN:
+    never_started = table.status == Table.Status.ABANDONED and table.started_at is None
+    if table.status == Table.Status.OPEN or never_started:
         public = json.dumps({"version": table.version, "table": table_info(table, seats)})
         return table.version, _encode(table.version, {"seat": seat}, public[1:-1])
     entry = Committed(table.seed, matches.load_match(table), table, seats)

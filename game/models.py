@@ -39,6 +39,7 @@ class Table(models.Model):
         OPEN = "open", "Open"
         PLAYING = "playing", "Playing"
         FINISHED = "finished", "Finished"
+        ABANDONED = "abandoned", "Closed: nobody was here"  # game.abandoned
 
     public_id = models.CharField(max_length=16, unique=True, default=new_public_id)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -72,6 +73,9 @@ class Table(models.Model):
     )
     # When the current turn began (for the turn timer); set on every move.
     turn_started_at = models.DateTimeField(null=True, blank=True)
+    # A player was last here (a seat change, a socket opened, closed or still
+    # alive); a table nobody visits for SPADES_ABANDON_MINUTES is closed.
+    last_human_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -120,6 +120,8 @@ def load_steps(
     if not swapped:
         if table.status == Table.Status.FINISHED:
             raise NotPlaying("the match is over")
+        if table.status == Table.Status.ABANDONED:
+            raise NotPlaying("the table was closed: nobody was here for a long while")
         if table.status != Table.Status.PLAYING:
             raise NotPlaying("the match has not started")
         raise StaleVersion(expected_version, table.version)

@@ -14,7 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from bots.registry import DEFAULT_BOT, UnknownBot, make_bot
-from game import events, turns
+from game import abandoned, events, turns
 from game.engine import Rules, RulesError
 from game.errors import NotPlaying, SeatError, ServiceError, TableNotFound
 from game.matches import load_match
@@ -69,6 +69,7 @@ def _open_table_locked(table: Table | int | str) -> Table:
     locked = Table.objects.select_for_update().get(pk=pk)
     if locked.status != Table.Status.OPEN:
         raise SeatError("seats can only change before the match starts")
+    abandoned.touch(pk)  # a seat change is a visit
     return locked
 
 
@@ -158,9 +159,8 @@ def start_table(table: Table | int | str) -> Table:
             raise SeatError("all four seats must be taken to start")
         now = timezone.now()
         locked.status = Table.Status.PLAYING
-        locked.started_at = now
-        locked.turn_started_at = now
-        locked.save(update_fields=["status", "started_at", "turn_started_at"])
+        locked.started_at = locked.turn_started_at = locked.last_human_at = now
+        locked.save(update_fields=["status", "started_at", "turn_started_at", "last_human_at"])
         match = load_match(locked)
         plan = turns.next_turn(locked, seats, match.round.to_act, locked.version)
         _announce_change(pk)
@@ -185,9 +185,10 @@ def seat_of(
 
 
 def list_open_tables(limit: int = 50) -> list[Table]:
-    """Tables still waiting for players, newest first, with their seats loaded."""
+    """Tables still waiting for players (and visited lately: ``game.abandoned``),
+    newest first, with their seats loaded."""
     return list(
-        Table.objects.filter(status=Table.Status.OPEN)
+        Table.objects.filter(status=Table.Status.OPEN, last_human_at__gte=abandoned.cutoff())
         .prefetch_related("seats__user")
         .order_by("-created_at")[:limit]
     )
