@@ -15,46 +15,58 @@ Server to client frames:
   and nothing changed. ``code`` is ``stale`` when the client acted on an old
   version (a fresh ``state`` follows).
 
-Client to server frames (at most 4 KB):
+Client to server frames (``game.client_frames`` checks every field):
 
 - ``{"type": "act", "action": {...}, "version": N}``: the seat is this
   socket's own, decided on connect from the session, never read from the frame.
 - ``{"type": "resync", "version": N}``: the client saw a gap; it gets the full state.
-- ``{"type": "chat", "text": ...}``: up to 200 characters, a few per ten seconds.
+- ``{"type": "chat", "text": ...}``: up to 200 characters.
+- ``{"type": "ping"}``: the page is still open (every minute); a seated
+  player's or the host's keeps the table from being closed as abandoned
+  (``game.abandoned``). No answer.
+
+Error codes: ``bad_frame`` (not a frame this socket takes), ``bad_action``,
+``spectator``, ``illegal``, ``stale``, ``not_playing``, ``chat``,
+``chat_rate`` and ``rate_limited`` (over a limit of ``game.limits``),
+``server`` (the database failed: try again), ``server_error`` (anything
+else: logged in one line, nothing changed, the socket stays open).
+
+Close codes: 4404 no such table; 4403 a private table this browser may not
+watch (``lobby.access``, refused at the handshake); 4429 too many sockets
+open for this player or address (after an error frame that says so); 4500
+the server failed while connecting.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
-from collections import deque
 from typing import Any
 
 import psycopg
 from channels.consumer import get_handler_name
+from channels.exceptions import AcceptConnection, DenyConnection, StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.db import DatabaseError
 
-from game import events, frames, identity, moves, seating, turns
+from game import abandoned, events, frames, identity, limits, moves, seating, turns
+from game.client_frames import Act, Chat, FrameRefused, Resync, parse
 from game.db import db_call, moves_on_loop
 from game.errors import ServiceError, StaleVersion
 from game.models import Seat, Table
 
-MAX_FRAME_BYTES = 4096
-CHAT_MAX_CHARS = 200
-CHAT_BURST = 5  # messages ...
-CHAT_WINDOW_SECONDS = 10.0  # ... per this many seconds
-
 CLOSE_NO_TABLE = 4404
+CLOSE_TOO_MANY_SOCKETS = 4429
+CLOSE_SERVER_ERROR = 4500
 
 log = logging.getLogger(__name__)
 
 
-def _identify(scope: dict[str, Any], public_id: str) -> tuple[int, int | None, str] | None:
-    """(table pk, seat or None, chat name) for this connection; None: no such table."""
+def _identify(scope: dict[str, Any], public_id: str) -> tuple[int, int | None, str, bool] | None:
+    """(table pk, seat or None, chat name, a player of the table: seated or its
+    host) for this connection; None: no such table."""
     table = Table.objects.filter(public_id=public_id).first()
     if table is None:
         return None
@@ -68,7 +80,11 @@ def _identify(scope: dict[str, Any], public_id: str) -> tuple[int, int | None, s
         name = user.get_username()
     else:
         name = guest_name
-    return table.pk, seat, name
+    is_host = table.host_id is not None and getattr(user, "pk", None) == table.host_id
+    player = seat is not None or is_host
+    if player:
+        abandoned.touch(table.pk)
+    return table.pk, seat, name, player
 
 
 class TableConsumer(AsyncJsonWebsocketConsumer):
@@ -88,71 +104,97 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"no handler for message type {message['type']}")
-        await handler(message)
+        try:
+            await handler(message)
+        except (StopConsumer, AcceptConnection, DenyConnection):
+            raise  # how Channels ends a consumer or answers a handshake
+        except Exception as e:
+            # A failed group message (a state frame the database could not
+            # read, say): one log line, an error frame, and the socket stays.
+            log.error("table socket: %s failed: %r", message.get("type"), e)
+            with contextlib.suppress(Exception):
+                await self.send_error("the server failed to update you: resync", "server_error")
 
     async def connect(self) -> None:
+        self.counted = False
+        try:
+            await self._connect()
+        except Exception as e:
+            log.error("table socket %s: connecting failed: %r", self.scope.get("path"), e)
+            await self.close(code=CLOSE_SERVER_ERROR)
+
+    async def _connect(self) -> None:
         public_id = str(self.scope["url_route"]["kwargs"]["table_id"])
         found = await db_call(_identify)(self.scope, public_id)
         if found is None:
             await self.close(code=CLOSE_NO_TABLE)
             return
-        self.table_pk, self.seat, self.name = found
+        self.table_pk, self.seat, self.name, self.visits = found
+        self.last_visit = time.monotonic()
+        guest_id, _ = identity.guest_of(self.scope.get("session"))
+        self.player = limits.player_key(self.scope.get("user"), guest_id)
+        self.address = str((self.scope.get("client") or ("unknown",))[0])
         self.last_version = -1
-        self.chat_times: deque[float] = deque()
+        await self.accept()
+        if not await limits.open_socket(self.player, self.address):
+            await self.send_error(
+                "too many table sockets open from your browser or network: close some tabs",
+                code="too_many_sockets",
+            )
+            await self.close(code=CLOSE_TOO_MANY_SOCKETS)
+            return
+        self.counted = True
         events.note_server_loop(asyncio.get_running_loop())
         self.group = events.group_name(self.table_pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         self.groups.append(self.group)  # discarded on disconnect by the base class
-        await self.accept()
         await self.send_state()
         # A move lost in a restart would stall the table: schedule it again if overdue.
         await db_call(turns.resume_table)(self.table_pk)
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "visits", False):
+            with contextlib.suppress(Exception):  # the socket is gone: nobody to tell
+                await db_call(abandoned.touch)(self.table_pk)
+        if self.counted:
+            self.counted = False
+            await limits.close_socket(self.player, self.address)
 
     # ----- client frames ---------------------------------------------------------
 
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
     ) -> None:
-        if text_data is None:
-            await self.send_error("frames must be JSON text")
-            return
-        if len(text_data) > MAX_FRAME_BYTES or len(text_data.encode()) > MAX_FRAME_BYTES:
-            await self.send_error(f"frames are limited to {MAX_FRAME_BYTES} bytes")
-            return
+        """Check the frame and its limits, then handle it; whatever fails, the
+        client gets an error frame and the socket stays open."""
         try:
-            content = json.loads(text_data)
-        except (json.JSONDecodeError, RecursionError):
-            await self.send_error("that frame is not JSON")
-            return
-        await self.receive_json(content)
-
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        if not isinstance(content, dict):
-            await self.send_error("a frame is a JSON object with a 'type'")
-            return
-        kind = content.get("type")
-        if kind == "act":
-            await self.on_act(content)
-        elif kind == "resync":
-            await self.send_state(force=True)
-        elif kind == "chat":
-            await self.on_chat(content)
-        else:
-            await self.send_error("'type' must be act, resync or chat")
-
-    async def on_act(self, content: dict[str, Any]) -> None:
-        if self.seat is None:
-            await self.send_error("spectators cannot act: take a seat first", code="spectator")
-            return
-        action, version = content.get("action"), content.get("version")
-        if not isinstance(action, dict):
-            await self.send_error("'action' must be an object", code="bad_action")
-            return
-        if isinstance(version, bool) or not isinstance(version, int):
+            if not await limits.hit_async("frames", self.player, self.address):
+                raise FrameRefused("slow down: too many frames", "rate_limited")
+            frame = parse(text_data)
+            if self.visits and time.monotonic() - self.last_visit > abandoned.TOUCH_EVERY:
+                self.last_visit = time.monotonic()
+                await db_call(abandoned.touch)(self.table_pk)
+            if isinstance(frame, Act):
+                await self.on_act(frame)
+            elif isinstance(frame, Resync):
+                if not await limits.hit_async("resync", self.player, self.address):
+                    raise FrameRefused("slow down: too many resyncs", "rate_limited")
+                await self.send_state(force=True)
+            elif isinstance(frame, Chat):
+                await self.on_chat(frame)
+            # Ping: the page is still open (a visit, above); nothing to answer.
+        except FrameRefused as e:
+            await self.send_error(e.message, code=e.code)
+        except Exception as e:
+            log.error("table %s seat %s: a frame failed: %r", self.table_pk, self.seat, e)
             await self.send_error(
-                "'version' must be the version you are acting on", code="bad_action"
+                "the server could not handle that frame; nothing changed", code="server_error"
             )
-            return
+
+    async def on_act(self, frame: Act) -> None:
+        if self.seat is None:
+            raise FrameRefused("spectators cannot act: take a seat first", "spectator")
+        action, version = frame.action, frame.version
         try:
             if moves_on_loop():
                 await moves.submit_action_async(self.table_pk, self.seat, action, version)
@@ -162,11 +204,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.send_error(e.message, code=e.code)
             if isinstance(e, StaleVersion):
                 await self.send_state(force=True)
-        except (DatabaseError, psycopg.Error):
+        except (DatabaseError, psycopg.Error) as e:
             # The database failed under the move (e.g. it restarted): the move
             # committed or not, never half; say so and keep the socket. The
             # client's next act carries its version, so a retry cannot apply twice.
-            log.exception("table %s: a move could not be stored", self.table_pk)
+            log.error("table %s: a move could not be stored: %r", self.table_pk, e)
             await self.send_error(
                 "the server could not store your move just now: try again", code="server"
             )
@@ -174,30 +216,14 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_state(force=True)  # what stands, if the database answers
         # On success the group event brings the new state to every socket, this one too.
 
-    async def on_chat(self, content: dict[str, Any]) -> None:
-        text = content.get("text")
-        if not isinstance(text, str) or not text.strip():
-            await self.send_error("a chat message needs some text", code="chat")
-            return
-        text = text.strip()
-        if len(text) > CHAT_MAX_CHARS:
-            await self.send_error(
-                f"chat messages are limited to {CHAT_MAX_CHARS} characters", code="chat"
-            )
-            return
+    async def on_chat(self, frame: Chat) -> None:
         if self.seat is None and not self.name:
-            await self.send_error("choose a name to chat", code="chat")
-            return
-        now = time.monotonic()
-        while self.chat_times and now - self.chat_times[0] > CHAT_WINDOW_SECONDS:
-            self.chat_times.popleft()
-        if len(self.chat_times) >= CHAT_BURST:
-            await self.send_error("slow down: too many chat messages", code="chat_rate")
-            return
-        self.chat_times.append(now)
+            raise FrameRefused("choose a name to chat", "chat")
+        if not await limits.hit_async("chat", self.player, self.address):
+            raise FrameRefused("slow down: too many chat messages", "chat_rate")
         await self.channel_layer.group_send(
             self.group,
-            {"type": "table.chat", "seat": self.seat, "name": self.name, "text": text},
+            {"type": "table.chat", "seat": self.seat, "name": self.name, "text": frame.text},
         )
 
     # ----- group messages --------------------------------------------------------

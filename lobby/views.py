@@ -20,7 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from bots.registry import DEFAULT_BOT, bot_groups
-from game import events, identity, seating
+from game import abandoned, events, identity, limits, seating
 from game.engine.rules import Rules
 from game.errors import ServiceError, TableNotFound
 from game.models import Table
@@ -141,6 +141,7 @@ def _table_summary(t: Table, listing: TableListing | None) -> dict[str, Any]:
 
 
 def open_tables() -> list[dict[str, Any]]:
+    abandoned.sweep_now_and_then()
     tables = seating.list_open_tables()
     listings = {
         x.table_id: x for x in TableListing.objects.filter(table__in=[t.pk for t in tables])
@@ -152,7 +153,7 @@ def open_tables() -> list[dict[str, Any]]:
     ]
 
 
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: HttpRequest, status: int = 200) -> HttpResponse:
     """The lobby: who you are, Play now, a new table, and the open tables (live)."""
     return render(
         request,
@@ -163,7 +164,18 @@ def home(request: HttpRequest) -> HttpResponse:
             "tables": open_tables(),
             "default_bot": DEFAULT_BOT,
         },
+        status=status,
     )
+
+
+TOO_MANY_TABLES = "You have started many tables in a short time: wait a few minutes."
+
+
+def _within_limit(request: HttpRequest, kind: str, p: Player | None = None) -> bool:
+    """Count a ``kind`` request of this player and address (``game.limits``)."""
+    p = p or player_of(request)
+    key = limits.player_key(p.user, p.guest_id)
+    return limits.hit(kind, key, request.META.get("REMOTE_ADDR") or "unknown")
 
 
 @require_GET
@@ -200,6 +212,9 @@ def play_now(request: HttpRequest) -> HttpResponse:
     p = _identify_or_guest(request)
     if p is None:
         return redirect("lobby:home")
+    if not _within_limit(request, "tables", p):
+        messages.error(request, TOO_MANY_TABLES)
+        return home(request, status=429)
     with transaction.atomic():
         table = seating.create_table(host=p.user)
         _new_listing(table, p, private=True, reserved=[])
@@ -219,6 +234,11 @@ def new_table(request: HttpRequest) -> HttpResponse:
             p = _identify_or_guest(request) if not p.known else p
             if p is None:
                 return redirect(f"{reverse('lobby:home')}")
+            if not _within_limit(request, "tables", p):
+                form.add_error(None, TOO_MANY_TABLES)
+                return render(
+                    request, "lobby/new_table.html", {"form": form, "player": p}, status=429
+                )
             seats = form.seats()
             rules: Rules = form.cleaned_data["rules"]
             try:
@@ -332,6 +352,8 @@ def seat_action(request: HttpRequest, public_id: str) -> JsonResponse:
     listing = listing_of(table)
     if not may_see(request, table, listing, player_of(request)):
         return JsonResponse({"error": "this table is private"}, status=403)
+    if not _within_limit(request, "seat"):
+        return JsonResponse({"error": "slow down: too many seat changes"}, status=429)
     try:
         seat_commands.run(request, table, listing, request.POST.get("op", ""))
     except seat_commands.LobbyError as e:

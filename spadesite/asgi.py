@@ -17,6 +17,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 
 from game.auth import auth_stack  # noqa: E402
 from game.routing import websocket_urlpatterns  # noqa: E402
+from lobby.access import TableAccess  # noqa: E402
 
 # Plain Daphne serves no static files; in DEBUG (the embedded default) let
 # Django serve them, as runserver would. Production runs collectstatic and
@@ -27,8 +28,11 @@ application = ProtocolTypeRouter(
     {
         "http": http_app,
         # Reject cross-site websocket handshakes (Origin not in
-        # ALLOWED_HOSTS), then attach the session user.
-        "websocket": AllowedHostsOriginValidator(auth_stack(URLRouter(websocket_urlpatterns))),
+        # ALLOWED_HOSTS), attach the session user, then refuse sockets on
+        # private tables this browser may not watch (the table page's rule).
+        "websocket": AllowedHostsOriginValidator(
+            auth_stack(TableAccess(URLRouter(websocket_urlpatterns)))
+        ),
     }
 )
 

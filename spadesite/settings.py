@@ -39,6 +39,25 @@ ALLOWED_HOSTS = env_list(
     default=["localhost", "127.0.0.1", "[::1]", "testserver"],
 )
 
+# --- Transport security ------------------------------------------------------
+# Behind TLS (DJANGO_TLS on, with DEBUG off: the production settings), HTTPS
+# is required: HTTP redirects to it, browsers are told to keep to it (HSTS,
+# a year, subdomains included, preload), and cookies travel only over it.
+# A reverse proxy that ends TLS must set X-Forwarded-Proto. The session and
+# CSRF cookies are never readable by scripts (the pages carry the CSRF
+# token themselves). `manage.py check --deploy` is clean with these.
+TLS = env_bool("DJANGO_TLS", os.environ.get("DJANGO_TLS"), default=False)
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True
+if TLS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+
 # --- Applications ------------------------------------------------------------
 
 INSTALLED_APPS = [
@@ -57,6 +76,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "spadesite.security.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -123,7 +143,24 @@ SPADES_BOTS_INLINE = False
 SPADES_BOT_WORKERS = int(os.environ.get("SPADES_BOT_WORKERS", "4"))
 # Pause before a bot acts, so that play at the table feels human (seconds).
 SPADES_BOT_DELAY = float(os.environ.get("SPADES_BOT_DELAY", "0.6"))
+# Rate limits per player and per address (game/limits.py, where the defaults
+# are listed): SPADES_LIMITS and SPADES_MAX_SOCKETS override them; off only
+# for a load test whose clients all come from one address.
+SPADES_RATE_LIMITS = env_bool(
+    "SPADES_RATE_LIMITS", os.environ.get("SPADES_RATE_LIMITS"), default=True
+)
+if os.environ.get("SPADES_LIMITS"):
+    from game.limits import parse_limits
+
+    SPADES_LIMITS = parse_limits(os.environ["SPADES_LIMITS"])
+if os.environ.get("SPADES_MAX_SOCKETS"):
+    from game.limits import parse_max_sockets
+
+    SPADES_MAX_SOCKETS = parse_max_sockets(os.environ["SPADES_MAX_SOCKETS"])
 # The bot that moves for a human whose turn timer ran out.
+# An open or playing table that no player has visited for this long (no seat
+# change, no socket) is closed and leaves the lobby (game.abandoned).
+SPADES_ABANDON_MINUTES = float(os.environ.get("SPADES_ABANDON_MINUTES", "60"))
 SPADES_STAND_IN_BOT = os.environ.get("SPADES_STAND_IN_BOT", "BIS+SRP")
 
 CELERY_BROKER_URL, CELERY_RESULT_BACKEND = celery_urls(REDIS_URL)

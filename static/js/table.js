@@ -84,7 +84,13 @@
       else if (msg.type === "chat") onChat(msg);
     };
     ws.onclose = (ev) => {
-      if (ev.code === 4404) { setStatus("This table does not exist."); return; }
+      // Refusals that a retry would only repeat (close codes: game/consumers.py).
+      const final = {
+        4404: "This table does not exist.",
+        4403: "This table is private: ask one of its players for the invite link.",
+        4429: "Too many tables are open in this browser or on this network: close some tabs, then reload.",
+      }[ev.code];
+      if (final) { setStatus(final); document.body.classList.add("offline"); return; }
       const wait = Math.min(10000, 400 * 2 ** retry) + Math.random() * 300;
       retry += 1;
       setStatus("Connection lost: reconnecting…");
@@ -160,6 +166,14 @@
   function render() {
     const t = view.table;
     $("app").dataset.status = t.status;
+    if (t.status === "abandoned") {
+      $("seating").hidden = true;
+      $("hand").replaceChildren();
+      $("actions").replaceChildren();
+      if (t.version > 0) { renderSeats(); renderTrick(); renderScores(); renderSheet(); }
+      setStatus("This table was closed: nobody was here for a long while. Start a new one from the lobby.");
+      return;
+    }
     if (t.status === "open") {
       $("seating").hidden = false;
       renderSeatsOpen();
@@ -228,6 +242,9 @@
     }
   }
   setInterval(tickTimers, 250);
+  // The page is still open: a seated player's ping keeps the table from being
+  // closed as abandoned (game/abandoned.py).
+  setInterval(() => send({ type: "ping" }), 60000);
 
   function renderTrick() {
     const slots = document.querySelectorAll("#trick .slot");

@@ -207,8 +207,8 @@ def test_reload_in_the_middle_restores_the_table(
     # The socket drops: the page reconnects with backoff and resyncs from its last version.
     version = page.evaluate("window.spadesTable.version")
     page.evaluate("window.spadesTable.socket.close()")
-    page.wait_for_function("window.spadesTable.socket.readyState === WebSocket.OPEN")
-    page.wait_for_function(f"window.spadesTable.version >= {version}")
+    page.wait_for_function("() => window.spadesTable.socket.readyState === WebSocket.OPEN")
+    page.wait_for_function(f"() => window.spadesTable.version >= {version}")
     expect(page.locator("#hand .card")).to_have_count(11)
     bid_before = page.locator('.seat-box[data-rel="0"] .bid').inner_text()
     page.reload()

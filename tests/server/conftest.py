@@ -7,7 +7,21 @@ from typing import Any
 
 import pytest
 
-from game import matches, runner
+from game import limits, matches, runner
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_limits() -> Iterator[None]:
+    """Each test starts with no request counted against the rate limits."""
+    limits.reset()
+    yield
+    limits.reset()
+
+
+@pytest.fixture
+def machine_speed(settings: Any) -> None:
+    """No rate limits: for tests whose clients act as fast as a machine can."""
+    settings.SPADES_RATE_LIMITS = False
 
 
 @pytest.fixture

@@ -149,7 +149,7 @@ async def play_match(
             frames[key].append(frame)
 
 
-async def test_four_seats_play_a_full_round(live: runner.InlineRunner) -> None:
+async def test_four_seats_play_a_full_round(live: runner.InlineRunner, machine_speed: None) -> None:
     table = await database_sync_to_async(make_table)("HHHH", Rules(winning_goal=500))
     socks, states = {}, {}
     for seat in range(4):
@@ -167,7 +167,9 @@ async def test_four_seats_play_a_full_round(live: runner.InlineRunner) -> None:
         await comm.disconnect()
 
 
-async def test_no_frame_shows_a_card_another_seat_holds(live: runner.InlineRunner) -> None:
+async def test_no_frame_shows_a_card_another_seat_holds(
+    live: runner.InlineRunner, machine_speed: None
+) -> None:
     # Two humans, two bots and a spectator, over a whole match of a few rounds.
     table = await database_sync_to_async(make_table)("HBHB", QUICK_RULES)
     socks: dict[Any, WebsocketCommunicator] = {}

@@ -1,0 +1,148 @@
+"""What a client may send on the table socket, each field checked by type and range.
+
+Nothing a client sends reaches the database or the engine unchecked: a frame
+is JSON text of at most :data:`MAX_FRAME_BYTES`, an object whose ``type``
+names one of the frames below and which carries exactly that frame's fields
+(an unknown field is refused, so a typo never passes silently). A refused
+frame raises :class:`FrameRefused` with a stable ``code`` for the client.
+
+- ``{"type": "act", "action": {...}, "version": N}``: ``version`` a whole
+  number from 0 to :data:`MAX_VERSION`; ``action`` an object with the
+  fields of its ``type`` (``bid``: tricks, blind; ``see_cards``;
+  ``pass_cards``: cards; ``play``: card; each may carry ``seat``, which is
+  ignored: the socket's seat is its own). The engine parses the values.
+- ``{"type": "resync", "version": N}`` (``version`` optional).
+- ``{"type": "chat", "text": "..."}``: 1 to :data:`CHAT_MAX_CHARS` characters
+  once trimmed.
+- ``{"type": "ping"}``: the page is still open.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+MAX_FRAME_BYTES = 4096
+MAX_VERSION = 2**31 - 1  # far beyond any match, well inside every integer column
+CHAT_MAX_CHARS = 200
+
+FRAME_FIELDS = {
+    "act": ({"type", "action", "version"}, {"type", "action", "version"}),
+    "resync": ({"type"}, {"type", "version"}),
+    "chat": ({"type", "text"}, {"type", "text"}),
+    "ping": ({"type"}, {"type"}),
+}  # (required, allowed)
+ACTION_FIELDS = {
+    "bid": {"type", "seat", "tricks", "blind"},
+    "see_cards": {"type", "seat"},
+    "pass_cards": {"type", "seat", "cards"},
+    "play": {"type", "seat", "card"},
+}
+CARD_TEXT_MAX = 3  # "AS", "10H" at most
+
+
+class FrameRefused(Exception):
+    """The frame was refused and nothing changed."""
+
+    def __init__(self, message: str, code: str = "bad_frame") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Act:
+    action: dict[str, Any]
+    version: int
+
+
+@dataclass(frozen=True)
+class Resync:
+    version: int | None
+
+
+@dataclass(frozen=True)
+class Chat:
+    text: str
+
+
+@dataclass(frozen=True)
+class Ping:
+    """The page is still open."""
+
+
+Frame = Act | Resync | Chat | Ping
+
+
+def _whole(value: Any, name: str, code: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_VERSION:
+        raise FrameRefused(f"'{name}' must be a whole number from 0 to {MAX_VERSION}", code)
+    return value
+
+
+def _check_action(action: Any) -> dict[str, Any]:
+    if not isinstance(action, dict):
+        raise FrameRefused("'action' must be an object", "bad_action")
+    allowed = ACTION_FIELDS.get(action.get("type"))  # type: ignore[arg-type]
+    if allowed is None:
+        raise FrameRefused(
+            "an action's 'type' must be one of " + ", ".join(ACTION_FIELDS), "bad_action"
+        )
+    unknown = sorted(set(action) - allowed)
+    if unknown:
+        raise FrameRefused(f"unknown field in the action: {unknown[0]!r}", "bad_action")
+    seat = action.get("seat")
+    if "seat" in action and (isinstance(seat, bool) or seat not in (0, 1, 2, 3)):
+        raise FrameRefused("'seat' must be 0, 1, 2 or 3", "bad_action")
+    card = action.get("card")
+    if "card" in action and not (isinstance(card, str) and len(card) <= CARD_TEXT_MAX):
+        raise FrameRefused("'card' must be a card like 'AS'", "bad_action")
+    cards = action.get("cards")
+    if "cards" in action and not (
+        isinstance(cards, list)
+        and len(cards) <= 13
+        and all(isinstance(c, str) and len(c) <= CARD_TEXT_MAX for c in cards)
+    ):
+        raise FrameRefused("'cards' must be a list of cards like ['AS', '2C']", "bad_action")
+    return action
+
+
+def parse(text: str | None) -> Frame:
+    """The frame in ``text``, or :class:`FrameRefused`."""
+    if text is None:
+        raise FrameRefused("frames must be JSON text")
+    if len(text) > MAX_FRAME_BYTES or len(text.encode()) > MAX_FRAME_BYTES:
+        raise FrameRefused(f"frames are limited to {MAX_FRAME_BYTES} bytes")
+    try:
+        content = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise FrameRefused("that frame is not JSON") from None
+    if not isinstance(content, dict):
+        raise FrameRefused("a frame is a JSON object with a 'type'")
+    kind = content.get("type")
+    fields = FRAME_FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        raise FrameRefused("'type' must be act, resync, chat or ping")
+    required, allowed = fields
+    unknown = sorted(set(content) - allowed)
+    if unknown:
+        raise FrameRefused(f"unknown field in a {kind} frame: {unknown[0]!r}")
+    missing = sorted(required - set(content))
+    if missing:
+        code = "bad_action" if kind == "act" else "bad_frame"
+        raise FrameRefused(f"a {kind} frame needs '{missing[0]}'", code)
+    if kind == "act":
+        action = _check_action(content["action"])
+        return Act(action, _whole(content["version"], "version", "bad_action"))
+    if kind == "resync":
+        version = content.get("version")
+        return Resync(None if version is None else _whole(version, "version", "bad_frame"))
+    if kind == "ping":
+        return Ping()
+    text_value = content["text"]
+    if not isinstance(text_value, str) or not text_value.strip():
+        raise FrameRefused("a chat message needs some text", "chat")
+    if len(text_value.strip()) > CHAT_MAX_CHARS:
+        raise FrameRefused(f"chat messages are limited to {CHAT_MAX_CHARS} characters", "chat")
+    return Chat(text_value.strip())
