@@ -277,6 +277,37 @@ async def test_a_resync_burst_is_refused_and_other_tables_keep_their_pace(
     await quiet.disconnect()
 
 
+async def test_a_frame_burst_is_refused_and_other_tables_keep_their_pace(
+    live: runner.InlineRunner,
+) -> None:
+    noisy_table = await database_sync_to_async(make_table)("HHHH")
+    quiet_table = await database_sync_to_async(make_table)("HHHH")
+    noisy, _ = await connect(noisy_table, "gx")  # a guest watching: each act is refused
+    quiet, _ = await connect(quiet_table, "g1")
+
+    async def resync_time() -> float:
+        start = time.perf_counter()
+        await quiet.send_json_to({"type": "resync"})
+        assert (await quiet.receive_json_from(timeout=TIMEOUT))["type"] == "state"
+        return time.perf_counter() - start
+
+    before = statistics.median([await resync_time() for _ in range(5)])
+    burst = 3 * limits.DEFAULT_LIMITS["frames"].count
+    act = {"type": "act", "action": {"type": "bid", "tricks": 3}, "version": 0}
+    for _ in range(burst):
+        await noisy.send_json_to(act)
+    answers = [await noisy.receive_json_from(timeout=TIMEOUT) for _ in range(burst)]
+    codes = [a["code"] for a in answers]
+    # Fixed windows: a burst across a window's edge may pass up to twice the count.
+    assert set(codes) == {"spectator", "rate_limited"}
+    assert codes.count("spectator") <= 2 * limits.DEFAULT_LIMITS["frames"].count
+    limits.reset()  # the quiet table's player shares the test's address
+    during = statistics.median([await resync_time() for _ in range(5)])
+    assert during < before * 5 + 0.05
+    await noisy.disconnect()
+    await quiet.disconnect()
+
+
 def test_table_creation_and_seat_changes_are_limited(live: runner.InlineRunner) -> None:
     client = Client()
     client.post("/guest/", {"name": "Eager"})
