@@ -36,6 +36,7 @@ import logging
 import os
 import random
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,7 +48,9 @@ from bots.registry import DEFAULT_BOT, make_bot
 from bots.uct import UCT
 from game import turns
 from game.engine import view_for
-from game.engine.actions import Play
+from game.engine.actions import Bid, Play
+from game.engine.state import Phase
+from game.engine.view import SeatView
 from game.errors import IllegalMove, NotPlaying, StaleVersion, TableNotFound
 from game.matches import load_match
 from game.models import Seat, Table
@@ -87,9 +90,24 @@ def bot_rng(seed: str, version: int, seat: int) -> random.Random:
     return random.Random(f"{seed}/bot/{version}/{seat}")
 
 
+def stand_in_view(view: SeatView) -> SeatView:
+    """What a stand-in sees while bidding for a human: the same seat with nil
+    and blind nil off, so that it bids its regular estimate. A nil costs 100
+    when set, and nobody should come back to one they never chose."""
+    if view.phase is not Phase.BIDDING:
+        return view
+    legal = tuple(a for a in view.legal_actions if not (isinstance(a, Bid) and a.tricks == 0))
+    if view.to_act == view.seat and not any(isinstance(a, Bid) for a in legal):
+        return view  # partner bid 13: nil is the only bid left
+    return replace(view, rules=replace(view.rules, nil=False, blind_nil=False), legal_actions=legal)
+
+
 @turns.subscribe
-def play_turn(table_id: int, seat: int, version: int, stand_in: bool = False) -> str:
-    """Compute and submit the move of a bot (or a stand-in) at ``version``."""
+def play_turn(
+    table_id: int, seat: int, version: int, stand_in: bool = False, away: bool = False
+) -> str:
+    """Compute and submit the move of a bot (or a stand-in) at ``version``;
+    ``away``: the stand-in of a player marked away, unless they came back."""
     table = Table.objects.filter(pk=table_id).first()
     if table is None or table.status != Table.Status.PLAYING or table.version != version:
         return STALE
@@ -99,6 +117,8 @@ def play_turn(table_id: int, seat: int, version: int, stand_in: bool = False) ->
     if stand_in:
         if seat_row.kind != Seat.Kind.HUMAN or not table.stand_in_bots:
             return NOT_DUE
+        if away and not seat_row.away:
+            return NOT_DUE  # back in time: their own turn timer runs instead
         bot_name = getattr(settings, "SPADES_STAND_IN_BOT", DEFAULT_BOT)
     else:
         if seat_row.kind != Seat.Kind.BOT:
@@ -108,6 +128,8 @@ def play_turn(table_id: int, seat: int, version: int, stand_in: bool = False) ->
     if match.is_over or match.round.to_act != seat:
         return NOT_DUE
     view = view_for(match, seat)
+    if stand_in:
+        view = stand_in_view(view)
     rng = bot_rng(table.seed, version, seat)
     bot = make_bot(bot_name)
     searcher = _searcher(bot)
@@ -117,7 +139,7 @@ def play_turn(table_id: int, seat: int, version: int, stand_in: bool = False) ->
         )
     action = bot.act(view, rng)
     try:
-        submit_action(table_id, seat, action, version, by_stand_in=stand_in)
+        submit_action(table_id, seat, action, version, by_stand_in=stand_in, while_away=away)
     except (StaleVersion, NotPlaying, TableNotFound):
         return STALE
     except IllegalMove as e:
@@ -125,7 +147,7 @@ def play_turn(table_id: int, seat: int, version: int, stand_in: bool = False) ->
         log.error("bot %s made an illegal move %r at table %s: %s", bot_name, action, table_id, e)
         fallback = rng.choice(view.legal_actions)
         try:
-            submit_action(table_id, seat, fallback, version, by_stand_in=stand_in)
+            submit_action(table_id, seat, fallback, version, by_stand_in=stand_in, while_away=away)
         except (StaleVersion, NotPlaying):
             return STALE
     return MOVED
@@ -262,8 +284,8 @@ def fallback_turn(
 
 
 @shared_task(name=turns.ACT_TASK, acks_late=True, ignore_result=True)
-def act(table_id: int, seat: int, version: int, stand_in: bool = False) -> str:
-    return play_turn(table_id, seat, version, stand_in)
+def act(table_id: int, seat: int, version: int, stand_in: bool = False, away: bool = False) -> str:
+    return play_turn(table_id, seat, version, stand_in, away)
 
 
 @shared_task(name="game.bot_turns.search", ignore_result=True)

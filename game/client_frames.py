@@ -15,6 +15,7 @@ frame raises :class:`FrameRefused` with a stable ``code`` for the client.
 - ``{"type": "chat", "text": "..."}``: 1 to :data:`CHAT_MAX_CHARS` characters
   once trimmed.
 - ``{"type": "ping"}``: the page is still open.
+- ``{"type": "back"}``: a player marked away is back ("I'm back").
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ FRAME_FIELDS = {
     "resync": ({"type"}, {"type", "version"}),
     "chat": ({"type", "text"}, {"type", "text"}),
     "ping": ({"type"}, {"type"}),
+    "back": ({"type"}, {"type"}),
 }  # (required, allowed)
 ACTION_FIELDS = {
     "bid": {"type", "seat", "tricks", "blind"},
@@ -72,7 +74,12 @@ class Ping:
     """The page is still open."""
 
 
-Frame = Act | Resync | Chat | Ping
+@dataclass(frozen=True)
+class Back:
+    """The player marked away is back at the keyboard."""
+
+
+Frame = Act | Resync | Chat | Ping | Back
 
 
 def _whole(value: Any, name: str, code: str) -> int:
@@ -123,7 +130,7 @@ def parse(text: str | None) -> Frame:
     kind = content.get("type")
     fields = FRAME_FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is None:
-        raise FrameRefused("'type' must be act, resync, chat or ping")
+        raise FrameRefused("'type' must be act, resync, chat, ping or back")
     required, allowed = fields
     unknown = sorted(set(content) - allowed)
     if unknown:
@@ -140,6 +147,8 @@ def parse(text: str | None) -> Frame:
         return Resync(None if version is None else _whole(version, "version", "bad_frame"))
     if kind == "ping":
         return Ping()
+    if kind == "back":
+        return Back()
     text_value = content["text"]
     if not isinstance(text_value, str) or not text_value.strip():
         raise FrameRefused("a chat message needs some text", "chat")

@@ -21,6 +21,8 @@ Client to server frames (``game.client_frames`` checks every field):
   socket's own, decided on connect from the session, never read from the frame.
 - ``{"type": "resync", "version": N}``: the client saw a gap; it gets the full state.
 - ``{"type": "chat", "text": ...}``: up to 200 characters.
+- ``{"type": "back"}``: the player marked away (their timer ran out, so a
+  stand-in now moves for them at once) is back: their own timer again.
 - ``{"type": "ping"}``: the page is still open (every minute); a seated
   player's or the host's keeps the table from being closed as abandoned
   (``game.abandoned``). No answer.
@@ -52,7 +54,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.db import DatabaseError
 
 from game import abandoned, events, frames, identity, limits, moves, seating, turns
-from game.client_frames import Act, Chat, FrameRefused, Resync, parse
+from game.client_frames import Act, Back, Chat, FrameRefused, Resync, parse
 from game.db import db_call, moves_on_loop
 from game.errors import ServiceError, StaleVersion
 from game.models import Seat, Table
@@ -182,6 +184,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_state(force=True)
             elif isinstance(frame, Chat):
                 await self.on_chat(frame)
+            elif isinstance(frame, Back):
+                if self.seat is None:
+                    raise FrameRefused("spectators are never away", "spectator")
+                await db_call(seating.mark_back)(self.table_pk, self.seat)
             # Ping: the page is still open (a visit, above); nothing to answer.
         except FrameRefused as e:
             await self.send_error(e.message, code=e.code)

@@ -23,6 +23,9 @@ from game.engine import new_match_seed
 
 SEAT_COUNT = 4
 POSITION_CHOICES = [(0, "North"), (1, "East"), (2, "South"), (3, "West")]
+# A bot's name at the table, by seat (its initial is the seat's): four bots
+# of one kind stay four players you can tell apart; the kind is shown beside.
+BOT_PERSONAS = ("Nora", "Ezra", "Sofia", "Wyatt")
 
 
 def new_public_id() -> str:
@@ -108,6 +111,11 @@ class Seat(models.Model):
     guest_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
     guest_name = models.CharField(max_length=40, blank=True, default="")
     bot_name = models.CharField(max_length=40, blank=True, default="")
+    # A human whose turn timer ran out is *away*: the stand-in moves for them
+    # at once (game.turns) until they act or say they are back. played_for
+    # lists the actions it made for them since (public: they were played).
+    away = models.BooleanField(default=False)
+    played_for = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["table", "position"]
@@ -125,7 +133,7 @@ class Seat(models.Model):
     @property
     def display_name(self) -> str:
         if self.kind == Seat.Kind.BOT:
-            return self.bot_name or "Bot"
+            return BOT_PERSONAS[self.position]
         if self.user_id is not None and self.user is not None:
             return self.user.get_username()
         return self.guest_name or "Guest"
@@ -136,6 +144,8 @@ class Seat(models.Model):
             "kind": self.kind,
             "name": self.display_name,
             "bot_name": self.bot_name if self.kind == Seat.Kind.BOT else None,
+            "away": self.away,
+            "played_for": self.played_for,
         }
 
 

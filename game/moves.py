@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Generator
+from copy import copy
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -85,6 +86,36 @@ class Outcome:
     match: Match  # after the move
     round_row: RoundRecordRow | None  # a finished round's record
     result_row: MatchResult | None  # a finished match's result
+    seat_change: Seat | None = None  # the mover went away, or came back by acting
+
+
+PLAYED_FOR_CARDS = 13  # the stand-in's last cards shown to the player who was away
+
+
+def _kept(done: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What was played for an away player, as they will read it: every bid
+    and exchange (what they will be held to), and the last few cards."""
+    plays = [i for i, a in enumerate(done) if a.get("type") == "play"]
+    dropped = set(plays[:-PLAYED_FOR_CARDS])
+    return [a for i, a in enumerate(done) if i not in dropped][-40:]
+
+
+def _away_change(seat: Seat | None, action: dict[str, Any], by_stand_in: bool) -> Seat | None:
+    """The human seat as this move leaves it, if its away state changes: a
+    stand-in's move marks it away (and lists the action), the player's own
+    move brings it back."""
+    if seat is None or seat.kind != Seat.Kind.HUMAN:
+        return None
+    if by_stand_in:
+        changed = copy(seat)
+        changed.away = True
+        changed.played_for = _kept([*seat.played_for, action])
+        return changed
+    if not seat.away and not seat.played_for:
+        return None  # the usual case: nothing to write
+    changed = copy(seat)
+    changed.away, changed.played_for = False, []
+    return changed
 
 
 def parse_submission(
@@ -134,10 +165,21 @@ def load_steps(
 
 
 def step(
-    loaded: Loaded, seat: int, action: EngineAction, by_stand_in: bool, now: datetime
+    loaded: Loaded,
+    seat: int,
+    action: EngineAction,
+    by_stand_in: bool,
+    now: datetime,
+    while_away: bool = False,
 ) -> Outcome:
-    """Step 2, no I/O: apply ``action`` (or raise :class:`IllegalMove`) and say what to save."""
+    """Step 2, no I/O: apply ``action`` (or raise :class:`IllegalMove`) and say what to save.
+
+    ``while_away``: a stand-in's move for a player marked away, refused as
+    stale if they said they were back before it took the table's lock.
+    """
     table, seats, match = loaded.table, loaded.seats, loaded.match
+    if while_away and not getattr(seats.get(seat), "away", False):
+        raise StaleVersion(table.version - 1, table.version - 1)
     current = match.round
     try:
         match.apply(action)
@@ -173,18 +215,22 @@ def step(
         )
         result_row = MatchResult(table_id=table.pk, **values)
         table.status, table.finished_at = Table.Status.FINISHED, now
+    action_dict = action_to_dict(action)
+    seat_change = _away_change(seats.get(seat), action_dict, by_stand_in)
+    if seat_change is not None:
+        seats = {**seats, seat: seat_change}
     result = SubmitResult(
         table_id=table.pk,
         version=match.version,
         seat=seat,
-        action=action_to_dict(action),
+        action=action_dict,
         round_number=current.round_number,
         round_over=round_over,
         match_over=match.is_over,
         to_act=None if match.is_over else match.round.to_act,
         by_stand_in=by_stand_in,
     )
-    return Outcome(result, table, seats, match, round_row, result_row)
+    return Outcome(result, table, seats, match, round_row, result_row, seat_change)
 
 
 def save_steps(outcome: Outcome, now: datetime) -> Generator[rows.Query, Any, None]:
@@ -193,6 +239,8 @@ def save_steps(outcome: Outcome, now: datetime) -> Generator[rows.Query, Any, No
     yield rows.insert_action_query(
         r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, now
     )
+    if outcome.seat_change is not None:
+        yield rows.seat_away_query(outcome.seat_change)
     if outcome.round_row is not None:
         yield rows.insert_query(outcome.round_row)
     if outcome.result_row is not None:
@@ -207,10 +255,11 @@ def move_steps(
     expected_version: int,
     by_stand_in: bool,
     now: datetime,
+    while_away: bool = False,
 ) -> Generator[rows.Query, Any, Outcome]:
     """Steps 1-3 as statements, to run in one transaction."""
     loaded = yield from load_steps(table_id, expected_version, now)
-    outcome = step(loaded, seat, action, by_stand_in, now)
+    outcome = step(loaded, seat, action, by_stand_in, now, while_away)
     yield from save_steps(outcome, now)
     return outcome
 
@@ -243,6 +292,7 @@ def submit_action(
     expected_version: int,
     *,
     by_stand_in: bool = False,
+    while_away: bool = False,
 ) -> SubmitResult:
     """Apply ``action`` for ``seat`` if the table is still at ``expected_version``
     (on Django's connection; :func:`after_commit` runs once the outermost
@@ -254,7 +304,9 @@ def submit_action(
     """
     parsed = parse_submission(seat, action, expected_version)
     with transaction.atomic():
-        steps = move_steps(table_id, seat, parsed, expected_version, by_stand_in, timezone.now())
+        steps = move_steps(
+            table_id, seat, parsed, expected_version, by_stand_in, timezone.now(), while_away
+        )
         outcome = db.run_steps(steps)
         transaction.on_commit(lambda: after_commit(outcome))
     return outcome.result

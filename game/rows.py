@@ -240,6 +240,20 @@ def finish_table_query(table_pk: int, now: datetime.datetime) -> Query:
 
 
 @cache
+def _seat_away_sql() -> str:
+    return (
+        f"UPDATE {_quote(Seat._meta.db_table)} "
+        f"SET {_quote('away')} = %s, {_quote('played_for')} = %s WHERE {_quote('id')} = %s"
+    )
+
+
+def seat_away_query(seat: Seat) -> Query:
+    """A human seat went away (a stand-in moved for it) or came back."""
+    params = [seat.away, _prep(Seat, "played_for", seat.played_for), seat.pk]
+    return Query(_seat_away_sql(), params, _nothing)
+
+
+@cache
 def _actions_sql() -> str:
     return (
         f"SELECT {_quote('version')}, {_quote('action')} FROM {_quote(Action._meta.db_table)} "

@@ -169,6 +169,34 @@ def start_table(table: Table | int | str) -> Table:
     return locked
 
 
+def mark_back(table: Table | int | str, position: int) -> bool:
+    """The player at ``position`` is back ("I'm back"): no longer away, the list
+    of what was played for them cleared, and if it is their turn, their own
+    turn timer starts now. Returns whether they were away."""
+    pk = table if isinstance(table, int) else get_table(table).pk
+    with transaction.atomic():
+        # A write first, so that SQLite takes its write lock before any read
+        # (a read lock cannot be upgraded while a move holds the write lock).
+        Table.objects.filter(pk=pk).update(version=F("version"))
+        locked = Table.objects.select_for_update().get(pk=pk)
+        seat = Seat.objects.filter(table=locked, position=position, kind=Seat.Kind.HUMAN).first()
+        if seat is None or not (seat.away or seat.played_for):
+            return False
+        seat.away, seat.played_for = False, []
+        seat.save(update_fields=["away", "played_for"])
+        if locked.status == Table.Status.PLAYING:
+            match = load_match(locked)
+            if not match.is_over and match.round.to_act == position:
+                locked.turn_started_at = timezone.now()
+                locked.save(update_fields=["turn_started_at"])
+                seats = {s.position: s for s in locked.seats.all()}
+                plan = turns.next_turn(locked, seats, position, locked.version)
+                if plan is not None:
+                    transaction.on_commit(lambda: turns.schedule(plan), robust=True)
+        _announce_change(pk)
+    return True
+
+
 def seat_of(
     table: Table | int | str, *, user: Any = None, guest_id: str | None = None
 ) -> int | None:

@@ -37,16 +37,18 @@ ACT_TASK = "game.bot_turns.act"  # the Celery task of game.bot_turns
 
 @dataclass(frozen=True)
 class TurnPlan:
-    """Have ``seat`` move at ``version`` after ``delay`` seconds (a stand-in if ``stand_in``)."""
+    """Have ``seat`` move at ``version`` after ``delay`` seconds (a stand-in if
+    ``stand_in``; ``away``: for a player marked away, who may come back first)."""
 
     table_id: int
     seat: int
     version: int
     delay: float
     stand_in: bool
+    away: bool = False
 
 
-Mover = Callable[[int, int, int, bool], str]
+Mover = Callable[[int, int, int, bool, bool], str]
 _mover: Mover | None = None
 
 
@@ -75,7 +77,9 @@ def next_turn(
     """The move to schedule for ``to_act`` at ``version``, if a bot or stand-in is due.
 
     ``stand_in_again``: the last move was a stand-in's for this same seat (it
-    looked at its cards, say, and now bids), so it goes on at once.
+    looked at its cards, say, and now bids), so it goes on at once. A player
+    marked away (their timer ran out before) does not cost the table a whole
+    timer again: their stand-in moves at a bot's pace until they come back.
     """
     seat = seats.get(to_act) if to_act is not None else None
     if seat is None or to_act is None:
@@ -84,6 +88,8 @@ def next_turn(
         return TurnPlan(table.pk, to_act, version, bot_delay_for(table), False)
     if not table.stand_in_bots:
         return None
+    if seat.away:
+        return TurnPlan(table.pk, to_act, version, bot_delay_for(table), True, away=True)
     delay = 0.0 if stand_in_again else float(table.turn_seconds)
     return TurnPlan(table.pk, to_act, version, delay, True)
 
@@ -103,8 +109,9 @@ def schedule(plan: TurnPlan) -> None:
             plan.seat,
             plan.version,
             plan.stand_in,
+            plan.away,
             delay=plan.delay,
-            timer=plan.stand_in,
+            timer=plan.stand_in and not plan.away,
         )
         return
     try:
@@ -119,7 +126,7 @@ def _send(plan: TurnPlan) -> None:
     current_app.send_task(
         ACT_TASK,
         args=[plan.table_id, plan.seat, plan.version],
-        kwargs={"stand_in": plan.stand_in},
+        kwargs={"stand_in": plan.stand_in, "away": plan.away},
         queue="bots",
         countdown=plan.delay if plan.delay > 0 else None,
     )
@@ -171,5 +178,5 @@ def resume_table(table: Table | int) -> bool:
         return False
     else:
         delay = 0.0
-    schedule(TurnPlan(plan.table_id, plan.seat, plan.version, delay, plan.stand_in))
+    schedule(TurnPlan(plan.table_id, plan.seat, plan.version, delay, plan.stand_in, plan.away))
     return True

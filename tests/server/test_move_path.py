@@ -214,8 +214,10 @@ def test_views_never_carry_the_seed_or_the_invite_token(live: runner.InlineRunne
     assert view["table"]["seats"][2] == {
         "position": 2,
         "kind": "bot",
-        "name": "Random+Random",
+        "name": "Sofia",  # the South bot's persona; the kind says which bot
         "bot_name": "Random+Random",
+        "away": False,
+        "played_for": [],
     }
     assert view["table"]["seats"][0]["name"] == "Guest 0"
     assert view["version"] == table.version and view["seat"] == 0
@@ -296,11 +298,21 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
     assert sent == [
         (
             "game.bot_turns.act",
-            {"args": [5, 2, 17], "kwargs": {"stand_in": False}, "queue": "bots", "countdown": 0.6},
+            {
+                "args": [5, 2, 17],
+                "kwargs": {"stand_in": False, "away": False},
+                "queue": "bots",
+                "countdown": 0.6,
+            },
         ),
         (
             "game.bot_turns.act",
-            {"args": [5, 3, 18], "kwargs": {"stand_in": True}, "queue": "bots", "countdown": 30},
+            {
+                "args": [5, 3, 18],
+                "kwargs": {"stand_in": True, "away": False},
+                "queue": "bots",
+                "countdown": 30,
+            },
         ),
     ]
     # The name sent is the driver's task, which delivers at least once.
