@@ -23,7 +23,7 @@ from bots.registry import DEFAULT_BOT, bot_groups
 from game import abandoned, events, identity, limits, seating
 from game.engine.rules import Rules
 from game.errors import ServiceError, TableNotFound
-from game.models import Table
+from game.models import Seat, Table
 from lobby import seat_commands
 from lobby.forms import (
     SEAT_INVITE,
@@ -113,7 +113,9 @@ def _table_summary(t: Table, listing: TableListing | None) -> dict[str, Any]:
     for position in range(4):
         s = by_position.get(position)
         if s is not None:
-            seats.append({"position": position, "state": s.kind, "name": s.display_name})
+            bot = s.bot_name if s.kind == Seat.Kind.BOT else None
+            seats.append({"position": position, "state": s.kind, "name": s.display_name,
+                          "bot": bot})  # fmt: skip
         else:
             seats.append(
                 {

@@ -26,7 +26,8 @@
       title.append(a, el("span", "muted", ` hosted by ${t.host}`));
       const seats = el("div", "tr-seats");
       for (const s of t.seats) {
-        const chip = el("span", "chip " + s.state, `${SEATS[s.position]} ${s.name || (s.state === "reserved" ? "held" : "open")}`);
+        const chip = el("span", "chip " + s.state, `${SEATS[s.position]} ${s.name || (s.state === "reserved" ? "held" : "open")}${s.bot ? " (bot)" : ""}`);
+        if (s.bot) chip.title = `a bot: ${s.bot}`;
         seats.append(chip);
       }
       const rules = el("div", "tr-rules muted",

@@ -186,6 +186,7 @@
     $("seating").hidden = true;
     if (view.seat !== cfg.seat && cfg.seat === null && view.seat !== null) cfg.seat = view.seat;
     renderSeats();
+    renderAway();
     renderTrick();
     renderHand();
     renderActions();
@@ -194,6 +195,34 @@
     renderRoundSummary();
     renderMatchOver();
     renderLastTrick();
+  }
+
+  function cardText(code) {
+    const rank = code[0];
+    return `${RANK_NAME[rank] || rank} of ${SUIT_NAME[code[1]]}`;
+  }
+
+  function actionText(a) {
+    if (a.type === "bid") return a.tricks === 0 ? "bid nil" : `bid ${a.tricks}`;
+    if (a.type === "play") return `played the ${cardText(a.card)}`;
+    if (a.type === "pass_cards") return `passed ${a.cards.map(cardText).join(" and ")}`;
+    return "looked at your cards";
+  }
+
+  // A player whose timer ran out is away: the stand-in moves for them at once
+  // until they act or press "I'm back" (game/turns.py).
+  function renderAway() {
+    const me = view.seat !== null && view.seat !== undefined ? view.table.seats[view.seat] : null;
+    const away = !!me && me.kind === "human" && me.away;
+    $("away-note").hidden = !away;
+    if (away) $("round-summary").hidden = true;
+    if (away) {
+      // The bid it made (what you will be held to) and its last few cards.
+      const done = me.played_for || [];
+      const bid = done.filter((a) => a.type === "bid").pop();
+      const shown = [bid, ...done.filter((a) => a.type === "play").slice(-4)].filter(Boolean);
+      $("away-played").textContent = shown.length ? `Played for you: ${shown.map(actionText).join(", ")}.` : "";
+    }
   }
 
   function bidText(pos) {
@@ -212,7 +241,12 @@
       const seat = t.seats[pos];
       box.dataset.pos = pos;
       box.querySelector(".name").textContent = (pos === view.seat ? "You" : seat ? seat.name : "Empty") + ` · ${SEATS[pos]}`;
+      const kind = box.querySelector(".bot-kind");
+      kind.hidden = !(seat && seat.kind === "bot");
+      kind.textContent = kind.hidden ? "" : `bot · ${seat.bot_name}`;
       box.classList.toggle("bot", !!seat && seat.kind === "bot");
+      box.classList.toggle("away", !!seat && !!seat.away);
+      box.title = seat && seat.away ? "Away: a bot is playing for this seat" : "";
       box.querySelector(".dealer-chip").hidden = view.dealer !== pos;
       const bid = box.querySelector(".bid");
       bid.textContent = bidText(pos) || (view.phase === "bidding" && view.to_act === pos ? "…" : "");
@@ -222,7 +256,7 @@
       box.classList.toggle("turn", turn);
       box.classList.toggle("partner", view.seat !== null && pos === (view.seat + 2) % 4);
       const timer = box.querySelector(".seat-timer");
-      timer.hidden = !(turn && deadline && seat && seat.kind === "human");
+      timer.hidden = !(turn && deadline && seat && seat.kind === "human" && !seat.away);
       timer.dataset.deadline = deadline || "";
       const backs = box.querySelector(".backs");
       const n = rel === 0 && view.seat !== null ? 0 : view.hand_counts[pos];
@@ -242,6 +276,9 @@
     }
   }
   setInterval(tickTimers, 250);
+  $("back-btn").addEventListener("click", () => {
+    if (send({ type: "back" })) $("away-note").hidden = true;
+  });
   // The page is still open: a seated player's ping keeps the table from being
   // closed as abandoned (game/abandoned.py).
   setInterval(() => send({ type: "ping" }), 60000);
@@ -438,7 +475,10 @@
   }
 
   function renderRoundSummary() {
-    if (lastRound !== null && view.round_number > lastRound && view.history.length && view.match_winner === null) {
+    // Not over an away player's table: the score sheet has the round, and the
+    // "I'm back" button must stay in reach.
+    const away = !$("away-note").hidden;
+    if (!away && lastRound !== null && view.round_number > lastRound && view.history.length && view.match_winner === null) {
       const h = view.history[view.history.length - 1];
       $("summary-title").textContent = `Round ${h.round_number} over`;
       $("summary-body").replaceChildren(breakdown(h.result));
@@ -541,7 +581,7 @@
       label.append(el("small", "muted", ` ${team}`));
       const occupant = el("span", "occupant",
         s.state === "open" ? "Open" : s.state === "reserved" ? "Held for an invitee" :
-        (s.position === data.my_seat ? `${s.name} (you)` : s.name) + (s.state === "bot" ? " \u2699" : ""));
+        (s.position === data.my_seat ? `${s.name} (you)` : s.name) + (s.state === "bot" ? ` \u2699 bot · ${s.bot}` : ""));
       const ops = el("span", "seat-ops");
       const empty = s.state === "open" || s.state === "reserved";
       if (empty && data.known && (s.state === "open" || data.may_take_reserved)) {
@@ -628,6 +668,7 @@
   window.spadesTable = {
     get socket() { return ws; },
     get version() { return lastVersion; },
+    get view() { return view; },
   };
 
   connect();

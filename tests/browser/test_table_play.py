@@ -37,6 +37,7 @@ def create_table(
     losing_goal: int = -200,
     private: bool = False,
     extra: dict[str, str] | None = None,
+    unchecked: tuple[str, ...] = (),
 ) -> str:
     """Fill the new-table form; returns the table page URL."""
     page.goto(server + "/tables/new/")
@@ -47,6 +48,8 @@ def create_table(
     page.fill("#id_turn_seconds", "600")
     for name, value in (extra or {}).items():
         page.fill(f"#id_{name}", value)
+    for name in unchecked:
+        page.uncheck(f"#id_{name}")
     if private:
         page.check("#id_private")
     page.get_by_role("button", name="Open the table").click()
@@ -256,3 +259,60 @@ def test_second_player_joins_a_private_table_by_invite_link(
     friend.locator("#chat-form button").click()
     expect(host.locator("#chat-log li").last).to_contain_text("<b>hi</b> partner")
     assert host.locator("#chat-log b").count() == 0
+
+
+def test_a_player_who_times_out_is_away_until_back(
+    daphne_server: str, new_page: Callable[..., Page], screenshot_dir: Path
+) -> None:
+    page = new_page(1366, 768)
+    become_guest(page, daphne_server, "Wandering Will")
+    bots = "BIS+SRP"
+    create_table(
+        page,
+        daphne_server,
+        [bots, bots, "me", bots],
+        goal=5000,
+        extra={"turn_seconds": "5"},
+        unchecked=("blind_nil",),  # no card exchange: his turns are bids and cards
+    )
+    page.get_by_role("button", name="Start the match").click()
+    # Will never bids: after 5 s the stand-in bids for him, never nil.
+    note = page.locator("#away-note")
+    expect(note).to_be_visible(timeout=20_000)
+    expect(page.locator("#away-played")).to_contain_text(re.compile(r"Played for you: bid [1-9]"))
+    assert "nil" not in page.locator("#away-played").inner_text()
+    expect(page.locator('.seat-box[data-rel="0"]')).to_have_class(re.compile(r"\baway\b"))
+    # Three bots of one kind, three names you can tell apart, each saying which bot.
+    boxes = [page.locator(f'.seat-box[data-rel="{r}"]') for r in (1, 2, 3)]
+    names = [b.locator(".name").inner_text() for b in boxes]
+    kinds = [b.locator(".bot-kind").inner_text() for b in boxes]
+    assert len(set(names)) == 3 and kinds == ["bot · BIS+SRP"] * 3, (names, kinds)
+    page.screenshot(path=str(screenshot_dir / "away-notice-1366x768.png"))
+    # While he is away his seat costs the table no timer: 40 more moves (ten
+    # of them his) go by in a few seconds; at 5 s per turn of his it takes 50 s.
+    start, first = time.monotonic(), page.evaluate("window.spadesTable.version")
+    while page.evaluate("window.spadesTable.version") < first + 40:
+        assert time.monotonic() - start < 15
+        page.wait_for_timeout(100)
+    expect(page.locator("#away-played")).to_contain_text("played the")
+    page.get_by_role("button", name="I'm back").click()
+    expect(note).to_be_hidden()
+    # Back: his own turn waits for him (his timer runs) and he moves himself.
+    mine = page.locator('.seat-box[data-rel="0"]')
+    deadline = time.monotonic() + 30
+    while True:
+        assert time.monotonic() < deadline
+        bids = page.locator(".bid-panel .bid-btn", has_text=re.compile(r"^[1-9]$"))
+        legal = page.locator("#hand .card.legal")
+        if "turn" in (mine.get_attribute("class") or "") and (bids.count() or legal.count()):
+            break
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(1500)  # a bot's pace would have moved for him by now
+    expect(mine).to_have_class(re.compile(r"\bturn\b"))
+    expect(mine.locator(".seat-timer")).to_be_visible()
+    if bids.count():
+        bids.first.click()
+    else:
+        play_card(page, legal)
+    expect(mine).not_to_have_class(re.compile(r"\baway\b"))
+    expect(note).to_be_hidden()

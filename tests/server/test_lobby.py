@@ -249,7 +249,7 @@ def test_only_the_host_adds_and_removes_bots_and_starts(
     assert seat_op(client, table, op="bot", position=0).status_code == 400
     assert seat_op(client, table, op="start").status_code == 400
     data = seat_op(host, table, op="bot", position=0, bot="MS+WRP").json()
-    assert data["seats"][0] == {"position": 0, "state": "bot", "name": "MS+WRP"}
+    assert data["seats"][0] == {"position": 0, "state": "bot", "name": "Nora", "bot": "MS+WRP"}
     assert seat_op(host, table, op="bot", position=0, bot="nonsense").status_code == 400
     assert seat_op(host, table, op="remove", position=0).json()["seats"][0]["state"] == "open"
     assert seat_op(host, table, op="remove", position=0).status_code == 400

@@ -1,0 +1,87 @@
+"""The whole table fits the screen: at each common size, while bidding and
+while playing, every card of the hand and every bid button lies inside the
+viewport, and the seat boxes, the trick and the hand never overlap."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.browser
+
+VIEWPORTS = {
+    "1366x768": (1366, 768),
+    "1280x720": (1280, 720),
+    "1920x1080": (1920, 1080),
+    "phone-portrait-390x844": (390, 844),
+    "phone-landscape-844x390": (844, 390),
+}
+
+Box = tuple[float, float, float, float]  # x, y, width, height
+
+
+def _box(page: Page, selector: str) -> list[Box]:
+    boxes = []
+    for handle in page.query_selector_all(selector):
+        b = handle.bounding_box()
+        if b is not None and b["width"] > 0 and b["height"] > 0:
+            boxes.append((b["x"], b["y"], b["width"], b["height"]))
+    return boxes
+
+
+def _inside(box: Box, width: int, height: int) -> bool:
+    x, y, w, h = box
+    return x >= -0.5 and y >= -0.5 and x + w <= width + 0.5 and y + h <= height + 0.5
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    ax, ay, aw, ah = a
+    bx, by, bw, bh = b
+    return ax < bx + bw - 1 and bx < ax + aw - 1 and ay < by + bh - 1 and by < ay + ah - 1
+
+
+def _check(page: Page, width: int, height: int, what: str) -> None:
+    wanted = _box(page, "#hand .card") + _box(page, ".bid-panel .bid-btn")
+    assert wanted, what
+    outside = [b for b in wanted if not _inside(b, width, height)]
+    assert outside == [], f"{what}: {len(outside)} of {len(wanted)} outside {width}x{height}"
+    hand = _box(page, "#hand")
+    seats = _box(page, ".seat-box")
+    trick = _box(page, "#trick .slot .card")
+    parts = [("seat", b) for b in seats] + [("trick", b) for b in trick]
+    parts += [("hand", b) for b in hand]
+    for i, (name_a, a) in enumerate(parts):
+        for name_b, b in parts[i + 1 :]:
+            if name_a == name_b == "trick":
+                continue  # the trick's own cards may touch
+            assert not _overlap(a, b), f"{what}: a {name_a} box covers a {name_b} box"
+
+
+@pytest.mark.parametrize("name", list(VIEWPORTS))
+def test_the_table_fits_the_screen(
+    name: str, daphne_server: str, new_page: Callable[..., Page], screenshot_dir: Path
+) -> None:
+    width, height = VIEWPORTS[name]
+    page = new_page(width, height)
+    page.goto(daphne_server + "/")
+    page.fill("#id_play_name", "Fitting Fay")
+    page.get_by_role("button", name="Play now").click()
+    expect(page).to_have_url(re.compile(r"/t/[\w-]+/$"))
+    bids = page.locator(".bid-panel .bid-btn")
+    expect(bids.first).to_be_visible(timeout=20_000)
+    expect(page.locator("#hand .card")).to_have_count(13)
+    page.screenshot(path=str(screenshot_dir / f"layout-{name}-bidding.png"))
+    _check(page, width, height, f"{name} bidding")
+    page.locator(".bid-panel .bid-btn", has_text=re.compile(r"^3$")).click()
+    deadline = time.monotonic() + 30
+    while not page.locator("#hand .card.legal").count():
+        assert time.monotonic() < deadline
+        page.wait_for_timeout(100)
+    page.wait_for_timeout(300)  # the trick's cards settle
+    page.screenshot(path=str(screenshot_dir / f"layout-{name}-playing.png"))
+    _check(page, width, height, f"{name} playing")
