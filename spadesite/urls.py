@@ -1,7 +1,9 @@
 """URL routes for HTTP; websocket routes live in game/routing.py."""
 
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 admin.site.site_header = "Spades administration"
 admin.site.site_title = "Spades admin"
@@ -10,4 +12,6 @@ urlpatterns = [
     path("", include("lobby.urls")),
     path("admin/", admin.site.urls),
     path("dashboard/", include("game.urls_dashboard")),
+    # Browsers ask for /favicon.ico on pages without an icon link (the admin's).
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
 ]

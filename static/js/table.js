@@ -40,13 +40,16 @@
     if (opts.button) e.type = "button";
     e.dataset.card = code;
     const r = rank === "T" ? "10" : rank;
+    // Read once, as "ace of hearts": the drawn corners and pip are hidden from screen readers.
     e.setAttribute("aria-label", `${RANK_NAME[rank] || r} of ${SUIT_NAME[suit]}`);
+    if (!opts.button) e.setAttribute("role", "img");
     const tl = el("span", "corner tl");
     tl.append(el("span", "r", r), el("span", "s", SUIT_SYMBOL[suit]));
     const br = el("span", "corner br");
     br.append(el("span", "r", r), el("span", "s", SUIT_SYMBOL[suit]));
     const pip = el("span", "pip", "JQK".includes(rank) ? rank + SUIT_SYMBOL[suit] : SUIT_SYMBOL[suit]);
     if ("JQK".includes(rank)) pip.classList.add("face");
+    for (const part of [tl, pip, br]) part.setAttribute("aria-hidden", "true");
     e.append(tl, pip, br);
     return e;
   }
@@ -318,6 +321,8 @@
 
   function renderHand() {
     const hand = $("hand");
+    // Keyboard play: focus stays in the hand when it is redrawn after a move.
+    const focused = [...hand.children].indexOf(document.activeElement);
     hand.replaceChildren();
     if (view.seat === null || view.seat === undefined) {
       hand.append(el("p", "spectator-note", "You are watching this table. Hidden cards stay hidden."));
@@ -333,6 +338,7 @@
       const c = cardEl(code, { button: true });
       if (view.phase === "playing") {
         c.classList.add(plays.has(code) ? "legal" : "illegal");
+        if (!plays.has(code)) c.setAttribute("aria-disabled", "true");
         if (!plays.has(code) && view.to_act === view.seat) c.title = "Not playable now: click to see why";
         c.addEventListener("click", () => act({ type: "play", card: code }));
       } else if (passing) {
@@ -346,6 +352,10 @@
         c.tabIndex = -1;
       }
       hand.append(c);
+    }
+    if (focused >= 0 && hand.children.length) {
+      const next = hand.querySelector(".card.legal") || hand.children[Math.min(focused, hand.children.length - 1)];
+      next.focus();
     }
   }
 

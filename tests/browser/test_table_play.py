@@ -155,7 +155,9 @@ def test_guest_plays_a_whole_match_against_three_bots(
         if legal.count() > 0:
             illegal = page.locator("#hand .card.illegal")
             if not took["illegal"] and illegal.count() > 0:
-                illegal.first.click()
+                # aria-disabled (screen readers hear it cannot be played), yet
+                # clickable on purpose: the click shows why. Playwright needs force.
+                illegal.first.click(force=True)
                 # Refused with the engine's reason, from the server's error frame.
                 expect(page.locator("#error")).to_be_visible()
                 expect(page.locator("#error")).not_to_be_empty()

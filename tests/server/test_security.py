@@ -394,3 +394,8 @@ def test_every_page_carries_the_content_security_policy(live: runner.InlineRunne
     policy = response["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "style-src 'self'" in policy
     assert "unsafe-inline" not in policy
+
+
+def test_the_favicon_is_served_for_pages_without_an_icon_link(live: runner.InlineRunner) -> None:
+    response = Client().get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"].endswith("favicon.svg")
