@@ -9,6 +9,7 @@ from django.db.models import Q
 from django.http import HttpRequest
 
 from game import identity, seating
+from game.matches import load_match
 from game.models import Seat, Table
 from lobby.forms import SEAT_NAMES
 from lobby.models import TableListing
@@ -67,17 +68,56 @@ def may_see(request: HttpRequest, table: Table, listing: TableListing, p: Player
     return is_host(table, listing, p) or invited(request, table) or seat_of(table, p) is not None
 
 
-def games_of(p: Player, limit: int = 100) -> list[dict[str, Any]]:
-    """The player's tables, newest first, with the outcome and scores of finished ones."""
-    if not p.known:
-        return []
+def _my_seats(p: Player) -> Q:
     q = Q(pk__in=[])
     if p.user is not None:
         q |= Q(user=p.user)
     if p.guest_id:
         q |= Q(guest_id=p.guest_id)
+    return q
+
+
+def running_tables_of(p: Player, limit: int = 10) -> list[dict[str, Any]]:
+    """The player's matches still being played, most recently moved first, with
+    the score (their side first) and whose turn it is: for "Your tables"."""
+    if not p.known:
+        return []
     seats = (
-        Seat.objects.filter(q, kind=Seat.Kind.HUMAN)
+        Seat.objects.filter(_my_seats(p), kind=Seat.Kind.HUMAN, table__status=Table.Status.PLAYING)
+        .select_related("table")
+        .order_by("-table__turn_started_at")[:limit]
+    )
+    out = []
+    for s in seats:
+        table = s.table
+        match = load_match(table)
+        side = s.position % 2
+        to_act = None if match.is_over else match.round.to_act
+        by_position = {x.position: x for x in table.seats.all()}
+        if to_act == s.position:
+            turn = "your turn"
+        else:
+            turn = f"{by_position[to_act].display_name} to play" if to_act in by_position else ""
+        out.append(
+            {
+                "table": table,
+                "seat": SEAT_NAMES[s.position],
+                "ours": match.scores[side],
+                "theirs": match.scores[1 - side],
+                "turn": turn,
+                "mine": to_act == s.position,
+                "round": match.round.round_number,
+            }
+        )
+    return out
+
+
+def games_of(p: Player, limit: int = 100) -> list[dict[str, Any]]:
+    """The player's tables, newest first, with the outcome and scores of finished ones."""
+    if not p.known:
+        return []
+    seats = (
+        Seat.objects.filter(_my_seats(p), kind=Seat.Kind.HUMAN)
         .select_related("table", "table__result")
         .order_by("-table__created_at")[:limit]
     )

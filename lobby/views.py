@@ -43,6 +43,7 @@ from lobby.players import (
     listing_of,
     may_see,
     player_of,
+    running_tables_of,
     seat_of,
 )
 
@@ -161,7 +162,8 @@ def home(request: HttpRequest, status: int = 200) -> HttpResponse:
         request,
         "lobby/home.html",
         {
-            "player": player_of(request),
+            "player": (p := player_of(request)),
+            "running": running_tables_of(p),
             "guest_form": GuestForm(),
             "tables": open_tables(),
             "default_bot": DEFAULT_BOT,

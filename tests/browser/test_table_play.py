@@ -274,11 +274,11 @@ def test_a_player_who_times_out_is_away_until_back(
         daphne_server,
         [bots, bots, "me", bots],
         goal=5000,
-        extra={"turn_seconds": "5"},
+        extra={"turn_seconds": "8"},
         unchecked=("blind_nil",),  # no card exchange: his turns are bids and cards
     )
     page.get_by_role("button", name="Start the match").click()
-    # Will never bids: after 5 s the stand-in bids for him, never nil.
+    # Will never bids: after 8 s the stand-in bids for him, never nil.
     note = page.locator("#away-note")
     expect(note).to_be_visible(timeout=20_000)
     expect(page.locator("#away-played")).to_contain_text(re.compile(r"Played for you: bid [1-9]"))
@@ -291,7 +291,7 @@ def test_a_player_who_times_out_is_away_until_back(
     assert len(set(names)) == 3 and kinds == ["bot · BIS+SRP"] * 3, (names, kinds)
     page.screenshot(path=str(screenshot_dir / "away-notice-1366x768.png"))
     # While he is away his seat costs the table no timer: 40 more moves (ten
-    # of them his) go by in a few seconds; at 5 s per turn of his it takes 50 s.
+    # of them his) go by in a few seconds; at 8 s per turn of his it takes 80 s.
     start, first = time.monotonic(), page.evaluate("window.spadesTable.version")
     while page.evaluate("window.spadesTable.version") < first + 40:
         assert time.monotonic() - start < 15
@@ -318,3 +318,25 @@ def test_a_player_who_times_out_is_away_until_back(
         play_card(page, legal)
     expect(mine).not_to_have_class(re.compile(r"\baway\b"))
     expect(note).to_be_hidden()
+
+
+def test_your_tables_returns_to_a_running_game(
+    daphne_server: str, new_page: Callable[..., Page], screenshot_dir: Path
+) -> None:
+    page = new_page(1366, 768)
+    page.goto(daphne_server + "/")
+    page.fill("#id_play_name", "Returning Rosa")
+    page.get_by_role("button", name="Play now").click()
+    expect(page).to_have_url(re.compile(r"/t/[\w-]+/$"))
+    table_url = page.url
+    expect(page.locator(".bid-panel .bid-btn").first).to_be_visible(timeout=20_000)
+    page.get_by_role("link", name="Lobby").click()
+    listed = page.locator("#your-tables li")
+    expect(listed).to_have_count(1)
+    expect(listed).to_contain_text("you are South")
+    expect(listed).to_contain_text("your turn")
+    expect(page.get_by_role("button", name="Start a new game")).to_be_visible()
+    page.screenshot(path=str(screenshot_dir / "your-tables.png"))
+    page.get_by_role("link", name="Return to your game").click()
+    expect(page).to_have_url(table_url)
+    expect(page.locator(".bid-panel .bid-btn").first).to_be_visible()

@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from bots.registry import DEFAULT_BOT, bot_groups, bot_names
-from game import runner, seating
+from game import matches, runner, seating
 from game.models import Seat, Table
 from lobby.forms import TableForm, rule_field_names
 from lobby.models import TableListing
@@ -104,6 +104,32 @@ def test_play_now_seats_you_with_three_default_bots(
     page = client.get(response["Location"])
     assert page.status_code == 200
     assert page.context["seat"] == 2
+
+
+def test_your_tables_lists_a_running_game_and_play_now_offers_it_first(
+    client: Client, live: runner.InlineRunner
+) -> None:
+    assert b"Your tables" not in client.get("/").content
+    first = client.post("/play/", {"name": "Cy"})["Location"]
+    table = Table.objects.get()
+    page = client.get("/")
+    [game] = page.context["running"]
+    assert game["table"] == table and game["seat"] == "South"
+    assert (game["ours"], game["theirs"]) == (0, 0) and game["round"] == 1
+    # The bots have moved (inline, no delay) up to South's first bid.
+    assert matches.load_match(table).round.to_act == 2
+    assert game["turn"] == "your turn" and game["mine"]
+    html = page.content.decode()
+    assert "Your tables" in html and f'href="{first}"' in html
+    assert "Return to your game" in html and "Start a new game" in html
+    assert ">Play now<" not in html
+    # Starting a new one is still one click away; both are listed, newest move first.
+    client.post("/play/")
+    assert len(client.get("/").context["running"]) == 2
+    # A finished match leaves the list.
+    Table.objects.filter(pk=table.pk).update(status=Table.Status.FINISHED)
+    assert [g["table"].pk for g in client.get("/").context["running"]] != [table.pk]
+    assert all(g["table"].pk != table.pk for g in client.get("/").context["running"])
 
 
 def test_play_now_without_a_name_asks_for_one(client: Client) -> None:
