@@ -24,6 +24,14 @@ VIEWPORTS = {
 
 Box = tuple[float, float, float, float]  # x, y, width, height
 
+# How many of the elements matching a selector are not the topmost element near their
+# left edge (a hand's cards overlap: only each card's left strip shows).
+COVERED = """(selector) => [...document.querySelectorAll(selector)].filter((e) => {
+  const r = e.getBoundingClientRect();
+  const top = document.elementFromPoint(r.x + 5, r.y + r.height / 2);
+  return !(top && (top === e || e.contains(top)));
+}).length"""
+
 
 def _box(page: Page, selector: str) -> list[Box]:
     boxes = []
@@ -77,6 +85,12 @@ def test_the_table_fits_the_screen(
     expect(page.locator("#hand .card")).to_have_count(13)
     page.screenshot(path=str(screenshot_dir / f"layout-{name}-bidding.png"))
     _check(page, width, height, f"{name} bidding")
+    # A round summary (as after a round) leaves every bid button and card reachable.
+    page.evaluate("document.getElementById('round-summary').hidden = false")
+    for selector in (".bid-panel .bid-btn", "#hand .card"):
+        covered = page.evaluate(COVERED, selector)
+        assert covered == 0, f"{name}: the round summary covers {covered} of {selector}"
+    page.evaluate("document.getElementById('round-summary').hidden = true")
     page.locator(".bid-panel .bid-btn", has_text=re.compile(r"^3$")).click()
     deadline = time.monotonic() + 30
     while not page.locator("#hand .card.legal").count():

@@ -5,6 +5,7 @@ move, sees what was played for them, and comes back by acting or saying so."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -58,16 +59,15 @@ def test_a_stand_in_never_bids_nil_for_a_human() -> None:
 
 
 def test_nil_is_left_when_it_is_the_only_bid() -> None:
+    """Should a rule set ever leave nil as the only bid, the stand-in keeps it
+    rather than have no legal bid at all."""
     match = Match(Rules(blind_nil=False), seed="forced")
-    r = match.round
-    first = r.to_act
-    match.apply(Bid(first, 3))
-    match.apply(Bid(match.round.to_act, 3))
-    # The partner of the first bidder may bid up to 10; force the corner case by hand.
     view = view_for(match, match.round.to_act)
-    only_nil = view.__class__(**{**{f: getattr(view, f) for f in view.__slots__},
-                                 "legal_actions": (Bid(view.seat, 0),)})  # fmt: skip
+    only_nil = replace(view, legal_actions=(Bid(view.seat, 0),))
     assert bot_turns.stand_in_view(only_nil) is only_nil
+    assert bot_turns.stand_in_view(view).legal_actions == tuple(
+        a for a in view.legal_actions if a != Bid(view.seat, 0)
+    )
 
 
 def test_the_first_time_out_marks_the_player_away(live: runner.InlineRunner) -> None:
