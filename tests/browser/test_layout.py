@@ -99,3 +99,13 @@ def test_the_table_fits_the_screen(
     page.wait_for_timeout(300)  # the trick's cards settle
     page.screenshot(path=str(screenshot_dir / f"layout-{name}-playing.png"))
     _check(page, width, height, f"{name} playing")
+    illegal = page.locator("#hand .card.illegal")
+    if illegal.count():  # a refusal is shown by the hand, inside the screen
+        illegal.first.click(force=True)
+        error = page.locator("#error")
+        expect(error).to_be_visible()
+        page.screenshot(path=str(screenshot_dir / f"layout-{name}-refused.png"))
+        [box] = _box(page, "#error")
+        assert _inside(box, width, height), f"{name}: the error at {box} is off screen"
+        [hand] = _box(page, "#hand")
+        assert abs(box[1] + box[3] - hand[1]) < 40, f"{name}: the error is not by the hand"
