@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -167,6 +168,40 @@ def start_table(table: Table | int | str) -> Table:
         if plan is not None:
             transaction.on_commit(lambda: turns.schedule(plan), robust=True)
     return locked
+
+
+def hand_over(table: Table | int | str, position: int) -> Seat:
+    """A human leaves a match in play: a stand-in bot (SPADES_STAND_IN_BOT) takes
+    the seat for the rest of it, and moves at once if it is the seat's turn.
+    Refused at a table without stand-in bots (the match would stall)."""
+    _check_position(position)
+    pk = table if isinstance(table, int) else get_table(table).pk
+    with transaction.atomic():
+        Table.objects.filter(pk=pk).update(version=F("version"))  # SQLite: the write lock first
+        locked = Table.objects.select_for_update().get(pk=pk)
+        if locked.status != Table.Status.PLAYING:
+            raise NotPlaying("the match is not being played")
+        if not locked.stand_in_bots:
+            raise SeatError("this table has no stand-in bots: your seat would stop the match")
+        seat = Seat.objects.filter(table=locked, position=position, kind=Seat.Kind.HUMAN).first()
+        if seat is None:
+            raise SeatError("there is no player in that seat")
+        seat.kind, seat.bot_name = Seat.Kind.BOT, stand_in_bot_name()
+        seat.user, seat.guest_id, seat.guest_name = None, "", ""
+        seat.away, seat.played_for = False, []
+        seat.save()
+        match = load_match(locked)
+        if not match.is_over and match.round.to_act == position:
+            seats = {s.position: s for s in locked.seats.all()}
+            plan = turns.next_turn(locked, seats, position, locked.version)
+            if plan is not None:
+                transaction.on_commit(lambda: turns.schedule(plan), robust=True)
+        _announce_change(pk)
+    return seat
+
+
+def stand_in_bot_name() -> str:
+    return str(getattr(settings, "SPADES_STAND_IN_BOT", DEFAULT_BOT))
 
 
 def mark_back(table: Table | int | str, position: int) -> bool:

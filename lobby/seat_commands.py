@@ -70,9 +70,13 @@ def sit(a: Asked) -> None:
 
 
 def leave(a: Asked) -> None:
+    """Before the match: the seat is free again. During it: a bot takes it over."""
     if a.mine is None:
         raise LobbyError("you have no seat at this table")
-    seating.leave_seat(a.table, a.mine)
+    if a.table.status == Table.Status.PLAYING:
+        seating.hand_over(a.table, a.mine)
+    else:
+        seating.leave_seat(a.table, a.mine)
 
 
 def start(a: Asked) -> None:

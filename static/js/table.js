@@ -190,6 +190,7 @@
     if (view.seat !== cfg.seat && cfg.seat === null && view.seat !== null) cfg.seat = view.seat;
     renderSeats();
     renderAway();
+    $("leave-btn").hidden = !(view.seat !== null && view.seat !== undefined && t.status === "playing");
     renderTrick();
     renderHand();
     renderActions();
@@ -279,6 +280,16 @@
     }
   }
   setInterval(tickTimers, 250);
+  // Leaving is explicit: a bot takes the seat for the rest of the match.
+  $("leave-btn").addEventListener("click", async () => {
+    if (!confirm("Leave this match? A bot will play your seat until it ends.")) return;
+    try {
+      await post(cfg.seatUrl, { op: "leave" });
+      location.href = "/";
+    } catch (e) {
+      showError(e.message);
+    }
+  });
   $("back-btn").addEventListener("click", () => {
     if (send({ type: "back" })) $("away-note").hidden = true;
   });

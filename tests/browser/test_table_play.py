@@ -340,3 +340,9 @@ def test_your_tables_returns_to_a_running_game(
     page.get_by_role("link", name="Return to your game").click()
     expect(page).to_have_url(table_url)
     expect(page.locator(".bid-panel .bid-btn").first).to_be_visible()
+    # Leaving is explicit (confirmed), and a bot plays the seat from then on.
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Leave the match").click()
+    expect(page).to_have_url(daphne_server + "/")
+    expect(page.locator("#your-tables")).to_have_count(0)
+    expect(page.get_by_role("button", name="Play now")).to_be_visible()

@@ -15,6 +15,7 @@ from bots.registry import make_bot
 from game import bot_turns, frames, matches, moves, runner, seating, turns
 from game.engine import Bid, Match, Rules, view_for
 from game.engine.state import Phase
+from game.errors import SeatError
 from game.models import BOT_PERSONAS, Action, Seat, Table
 from tests.server.helpers import make_table
 from tests.server.test_consumers import TIMEOUT, connect, next_state
@@ -172,3 +173,28 @@ def test_the_lobby_names_the_bot_kind(client: Any) -> None:
     )
     north = listed["seats"][0]
     assert north == {"position": 0, "state": "bot", "name": "Nora", "bot": "BIS+SRP"}
+
+
+# ----- leaving a match is explicit: a bot takes the seat -------------------------------
+
+
+def test_leaving_a_match_hands_the_seat_to_a_bot(client: Any, live: runner.InlineRunner) -> None:
+    client.post("/play/", {"name": "Lea"})
+    table = Table.objects.get()
+    assert matches.load_match(table).round.to_act == 2  # the bots bid up to her turn
+    assert len(client.get("/").context["running"]) == 1
+    response = client.post(f"/t/{table.public_id}/seat/", {"op": "leave"})
+    assert response.status_code == 200, response.content
+    seat = _seat(table, 2)
+    assert seat.kind == Seat.Kind.BOT and seat.bot_name and not seat.guest_id
+    table.refresh_from_db()
+    # The bot that took her seat moved at once, and the match goes on without her.
+    assert Action.objects.filter(table=table, seat=2).exists()
+    assert client.get("/").context["running"] == []
+
+
+def test_leaving_is_refused_where_no_bot_may_stand_in(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", rules=NO_BLIND, stand_in_bots=False)
+    with pytest.raises(SeatError, match="stand-in"):
+        seating.hand_over(table, 1)
+    assert _seat(table, 1).kind == Seat.Kind.HUMAN
