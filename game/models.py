@@ -172,6 +172,25 @@ class Action(models.Model):
         return f"{self.table_id} v{self.version}: {self.action}"
 
 
+class ChatLine(models.Model):
+    """One line of table talk, kept so that the last lines come back on reload.
+
+    Quick reactions are not stored: they are of the moment.
+    """
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="chat_lines")
+    created_at = models.DateTimeField(auto_now_add=True)
+    seat = models.PositiveSmallIntegerField(choices=POSITION_CHOICES, null=True, blank=True)
+    name = models.CharField(max_length=40)
+    text = models.CharField(max_length=200)
+
+    class Meta:
+        indexes = [models.Index(fields=["table", "-id"], name="chat_line_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.table_id} {self.name}: {self.text}"
+
+
 # The columns of RoundRecordRow the analyses read (game.analytics), besides finished_at.
 ANALYSIS_COLUMNS = [
     "rules_key", "bot_n", "bot_e", "bot_s", "bot_w", "makeup_ns", "makeup_ew",
