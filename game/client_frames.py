@@ -14,6 +14,8 @@ frame raises :class:`FrameRefused` with a stable ``code`` for the client.
 - ``{"type": "resync", "version": N}`` (``version`` optional).
 - ``{"type": "chat", "text": "..."}``: 1 to :data:`CHAT_MAX_CHARS` characters
   once trimmed.
+- ``{"type": "react", "emote": "..."}``: a quick reaction, one of
+  :data:`REACTIONS`.
 - ``{"type": "ping"}``: the page is still open.
 - ``{"type": "back"}``: a player marked away is back ("I'm back").
 """
@@ -27,11 +29,15 @@ from typing import Any
 MAX_FRAME_BYTES = 4096
 MAX_VERSION = 2**31 - 1  # far beyond any match, well inside every integer column
 CHAT_MAX_CHARS = 200
+# The quick reactions, by their word on the wire: the page draws each one
+# (an emoji), so no client ever sends another client markup or free text.
+REACTIONS = ("thumbs_up", "well_played", "laugh", "wow", "oops", "good_game")
 
 FRAME_FIELDS = {
     "act": ({"type", "action", "version"}, {"type", "action", "version"}),
     "resync": ({"type"}, {"type", "version"}),
     "chat": ({"type", "text"}, {"type", "text"}),
+    "react": ({"type", "emote"}, {"type", "emote"}),
     "ping": ({"type"}, {"type"}),
     "back": ({"type"}, {"type"}),
 }  # (required, allowed)
@@ -70,6 +76,11 @@ class Chat:
 
 
 @dataclass(frozen=True)
+class React:
+    emote: str
+
+
+@dataclass(frozen=True)
 class Ping:
     """The page is still open."""
 
@@ -79,7 +90,7 @@ class Back:
     """The player marked away is back at the keyboard."""
 
 
-Frame = Act | Resync | Chat | Ping | Back
+Frame = Act | Resync | Chat | React | Ping | Back
 
 
 def _whole(value: Any, name: str, code: str) -> int:
@@ -130,7 +141,7 @@ def parse(text: str | None) -> Frame:
     kind = content.get("type")
     fields = FRAME_FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is None:
-        raise FrameRefused("'type' must be act, resync, chat, ping or back")
+        raise FrameRefused("'type' must be " + ", ".join(FRAME_FIELDS))
     required, allowed = fields
     unknown = sorted(set(content) - allowed)
     if unknown:
@@ -149,6 +160,11 @@ def parse(text: str | None) -> Frame:
         return Ping()
     if kind == "back":
         return Back()
+    if kind == "react":
+        emote = content["emote"]
+        if not isinstance(emote, str) or emote not in REACTIONS:
+            raise FrameRefused("'emote' must be one of " + ", ".join(REACTIONS), "chat")
+        return React(emote)
     text_value = content["text"]
     if not isinstance(text_value, str) or not text_value.strip():
         raise FrameRefused("a chat message needs some text", "chat")

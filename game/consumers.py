@@ -9,8 +9,14 @@ Server to client frames:
   socket's seat (``game.frames``), after connecting, after every
   move (one per version at most; a socket that falls behind gets the latest
   state) and on ``resync``.
-- ``{"type": "chat", "seat": S or null, "name": ..., "text": ...}``: the text
-  is raw; the page escapes it when it shows it.
+- ``{"type": "chat", "seat": S or null, "name": ..., "text": ..., "at": ...}``:
+  the text is raw; the page escapes it when it shows it.
+- ``{"type": "chat_history", "lines": [...]}``: after connecting, the table's
+  last 50 chat lines (``game.talk``), oldest first.
+- ``{"type": "reaction", "seat": S or null, "name": ..., "emote": ...}``: a
+  quick reaction, one of ``game.client_frames.REACTIONS``.
+- ``{"type": "watchers", "names": [...]}``: who watches (``game.watchers``),
+  after connecting and whenever a spectator comes or goes.
 - ``{"type": "error", "message": ..., "code": ...}``: the frame was refused
   and nothing changed. ``code`` is ``stale`` when the client acted on an old
   version (a fresh ``state`` follows).
@@ -20,7 +26,9 @@ Client to server frames (``game.client_frames`` checks every field):
 - ``{"type": "act", "action": {...}, "version": N}``: the seat is this
   socket's own, decided on connect from the session, never read from the frame.
 - ``{"type": "resync", "version": N}``: the client saw a gap; it gets the full state.
-- ``{"type": "chat", "text": ...}``: up to 200 characters.
+- ``{"type": "chat", "text": ...}``: up to 200 characters; ``{"type":
+  "react", "emote": ...}``. A spectator talks only under a name (an account,
+  or a guest who chose one).
 - ``{"type": "back"}``: the player marked away (their timer ran out, so a
   stand-in now moves for them at once) is back: their own timer again.
 - ``{"type": "ping"}``: the page is still open (every minute); a seated
@@ -29,7 +37,7 @@ Client to server frames (``game.client_frames`` checks every field):
 
 Error codes: ``bad_frame`` (not a frame this socket takes), ``bad_action``,
 ``spectator``, ``illegal``, ``stale``, ``not_playing``, ``chat``,
-``chat_rate`` and ``rate_limited`` (over a limit of ``game.limits``),
+``chat_rate`` (chat or reactions) and ``rate_limited`` (over a limit of ``game.limits``),
 ``server`` (the database failed: try again), ``server_error`` (anything
 else: logged in one line, nothing changed, the socket stays open).
 
@@ -53,8 +61,8 @@ from channels.exceptions import AcceptConnection, DenyConnection, StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.db import DatabaseError
 
-from game import abandoned, events, frames, identity, limits, moves, seating, turns
-from game.client_frames import Act, Back, Chat, FrameRefused, Resync, parse
+from game import abandoned, events, frames, identity, limits, moves, seating, talk, turns, watchers
+from game.client_frames import Act, Back, Chat, FrameRefused, React, Resync, parse
 from game.db import db_call, moves_on_loop
 from game.errors import ServiceError, StaleVersion
 from game.models import Seat, Table
@@ -151,10 +159,24 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         self.groups.append(self.group)  # discarded on disconnect by the base class
         await self.send_state()
+        await self.send_json(
+            {"type": "chat_history", "lines": await db_call(talk.history)(self.table_pk)}
+        )
+        if self.seat is None:
+            await self.announce_watchers(
+                await watchers.seen(self.table_pk, self.channel_name, self.name)
+            )
+        else:
+            await self.send_json({"type": "watchers", "names": await watchers.names(self.table_pk)})
         # A move lost in a restart would stall the table: schedule it again if overdue.
         await db_call(turns.resume_table)(self.table_pk)
 
     async def disconnect(self, code: int) -> None:
+        if self.counted and self.seat is None:
+            with contextlib.suppress(Exception):  # the others learn at the next change
+                await self.announce_watchers(
+                    await watchers.gone(self.table_pk, self.channel_name, self.name)
+                )
         if getattr(self, "visits", False):
             with contextlib.suppress(Exception):  # the socket is gone: nobody to tell
                 await db_call(abandoned.touch)(self.table_pk)
@@ -184,11 +206,15 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_state(force=True)
             elif isinstance(frame, Chat):
                 await self.on_chat(frame)
+            elif isinstance(frame, React):
+                await self.on_react(frame)
             elif isinstance(frame, Back):
                 if self.seat is None:
                     raise FrameRefused("spectators are never away", "spectator")
                 await db_call(seating.mark_back)(self.table_pk, self.seat)
-            # Ping: the page is still open (a visit, above); nothing to answer.
+            elif self.seat is None:  # a ping: a spectator still watching
+                await watchers.seen(self.table_pk, self.channel_name, self.name)
+            # A ping is also a visit (above); nothing to answer.
         except FrameRefused as e:
             await self.send_error(e.message, code=e.code)
         except Exception as e:
@@ -227,10 +253,21 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             raise FrameRefused("choose a name to chat", "chat")
         if not await limits.hit_async("chat", self.player, self.address):
             raise FrameRefused("slow down: too many chat messages", "chat_rate")
+        line = await db_call(talk.say)(self.table_pk, self.seat, self.name, frame.text)
+        await self.channel_layer.group_send(self.group, {"type": "table.chat", **line})
+
+    async def on_react(self, frame: React) -> None:
+        if self.seat is None and not self.name:
+            raise FrameRefused("choose a name to react", "chat")
+        if not await limits.hit_async("reactions", self.player, self.address):
+            raise FrameRefused("slow down: too many reactions", "chat_rate")
         await self.channel_layer.group_send(
             self.group,
-            {"type": "table.chat", "seat": self.seat, "name": self.name, "text": frame.text},
+            {"type": "table.reaction", "seat": self.seat, "name": self.name, "emote": frame.emote},
         )
+
+    async def announce_watchers(self, names: list[str]) -> None:
+        await self.channel_layer.group_send(self.group, {"type": "table.watchers", "names": names})
 
     # ----- group messages --------------------------------------------------------
 
@@ -257,14 +294,13 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.send_state(force=True)
 
     async def table_chat(self, event: dict[str, Any]) -> None:
-        await self.send_json(
-            {
-                "type": "chat",
-                "seat": event.get("seat"),
-                "name": event.get("name"),
-                "text": event.get("text"),
-            }
-        )
+        await self.send_json({**event, "type": "chat"})
+
+    async def table_reaction(self, event: dict[str, Any]) -> None:
+        await self.send_json({**event, "type": "reaction"})
+
+    async def table_watchers(self, event: dict[str, Any]) -> None:
+        await self.send_json({"type": "watchers", "names": event.get("names", [])})
 
     # ----- helpers ---------------------------------------------------------------
 

@@ -12,6 +12,7 @@ is the player's, not the proxy's.
 |---|---|---|---|---|
 | ``frames`` | every frame a player's sockets send | 20 | 100 | 1 s |
 | ``chat`` | chat lines | 5 | 20 | 10 s |
+| ``reactions`` | quick reactions at a table | 5 | 20 | 10 s |
 | ``resync`` | full-state requests | 10 | 50 | 10 s |
 | ``seat`` | seat commands on table pages | 30 | 120 | 60 s |
 | ``tables`` | tables created ("Play now" or the form) | 10 | 30 | 600 s |
@@ -31,17 +32,16 @@ logged): the limits protect the site, they must not take it down.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import redis
-import redis.asyncio as aioredis
 from django.conf import settings
+
+from game.redis_clients import async_client, redis_url, sync_client
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,7 @@ class Limit:
 DEFAULT_LIMITS = {
     "frames": Limit(20, 1.0, 100),
     "chat": Limit(5, 10.0, 20),
+    "reactions": Limit(5, 10.0, 20),
     "resync": Limit(10, 10.0, 50),
     "seat": Limit(30, 60.0, 120),
     "tables": Limit(10, 600.0, 30),
@@ -171,30 +172,6 @@ def reset() -> None:
 
 # ----- Redis (the production stack) --------------------------------------------------
 
-_sync_client: redis.Redis | None = None
-_async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _redis_url() -> str | None:
-    return getattr(settings, "REDIS_URL", None) or None
-
-
-def _sync_redis() -> redis.Redis:
-    global _sync_client
-    if _sync_client is None:
-        _sync_client = redis.Redis.from_url(_redis_url(), socket_timeout=1.0)
-    return _sync_client
-
-
-def _async_redis() -> aioredis.Redis:
-    loop = asyncio.get_running_loop()
-    client = _async_clients.get(loop)
-    if client is None:
-        client = _async_clients[loop] = aioredis.Redis.from_url(_redis_url(), socket_timeout=1.0)
-    return client
-
 
 def _pipeline_incr(pipe: Any, keys: list[str], ttl: float, by: int = 1) -> None:
     for k in keys:
@@ -212,12 +189,12 @@ def hit(kind: str, player: str, address: str) -> bool:
     limit = limit_of(kind)
     window = int(time.time() // limit.seconds)
     keys = _keys(kind, player, address, window)
-    if _redis_url() is None:
+    if redis_url() is None:
         _memory_sweep(kind, window)
         counts = _memory_incr([k for k, _ in keys])
     else:
         try:
-            pipe = _sync_redis().pipeline(transaction=False)
+            pipe = sync_client().pipeline(transaction=False)
             _pipeline_incr(pipe, [k for k, _ in keys], limit.seconds)
             counts = pipe.execute()[::2]
         except redis.RedisError as e:
@@ -230,13 +207,13 @@ async def hit_async(kind: str, player: str, address: str) -> bool:
     """:func:`hit` for the event loop (no blocking call on it)."""
     if not enabled():
         return True
-    if _redis_url() is None:
+    if redis_url() is None:
         return hit(kind, player, address)  # memory only: no I/O
     limit = limit_of(kind)
     window = int(time.time() // limit.seconds)
     keys = _keys(kind, player, address, window)
     try:
-        pipe = _async_redis().pipeline(transaction=False)
+        pipe = async_client().pipeline(transaction=False)
         _pipeline_incr(pipe, [k for k, _ in keys], limit.seconds)
         counts = (await pipe.execute())[::2]
     except redis.RedisError as e:
@@ -277,10 +254,10 @@ async def close_socket(player: str, address: str) -> None:
 
 
 async def _socket_incr(keys: list[str], by: int) -> list[int] | None:
-    if _redis_url() is None:
+    if redis_url() is None:
         return _memory_incr(keys, by)
     try:
-        pipe = _async_redis().pipeline(transaction=False)
+        pipe = async_client().pipeline(transaction=False)
         _pipeline_incr(pipe, keys, SOCKET_COUNT_TTL, by)
         return list((await pipe.execute())[::2])
     except redis.RedisError as e:

@@ -7,15 +7,18 @@ from typing import Any
 
 import pytest
 
-from game import limits, matches, runner
+from game import limits, matches, runner, watchers
 
 
 @pytest.fixture(autouse=True)
 def fresh_rate_limits() -> Iterator[None]:
-    """Each test starts with no request counted against the rate limits."""
+    """Each test starts with no request counted against the rate limits, and
+    nobody watching."""
     limits.reset()
+    watchers.reset()
     yield
     limits.reset()
+    watchers.reset()
 
 
 @pytest.fixture

@@ -112,8 +112,11 @@ def test_a_stale_or_illegal_move_is_refused_and_changes_nothing(stack: Stack) ->
     before = stack.version(table["pk"])
 
     def frames(socket: Any) -> Iterator[dict[str, Any]]:
+        """The socket's frames about moves (not the table talk: chat, watchers)."""
         while True:
-            yield json.loads(socket.recv(timeout=10))
+            frame = json.loads(socket.recv(timeout=10))
+            if frame["type"] not in ("chat_history", "watchers"):
+                yield frame
 
     url = f"ws://127.0.0.1:{stack.port}/ws/table/{table['public_id']}/"
     origin = f"http://127.0.0.1:{stack.port}"
