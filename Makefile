@@ -49,12 +49,14 @@ stack: install
 
 # Browser tests use Debian's Chromium (Playwright's own browser download is not
 # available everywhere). Without it they skip locally and fail under CI=true.
+# The emoji font draws the table's quick reactions as players' browsers do.
+EMOJI_FONT := /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf
 chromium:
-	@if [ -x $(CHROMIUM) ]; then \
+	@if [ -x $(CHROMIUM) ] && [ -f $(EMOJI_FONT) ]; then \
 		:; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "Installing Debian's chromium for the browser tests..."; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		echo "Installing Debian's chromium (and its emoji font) for the browser tests..."; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-color-emoji; \
 	else \
 		echo "note: $(CHROMIUM) is missing and cannot be installed here (needs root and apt-get);"; \
 		echo "      browser tests will be skipped (and fail when CI=true)."; \

@@ -277,7 +277,11 @@ def after_commit(outcome: Outcome) -> None:
     if r.to_act is None:
         return
     again = r.by_stand_in and r.seat == r.to_act
-    plan = turns.next_turn(table, outcome.seats, r.to_act, r.version, stand_in_again=again)
+    now = outcome.match.round
+    after_trick = bool(now.tricks) and not now.trick and not now.is_over
+    plan = turns.next_turn(
+        table, outcome.seats, r.to_act, r.version, stand_in_again=again, after_trick=after_trick
+    )
     if plan is not None:
         try:
             turns.schedule(plan)

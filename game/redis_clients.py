@@ -40,7 +40,5 @@ def async_client() -> aioredis.Redis:
     loop = asyncio.get_running_loop()
     client = _async_clients.get(loop)
     if client is None:
-        client = _async_clients[loop] = aioredis.Redis.from_url(
-            redis_url(), socket_timeout=TIMEOUT
-        )
+        client = _async_clients[loop] = aioredis.Redis.from_url(redis_url(), socket_timeout=TIMEOUT)
     return client

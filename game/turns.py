@@ -31,6 +31,9 @@ from game.models import Seat, Table
 log = logging.getLogger(__name__)
 
 DEFAULT_BOT_DELAY_SECONDS = 0.6
+# A bot that leads the next trick waits this many times its delay more, so the
+# players see the finished trick gathered to its winner first (table.js).
+TRICK_PAUSE = 1.5
 OVERDUE_GRACE_SECONDS = 5.0
 ACT_TASK = "game.bot_turns.act"  # the Celery task of game.bot_turns
 
@@ -73,6 +76,7 @@ def next_turn(
     version: int,
     *,
     stand_in_again: bool = False,
+    after_trick: bool = False,
 ) -> TurnPlan | None:
     """The move to schedule for ``to_act`` at ``version``, if a bot or stand-in is due.
 
@@ -80,16 +84,18 @@ def next_turn(
     looked at its cards, say, and now bids), so it goes on at once. A player
     marked away (their timer ran out before) does not cost the table a whole
     timer again: their stand-in moves at a bot's pace until they come back.
+    ``after_trick``: the move before finished a trick, which the bot then leads.
     """
     seat = seats.get(to_act) if to_act is not None else None
     if seat is None or to_act is None:
         return None
+    pace = bot_delay_for(table) * (1 + TRICK_PAUSE if after_trick else 1)
     if seat.kind == Seat.Kind.BOT:
-        return TurnPlan(table.pk, to_act, version, bot_delay_for(table), False)
+        return TurnPlan(table.pk, to_act, version, pace, False)
     if not table.stand_in_bots:
         return None
     if seat.away:
-        return TurnPlan(table.pk, to_act, version, bot_delay_for(table), True, away=True)
+        return TurnPlan(table.pk, to_act, version, pace, True, away=True)
     delay = 0.0 if stand_in_again else float(table.turn_seconds)
     return TurnPlan(table.pk, to_act, version, delay, True)
 

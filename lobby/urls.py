@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from lobby import views
+from lobby import table_views, views
 
 app_name = "lobby"
 
@@ -11,11 +11,11 @@ urlpatterns = [
     path("guest/", views.guest, name="guest"),
     path("play/", views.play_now, name="play_now"),
     path("tables/new/", views.new_table, name="new_table"),
-    path("t/<str:public_id>/", views.table_page, name="table"),
-    path("t/<str:public_id>/seating.json", views.seating_json, name="seating"),
-    path("t/<str:public_id>/seat/", views.seat_action, name="seat"),
-    path("t/<str:public_id>/rematch/", views.rematch, name="rematch"),
-    path("join/<str:token>/", views.join, name="join"),
+    path("t/<str:public_id>/", table_views.table_page, name="table"),
+    path("t/<str:public_id>/seating.json", table_views.seating_json, name="seating"),
+    path("t/<str:public_id>/seat/", table_views.seat_action, name="seat"),
+    path("t/<str:public_id>/rematch/", table_views.rematch, name="rematch"),
+    path("join/<str:token>/", table_views.join, name="join"),
     path("profile/", views.profile, name="profile"),
     path("accounts/signup/", views.signup, name="signup"),
     path(

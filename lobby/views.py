@@ -1,4 +1,5 @@
-"""Lobby pages: players, the list of open tables, new tables, the table page.
+"""Lobby pages: players, the list of open tables, new tables (one table's
+page and its commands: ``lobby.table_views``).
 
 Every change to a table goes through ``game.seating``; these views (and the
 seat commands, ``lobby.seat_commands``) only decide who may ask for it (the
@@ -19,12 +20,11 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from bots.registry import DEFAULT_BOT, bot_groups
-from game import abandoned, events, identity, limits, seating
+from bots.registry import DEFAULT_BOT
+from game import abandoned, identity, limits, seating
 from game.engine.rules import Rules
 from game.errors import ServiceError, TableNotFound
 from game.models import Seat, Table
-from lobby import seat_commands
 from lobby.forms import (
     SEAT_INVITE,
     SEAT_ME,
@@ -35,22 +35,16 @@ from lobby.forms import (
 )
 from lobby.models import TableListing
 from lobby.players import (
-    INVITES_KEY,
     Player,
     games_of,
-    invited,
-    is_host,
-    listing_of,
-    may_see,
     player_of,
     running_tables_of,
-    seat_of,
 )
 
 PLAY_NOW_SEAT = 2  # South: the bottom of the screen
 
 
-def _get_table(public_id: str) -> Table:
+def get_table(public_id: str) -> Table:
     try:
         return seating.get_table(public_id)
     except TableNotFound:
@@ -107,7 +101,7 @@ def profile(request: HttpRequest) -> HttpResponse:
 # ----- the lobby -------------------------------------------------------------------
 
 
-def _table_summary(t: Table, listing: TableListing | None) -> dict[str, Any]:
+def table_summary(t: Table, listing: TableListing | None) -> dict[str, Any]:
     reserved = set(listing.reserved if listing else [])
     by_position = {s.position: s for s in t.seats.all()}
     seats = []
@@ -150,7 +144,7 @@ def open_tables() -> list[dict[str, Any]]:
         x.table_id: x for x in TableListing.objects.filter(table__in=[t.pk for t in tables])
     }
     return [
-        _table_summary(t, listings.get(t.pk))
+        table_summary(t, listings.get(t.pk))
         for t in tables
         if not (listings.get(t.pk) and listings[t.pk].private)
     ]
@@ -175,7 +169,7 @@ def home(request: HttpRequest, status: int = 200) -> HttpResponse:
 TOO_MANY_TABLES = "You have started many tables in a short time: wait a few minutes."
 
 
-def _within_limit(request: HttpRequest, kind: str, p: Player | None = None) -> bool:
+def within_limit(request: HttpRequest, kind: str, p: Player | None = None) -> bool:
     """Count a ``kind`` request of this player and address (``game.limits``)."""
     p = p or player_of(request)
     key = limits.player_key(p.user, p.guest_id)
@@ -216,7 +210,7 @@ def play_now(request: HttpRequest) -> HttpResponse:
     p = _identify_or_guest(request)
     if p is None:
         return redirect("lobby:home")
-    if not _within_limit(request, "tables", p):
+    if not within_limit(request, "tables", p):
         messages.error(request, TOO_MANY_TABLES)
         return home(request, status=429)
     with transaction.atomic():
@@ -238,7 +232,7 @@ def new_table(request: HttpRequest) -> HttpResponse:
             p = _identify_or_guest(request) if not p.known else p
             if p is None:
                 return redirect(f"{reverse('lobby:home')}")
-            if not _within_limit(request, "tables", p):
+            if not within_limit(request, "tables", p):
                 form.add_error(None, TOO_MANY_TABLES)
                 return render(
                     request, "lobby/new_table.html", {"form": form, "player": p}, status=429
@@ -268,131 +262,3 @@ def new_table(request: HttpRequest) -> HttpResponse:
     else:
         form = TableForm()
     return render(request, "lobby/new_table.html", {"form": form, "player": p})
-
-
-# ----- one table -------------------------------------------------------------------
-
-
-def join(request: HttpRequest, token: str) -> HttpResponse:
-    """The private invite link: it lets this browser see the table and take a held seat."""
-    table = Table.objects.filter(invite_token=token).first()
-    if table is None:
-        raise Http404("this invite link is not valid")
-    invited = list(request.session.get(INVITES_KEY, []))
-    if table.pk not in invited:
-        invited = [*invited[-49:], table.pk]
-        request.session[INVITES_KEY] = invited
-    return redirect("lobby:table", table.public_id)
-
-
-def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
-    table = _get_table(public_id)
-    listing = listing_of(table)
-    p = player_of(request)
-    if not may_see(request, table, listing, p):
-        return render(request, "lobby/private.html", {"table": table}, status=403)
-    seat = seat_of(table, p)
-    host = is_host(table, listing, p)
-    invite_url = None
-    if host or seat is not None:
-        invite_url = request.build_absolute_uri(reverse("lobby:join", args=[table.invite_token]))
-    return render(
-        request,
-        "lobby/table.html",
-        {
-            "table": table,
-            "player": p,
-            "seat": seat,
-            "is_host": host,
-            "invite_url": invite_url,
-            "guest_form": GuestForm(),
-            "config": {
-                "id": table.public_id,
-                "seat": seat,
-                "name": p.name,
-                "isHost": host,
-                "botGroups": bot_groups(),
-                "defaultBot": DEFAULT_BOT,
-                "seatingUrl": reverse("lobby:seating", args=[table.public_id]),
-                "seatUrl": reverse("lobby:seat", args=[table.public_id]),
-                "rematchUrl": reverse("lobby:rematch", args=[table.public_id]),
-                "known": p.known,
-            },
-        },
-    )
-
-
-def _seating(request: HttpRequest, table: Table, listing: TableListing) -> dict[str, Any]:
-    p = player_of(request)
-    summary = _table_summary(table, listing)
-    mine = seat_of(table, p)
-    host = is_host(table, listing, p)
-    return {
-        "status": table.status,
-        "seats": summary["seats"],
-        "my_seat": mine,
-        "is_host": host,
-        "known": p.known,
-        "may_take_reserved": host or invited(request, table),
-        "rematch": (
-            reverse("lobby:table", args=[listing.rematch.public_id]) if listing.rematch else None
-        ),
-    }
-
-
-@require_GET
-def seating_json(request: HttpRequest, public_id: str) -> JsonResponse:
-    table = _get_table(public_id)
-    listing = listing_of(table)
-    if not may_see(request, table, listing, player_of(request)):
-        return JsonResponse({"error": "this table is private"}, status=403)
-    return JsonResponse(_seating(request, table, listing))
-
-
-@require_POST
-def seat_action(request: HttpRequest, public_id: str) -> JsonResponse:
-    """Take, change or leave a seat; the host adds or removes bots and starts."""
-    table = _get_table(public_id)
-    listing = listing_of(table)
-    if not may_see(request, table, listing, player_of(request)):
-        return JsonResponse({"error": "this table is private"}, status=403)
-    if not _within_limit(request, "seat"):
-        return JsonResponse({"error": "slow down: too many seat changes"}, status=429)
-    try:
-        seat_commands.run(request, table, listing, request.POST.get("op", ""))
-    except seat_commands.LobbyError as e:
-        return JsonResponse({"error": str(e)}, status=400)
-    except ServiceError as e:
-        return JsonResponse({"error": e.message}, status=400)
-    table.refresh_from_db()
-    listing.refresh_from_db()
-    return JsonResponse(_seating(request, table, listing))
-
-
-@require_POST
-def rematch(request: HttpRequest, public_id: str) -> HttpResponse:
-    """A new table with the same seats and rules (the same one for everybody who asks)."""
-    table = _get_table(public_id)
-    p = player_of(request)
-    if seat_of(table, p) is None:
-        messages.error(request, "only the players of this table can ask for a rematch")
-        return redirect("lobby:table", table.public_id)
-    if table.status != Table.Status.FINISHED:
-        messages.error(request, "the match is not over yet")
-        return redirect("lobby:table", table.public_id)
-    with transaction.atomic():
-        listing_of(table)
-        listing = TableListing.objects.select_for_update().get(table=table)
-        if listing.rematch is None:
-            new = seating.create_rematch(table)
-            TableListing.objects.create(
-                table=new,
-                private=listing.private,
-                host_guest_id=listing.host_guest_id,
-                host_name=listing.host_name,
-            )
-            listing.rematch = new
-            listing.save(update_fields=["rematch"])
-            events.table_changed(table.pk)
-        target = listing.rematch
-    return redirect("lobby:table", target.public_id)

@@ -23,6 +23,21 @@
   let rematchTimer = null;
   let matchShown = false;
   const selected = new Set();
+  let drawnTrick = null; // {key, count}: the trick on the felt, to see which cards are new
+  let sweptKey = null; // the finished trick already swept to its winner
+  let sweepTimer = null;
+  // A finished trick shows this long, then is gathered (a bot leads the next
+  // one later still: game/turns.py TRICK_PAUSE).
+  const SWEEP_AFTER_MS = 700;
+  const TITLE = document.title;
+  const REACTION_EMOJI = {
+    thumbs_up: "\u{1F44D}", well_played: "\u{1F44F}", laugh: "\u{1F604}",
+    wow: "\u{1F62E}", oops: "\u{1F62C}", good_game: "\u{1F91D}",
+  };
+  const REACTION_NAME = {
+    thumbs_up: "thumbs up", well_played: "well played", laugh: "laugh",
+    wow: "wow", oops: "oops", good_game: "good game",
+  };
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -85,6 +100,9 @@
       if (msg.type === "state") onState(msg);
       else if (msg.type === "error") onError(msg);
       else if (msg.type === "chat") onChat(msg);
+      else if (msg.type === "chat_history") onChatHistory(msg);
+      else if (msg.type === "reaction") onReaction(msg);
+      else if (msg.type === "watchers") onWatchers(msg);
     };
     ws.onclose = (ev) => {
       // Refusals that a retry would only repeat (close codes: game/consumers.py).
@@ -127,10 +145,15 @@
       send({ type: "resync", version: lastVersion });
     }
     lastVersion = msg.version;
+    const now = performance.now();
+    calm = now - lastFrameAt > 120;
+    lastFrameAt = now;
+    const before = view;
     view = msg.view;
     pending = false;
     document.body.classList.remove("pending");
     render();
+    cue(before, view);
   }
 
   let errorTimer = null;
@@ -148,22 +171,60 @@
     errorTimer = setTimeout(() => { e.hidden = true; }, 5000);
   }
 
+  function chatLine(msg) {
+    const li = el("li");
+    const seated = msg.seat !== null && msg.seat !== undefined;
+    const name = el("strong", null, (msg.name || "someone") + (seated ? ` (${SEATS[msg.seat]})` : " (watching)"));
+    li.append(name, document.createTextNode(": " + String(msg.text).slice(0, 200)));
+    if (msg.at) li.title = new Date(msg.at).toLocaleString();
+    return li;
+  }
+
   function onChat(msg) {
     const log = $("chat-log");
-    const li = el("li");
-    const name = el("strong", null, (msg.name || "someone") + (msg.seat !== null && msg.seat !== undefined ? ` (${SEATS[msg.seat]})` : ""));
-    li.append(name, document.createTextNode(": " + String(msg.text).slice(0, 200)));
-    log.append(li);
+    log.append(chatLine(msg));
     while (log.children.length > 100) log.firstChild.remove();
     log.scrollTop = log.scrollHeight;
+  }
+
+  // On (re)connecting: the table's last lines, which replace what is shown.
+  function onChatHistory(msg) {
+    const log = $("chat-log");
+    log.replaceChildren(...(msg.lines || []).map(chatLine));
+    log.scrollTop = log.scrollHeight;
+  }
+
+  function onWatchers(msg) {
+    const names = (msg.names || []).map((n) => n || "a guest");
+    const box = $("watchers");
+    box.hidden = names.length === 0;
+    box.textContent = names.length ? `${names.length} watching: ${names.join(", ")}` : "";
+  }
+
+  // A quick reaction: a bubble by the seat for a player, a chat line for a spectator.
+  function onReaction(msg) {
+    const emoji = REACTION_EMOJI[msg.emote];
+    if (!emoji) return;
+    const seated = msg.seat !== null && msg.seat !== undefined && view;
+    if (!seated) {
+      onChat({ seat: null, name: msg.name, text: emoji });
+      return;
+    }
+    const box = document.querySelector(`.seat-box[data-rel="${relOf(msg.seat)}"]`);
+    if (!box) return;
+    box.querySelectorAll(".reaction-bubble").forEach((b) => b.remove());
+    const bubble = el("span", "reaction-bubble", emoji);
+    bubble.setAttribute("role", "img");
+    bubble.setAttribute("aria-label", `${who(msg.seat)}: ${REACTION_NAME[msg.emote]}`);
+    box.append(bubble);
+    setTimeout(() => bubble.remove(), 3000);
   }
 
   // ----- drawing ---------------------------------------------------------------
 
   function setStatus(text, mine) {
-    const s = $("status");
-    s.textContent = text;
-    s.classList.toggle("mine", !!mine);
+    $("status").textContent = text;
+    $("status-bar").classList.toggle("mine", !!mine);
   }
 
   function render() {
@@ -183,7 +244,11 @@
       refreshSeating();
       $("hand").replaceChildren();
       $("actions").replaceChildren();
-      setStatus(t.seats.filter(Boolean).length === 4 ? "All four seats are taken: waiting for the host to start." : "Waiting for players…");
+      const full = t.seats.filter(Boolean).length === 4;
+      setStatus(
+        full ? (cfg.isHost ? "All four seats are taken: start the match when you are ready." : "All four seats are taken: waiting for the host to start.")
+          : cfg.isHost ? "Waiting for players: invite friends or add bots." : "Waiting for players…"
+      );
       return;
     }
     $("seating").hidden = true;
@@ -297,33 +362,83 @@
   // closed as abandoned (game/abandoned.py).
   setInterval(() => send({ type: "ping" }), 60000);
 
+  const reduced = matchMedia("(prefers-reduced-motion: reduce)");
+  let lastFrameAt = 0;
+  let calm = true; // frames a human can follow: not a burst (a resync, bots at full speed)
+  const moving = () => calm && !reduced.matches;
+
+  function centre(e) {
+    const r = e.getBoundingClientRect();
+    return [r.left + r.width / 2, r.top + r.height / 2];
+  }
+
+  // A card just played travels from the hand (yours) or the seat to its place.
+  function arrive(card, pos, code) {
+    const fromHand = pos === view.seat && document.querySelector(`#hand .card[data-card="${code}"]`);
+    const from = fromHand || document.querySelector(`.seat-box[data-rel="${relOf(pos)}"]`);
+    if (!from) return;
+    const [fx, fy] = centre(from);
+    const [tx, ty] = centre(card);
+    card.animate(
+      [{ transform: `translate(${fx - tx}px, ${fy - ty}px) scale(0.85)`, opacity: 0.5 }, { transform: "none", opacity: 1 }],
+      { duration: 280, easing: "cubic-bezier(.2,.8,.3,1)" }
+    );
+  }
+
+  // A finished trick is gathered to its winner's seat, then the felt is clear.
+  function sweep(key, winner) {
+    const to = document.querySelector(`.seat-box[data-rel="${relOf(winner)}"]`);
+    const cards = [...document.querySelectorAll("#trick .slot .card")];
+    if (!to || !cards.length) return;
+    const [tx, ty] = centre(to);
+    sweptKey = key;
+    for (const card of cards) {
+      const [cx, cy] = centre(card);
+      const a = card.animate(
+        [{ transform: "none", opacity: 1 }, { transform: `translate(${tx - cx}px, ${ty - cy}px) scale(0.5)`, opacity: 0 }],
+        { duration: 380, easing: "ease-in", fill: "forwards" }
+      );
+      a.onfinish = () => card.closest(".slot").classList.add("swept");
+    }
+  }
+
   function renderTrick() {
     const slots = document.querySelectorAll("#trick .slot");
-    slots.forEach((s) => s.replaceChildren());
+    slots.forEach((s) => { s.replaceChildren(); s.classList.remove("swept"); });
     const note = $("trick-note");
     note.textContent = "";
     let cards = view.trick;
     let leader = view.leader;
     let done = null;
+    let index = view.tricks.length; // the trick's number in the round, from 0
     if (cards.length === 0 && view.tricks.length > 0) {
       done = view.tricks[view.tricks.length - 1];
       cards = done.cards;
       leader = done.leader;
+      index -= 1;
     }
+    const key = `${view.round_number}:${index}`;
+    const fresh = drawnTrick && drawnTrick.key === key ? drawnTrick.count : drawnTrick ? 0 : cards.length;
+    drawnTrick = { key, count: cards.length };
+    const swept = done && sweptKey === key;
     cards.forEach((code, i) => {
       const pos = (leader + i) % 4;
       const slot = slots[relOf(pos)];
       const c = cardEl(code);
       c.title = `${who(pos)} played this`;
       slot.append(c, el("span", "played-by", who(pos)));
+      if (swept) slot.classList.add("swept");
+      else if (i >= fresh && moving()) arrive(c, pos, code);
     });
     const trickBox = $("trick");
     trickBox.classList.toggle("done", !!done);
     if (done) {
-      note.textContent = `${who(done.winner)} ${done.winner === view.seat ? "win" : "wins"} the trick`;
+      note.textContent = `${who(done.winner)} ${done.winner === view.seat ? "win" : "wins"} the trick · `;
       slots[relOf(done.winner)].classList.add("winner");
     }
     slots.forEach((s, i) => { if (!done || i !== relOf(done.winner)) s.classList.remove("winner"); });
+    clearTimeout(sweepTimer);
+    if (done && !swept && moving()) sweepTimer = setTimeout(() => sweep(key, done.winner), SWEEP_AFTER_MS);
   }
 
   function legalSet(type) {
@@ -539,6 +654,87 @@
     });
   }
 
+  // ----- sounds and the tab title ------------------------------------------------
+
+  // Decoded once, after the player's first click or key (browsers allow sound
+  // only from then on), and played through one AudioContext: a cue costs a
+  // buffer source, not a media element.
+  let audio = null;
+  const buffers = {};
+  function unlockAudio() {
+    if (audio || !window.AudioContext) return;
+    audio = new AudioContext();
+    for (const [name, url] of Object.entries(cfg.sounds)) {
+      fetch(url)
+        .then((r) => r.arrayBuffer())
+        .then((data) => audio.decodeAudioData(data))
+        .then((buffer) => { buffers[name] = buffer; })
+        .catch(() => { /* that cue stays silent */ });
+    }
+  }
+  document.addEventListener("pointerdown", unlockAudio, { once: true, capture: true });
+  document.addEventListener("keydown", unlockAudio, { once: true, capture: true });
+
+  let muted = localStorage.getItem("spades.muted") === "1";
+  const played = []; // every cue played, for the browser tests
+  const lastPlayed = {};
+
+  function play(name, delay = 0) {
+    const now = performance.now();
+    // A flood of frames (a fast replay, bots at full speed) is not a concert.
+    if (muted || now - (lastPlayed[name] || -1e9) < 120) return;
+    lastPlayed[name] = now;
+    played.push(name);
+    if (!audio || !buffers[name]) return;
+    const source = audio.createBufferSource();
+    const gain = audio.createGain();
+    gain.gain.value = 0.6;
+    source.buffer = buffers[name];
+    source.connect(gain).connect(audio.destination);
+    source.start(audio.currentTime + delay / 1000);
+  }
+
+  function drawMute() {
+    const b = $("mute-btn");
+    b.textContent = muted ? "Sound off" : "Sound on";
+    b.setAttribute("aria-pressed", String(muted));
+    b.title = muted ? "Turn the table's sounds on" : "Mute the table's sounds";
+  }
+  $("mute-btn").addEventListener("click", () => {
+    muted = !muted;
+    localStorage.setItem("spades.muted", muted ? "1" : "0");
+    drawMute();
+  });
+  drawMute();
+
+  // What changed from one view to the next, as sounds and the tab's title.
+  function cue(before, now) {
+    const mine = now.seat !== null && now.to_act === now.seat && now.match_winner === null && now.table.status === "playing";
+    document.title = mine && document.hidden ? `Your turn \u2022 ${TITLE}` : TITLE;
+    if (!before) {
+      if (mine) play("turn");
+      return;
+    }
+    const sameRound = before.round_number === now.round_number;
+    // The round's last card ends the round at once: the new view holds it in its history.
+    const ended = !sameRound && now.history.length ? now.history[now.history.length - 1] : null;
+    const after = sameRound ? now : ended && ended.round_number === before.round_number ? ended : null;
+    if (after) {
+      const laid = (v) => (v.tricks ? v.tricks.length * 4 + v.trick.length : 52);
+      const tricks = (v) => (v.tricks ? v.tricks.length : 13);
+      if (laid(after) > laid(before)) play("card");
+      if (tricks(after) > tricks(before)) play("trick", 250);
+      const nilSet = [0, 1, 2, 3].some((p) => before.bids[p] === 0 && before.tricks_won[p] === 0 && after.tricks_won[p] > 0);
+      if (nilSet) play("nil-set", 500);
+    }
+    const wasMine = before.seat !== null && before.to_act === before.seat;
+    if (mine && (!wasMine || !sameRound || before.phase !== now.phase)) play("turn", 150);
+  }
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) document.title = TITLE;
+    else if (view && view.seat !== null && view.to_act === view.seat && view.match_winner === null) document.title = `Your turn \u2022 ${TITLE}`;
+  });
+
   // ----- seating (before the match) -------------------------------------------
 
   function renderSeatsOpen() {
@@ -669,6 +865,9 @@
     $("last-trick-btn").setAttribute("aria-expanded", String(!box.hidden));
     if (view && view.table.status !== "open") renderLastTrick();
   });
+  for (const b of document.querySelectorAll("#reactions button")) {
+    b.addEventListener("click", () => send({ type: "react", emote: b.dataset.emote }));
+  }
   $("chat-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const input = $("chat-input");
@@ -690,6 +889,8 @@
     get socket() { return ws; },
     get version() { return lastVersion; },
     get view() { return view; },
+    get sounds() { return [...played]; },
+    get soundsReady() { return Object.keys(buffers).sort(); },
   };
 
   connect();

@@ -102,13 +102,16 @@ def _wait_for(url: str, process: subprocess.Popen[bytes], log: Path, timeout: fl
 
 
 @pytest.fixture(scope="module")
-def daphne_server(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def daphne_server(
+    request: pytest.FixtureRequest, repo_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """Daphne in a subprocess on a free port, over its own SQLite file (migrated).
 
     The in-memory channel layer and the in-process bot runner live inside that
     process, exactly as in ``make run``; bots move with no pacing delay. The
     URL (``http://127.0.0.1:PORT``) is what the tests browse; the server is
-    stopped after the module.
+    stopped after the module. A module's ``DAPHNE_ENV`` dict adds to (or
+    overrides) the server's environment: a bot delay, say.
     """
     workdir = tmp_path_factory.mktemp("daphne")
     env = {
@@ -121,6 +124,7 @@ def daphne_server(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     }
     for key in ("REDIS_URL", ASYNC_UNSAFE):
         env.pop(key, None)
+    env.update(getattr(request.module, "DAPHNE_ENV", {}))
     python = sys.executable
     subprocess.run(
         [python, "manage.py", "migrate", "--noinput", "-v0"],
@@ -166,8 +170,11 @@ def new_page(chromium: Browser) -> Iterator[Callable[..., Page]]:
     """Make pages in fresh browser contexts (separate cookies: separate players)."""
     contexts: list[BrowserContext] = []
 
-    def make(width: int = 1280, height: int = 860) -> Page:
-        context = chromium.new_context(viewport={"width": width, "height": height})
+    def make(width: int = 1280, height: int = 860, reduced_motion: bool = False) -> Page:
+        context = chromium.new_context(
+            viewport={"width": width, "height": height},
+            reduced_motion="reduce" if reduced_motion else "no-preference",
+        )
         contexts.append(context)
         return context.new_page()
 

@@ -62,7 +62,7 @@ def _check(page: Page, width: int, height: int, what: str) -> None:
     seats = _box(page, ".seat-box")
     trick = _box(page, "#trick .slot .card")
     parts = [("seat", b) for b in seats] + [("trick", b) for b in trick]
-    parts += [("hand", b) for b in hand]
+    parts += [("hand", b) for b in hand] + [("trick note", b) for b in _box(page, "#trick-note")]
     for i, (name_a, a) in enumerate(parts):
         for name_b, b in parts[i + 1 :]:
             if name_a == name_b == "trick":
@@ -75,7 +75,8 @@ def test_the_table_fits_the_screen(
     name: str, daphne_server: str, new_page: Callable[..., Page], screenshot_dir: Path
 ) -> None:
     width, height = VIEWPORTS[name]
-    page = new_page(width, height)
+    # Where things rest, not where they fly: cards in flight are test_table_motion's.
+    page = new_page(width, height, reduced_motion=True)
     page.goto(daphne_server + "/")
     page.fill("#id_play_name", "Fitting Fay")
     page.get_by_role("button", name="Play now").click()
@@ -99,6 +100,14 @@ def test_the_table_fits_the_screen(
     page.wait_for_timeout(300)  # the trick's cards settle
     page.screenshot(path=str(screenshot_dir / f"layout-{name}-playing.png"))
     _check(page, width, height, f"{name} playing")
+    # Who won the trick is said beside the status, never over the cards: with
+    # the longest such line in place, nothing overlaps and it is on screen.
+    page.evaluate(
+        "document.getElementById('trick-note').textContent = 'Sofia (BIS+SRP) wins the trick · '"
+    )
+    [note] = _box(page, "#trick-note")
+    assert _inside(note, width, height), f"{name}: the trick note at {note} is off screen"
+    _check(page, width, height, f"{name} trick note")
     illegal = page.locator("#hand .card.illegal")
     if illegal.count():  # a refusal is shown by the hand, inside the screen
         illegal.first.click(force=True)

@@ -232,6 +232,7 @@ def test_second_player_joins_a_private_table_by_invite_link(
     )
     invite = host.locator("#invite-url").input_value()
     assert "/join/" in invite
+    expect(host.locator("#status")).to_have_text("Waiting for players: invite friends or add bots.")
 
     friend = new_page(390, 844)  # a phone-sized screen
     friend.goto(table_url)
@@ -246,6 +247,13 @@ def test_second_player_joins_a_private_table_by_invite_link(
 
     # The host sees Fred arrive without reloading, and starts.
     expect(host.locator(".seat-row", has_text="North")).to_contain_text("Fred")
+    # The host is told to start; the others that the host will.
+    expect(host.locator("#status")).to_have_text(
+        "All four seats are taken: start the match when you are ready."
+    )
+    expect(friend.locator("#status")).to_have_text(
+        "All four seats are taken: waiting for the host to start."
+    )
     host.screenshot(path=str(screenshot_dir / "seating.png"))
     host.get_by_role("button", name="Start the match").click()
     expect(friend.locator("#seating")).to_be_hidden()

@@ -1,0 +1,167 @@
+"""One table's pages: the invite link, the table page, its seating and seat
+commands, the rematch.
+
+As in ``lobby.views``: every change goes through ``game.seating``; these
+views decide who may ask for it and turn ``ServiceError`` into a message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from bots.registry import DEFAULT_BOT, bot_groups
+from game import events, seating
+from game.errors import ServiceError
+from game.models import Table
+from lobby import seat_commands
+from lobby.forms import GuestForm
+from lobby.models import TableListing
+from lobby.players import (
+    INVITES_KEY,
+    invited,
+    is_host,
+    listing_of,
+    may_see,
+    player_of,
+    seat_of,
+)
+from lobby.views import get_table, table_summary, within_limit
+
+TABLE_SOUNDS = ("turn", "card", "trick", "nil-set")  # static/sounds/, scripts/make_sounds.py
+
+
+# ----- one table -------------------------------------------------------------------
+
+
+def join(request: HttpRequest, token: str) -> HttpResponse:
+    """The private invite link: it lets this browser see the table and take a held seat."""
+    table = Table.objects.filter(invite_token=token).first()
+    if table is None:
+        raise Http404("this invite link is not valid")
+    invited = list(request.session.get(INVITES_KEY, []))
+    if table.pk not in invited:
+        invited = [*invited[-49:], table.pk]
+        request.session[INVITES_KEY] = invited
+    return redirect("lobby:table", table.public_id)
+
+
+def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
+    table = get_table(public_id)
+    listing = listing_of(table)
+    p = player_of(request)
+    if not may_see(request, table, listing, p):
+        return render(request, "lobby/private.html", {"table": table}, status=403)
+    seat = seat_of(table, p)
+    host = is_host(table, listing, p)
+    invite_url = None
+    if host or seat is not None:
+        invite_url = request.build_absolute_uri(reverse("lobby:join", args=[table.invite_token]))
+    return render(
+        request,
+        "lobby/table.html",
+        {
+            "table": table,
+            "player": p,
+            "seat": seat,
+            "is_host": host,
+            "invite_url": invite_url,
+            "guest_form": GuestForm(),
+            "config": {
+                "id": table.public_id,
+                "seat": seat,
+                "name": p.name,
+                "isHost": host,
+                "botGroups": bot_groups(),
+                "defaultBot": DEFAULT_BOT,
+                "seatingUrl": reverse("lobby:seating", args=[table.public_id]),
+                "seatUrl": reverse("lobby:seat", args=[table.public_id]),
+                "rematchUrl": reverse("lobby:rematch", args=[table.public_id]),
+                "known": p.known,
+                "sounds": {name: static(f"sounds/{name}.wav") for name in TABLE_SOUNDS},
+            },
+        },
+    )
+
+
+def _seating(request: HttpRequest, table: Table, listing: TableListing) -> dict[str, Any]:
+    p = player_of(request)
+    summary = table_summary(table, listing)
+    mine = seat_of(table, p)
+    host = is_host(table, listing, p)
+    return {
+        "status": table.status,
+        "seats": summary["seats"],
+        "my_seat": mine,
+        "is_host": host,
+        "known": p.known,
+        "may_take_reserved": host or invited(request, table),
+        "rematch": (
+            reverse("lobby:table", args=[listing.rematch.public_id]) if listing.rematch else None
+        ),
+    }
+
+
+@require_GET
+def seating_json(request: HttpRequest, public_id: str) -> JsonResponse:
+    table = get_table(public_id)
+    listing = listing_of(table)
+    if not may_see(request, table, listing, player_of(request)):
+        return JsonResponse({"error": "this table is private"}, status=403)
+    return JsonResponse(_seating(request, table, listing))
+
+
+@require_POST
+def seat_action(request: HttpRequest, public_id: str) -> JsonResponse:
+    """Take, change or leave a seat; the host adds or removes bots and starts."""
+    table = get_table(public_id)
+    listing = listing_of(table)
+    if not may_see(request, table, listing, player_of(request)):
+        return JsonResponse({"error": "this table is private"}, status=403)
+    if not within_limit(request, "seat"):
+        return JsonResponse({"error": "slow down: too many seat changes"}, status=429)
+    try:
+        seat_commands.run(request, table, listing, request.POST.get("op", ""))
+    except seat_commands.LobbyError as e:
+        return JsonResponse({"error": str(e)}, status=400)
+    except ServiceError as e:
+        return JsonResponse({"error": e.message}, status=400)
+    table.refresh_from_db()
+    listing.refresh_from_db()
+    return JsonResponse(_seating(request, table, listing))
+
+
+@require_POST
+def rematch(request: HttpRequest, public_id: str) -> HttpResponse:
+    """A new table with the same seats and rules (the same one for everybody who asks)."""
+    table = get_table(public_id)
+    p = player_of(request)
+    if seat_of(table, p) is None:
+        messages.error(request, "only the players of this table can ask for a rematch")
+        return redirect("lobby:table", table.public_id)
+    if table.status != Table.Status.FINISHED:
+        messages.error(request, "the match is not over yet")
+        return redirect("lobby:table", table.public_id)
+    with transaction.atomic():
+        listing_of(table)
+        listing = TableListing.objects.select_for_update().get(table=table)
+        if listing.rematch is None:
+            new = seating.create_rematch(table)
+            TableListing.objects.create(
+                table=new,
+                private=listing.private,
+                host_guest_id=listing.host_guest_id,
+                host_name=listing.host_name,
+            )
+            listing.rematch = new
+            listing.save(update_fields=["rematch"])
+            events.table_changed(table.pk)
+        target = listing.rematch
+    return redirect("lobby:table", target.public_id)
