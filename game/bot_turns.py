@@ -46,7 +46,7 @@ from django.conf import settings
 
 from bots.registry import DEFAULT_BOT, make_bot
 from bots.uct import UCT
-from game import turns
+from game import sweeper, turns
 from game.engine import view_for
 from game.engine.actions import Bid, Play
 from game.engine.state import Phase
@@ -65,6 +65,7 @@ NOT_DUE = "not_due"
 SEARCHING = "searching"  # the search went to the search queue; a fallback is scheduled
 FALLBACK = "fallback"  # the fallback move was submitted
 
+SWEEP_TASK = "game.bot_turns.sweep_overdue"
 DEFAULT_BOT_BUDGET = 1.0  # seconds for a searching bot's move at a live table
 
 
@@ -313,3 +314,9 @@ def submit_fallback(
     stand_in: bool = False,
 ) -> str:
     return fallback_turn(table_id, seat, version, fallback, started, budget, stand_in)
+
+
+@shared_task(name=SWEEP_TASK, ignore_result=True)
+def sweep_overdue() -> int:
+    """Celery beat's periodic sweep (``game.sweeper``): lost moves scheduled again."""
+    return len(sweeper.sweep())

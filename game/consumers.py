@@ -61,7 +61,19 @@ from channels.exceptions import AcceptConnection, DenyConnection, StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.db import DatabaseError
 
-from game import abandoned, events, frames, identity, limits, moves, seating, talk, turns, watchers
+from game import (
+    abandoned,
+    events,
+    frames,
+    identity,
+    limits,
+    moves,
+    seating,
+    sweeper,
+    talk,
+    turns,
+    watchers,
+)
 from game.client_frames import Act, Back, Chat, FrameRefused, React, Resync, parse
 from game.db import db_call, moves_on_loop
 from game.errors import ServiceError, StaleVersion
@@ -168,7 +180,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             )
         else:
             await self.send_json({"type": "watchers", "names": await watchers.names(self.table_pk)})
-        # A move lost in a restart would stall the table: schedule it again if overdue.
+        # A move lost in a restart would stall the table: schedule it again if
+        # overdue; the embedded server then sweeps every table (game.sweeper).
+        sweeper.start_in_process()
         await db_call(turns.resume_table)(self.table_pk)
 
     async def disconnect(self, code: int) -> None:

@@ -181,6 +181,14 @@ def celery_worker_command(
     ]  # fmt: skip
 
 
+def celery_beat_command(schedule_file: str) -> list[str]:
+    """Celery beat: the periodic sweep for lost moves (one per deployment)."""
+    return [
+        sys.executable, "-m", "celery", "-A", "spadesite", "beat", "-l", "info",
+        "--schedule", schedule_file,
+    ]  # fmt: skip
+
+
 def wait_for_port(
     port: int, process: subprocess.Popen[str] | None = None, timeout: float = 20.0
 ) -> None:

@@ -1,9 +1,10 @@
 """`make stack`: the production stack on this machine, in the foreground.
 
-Runs migrations, then starts one Daphne process and two Celery workers (queue
-``bots`` for quick moves, queue ``search`` for UCT searches) against
-PostgreSQL and Redis, prints the URL, and stops every child on Ctrl-C (or when
-one of them dies).
+Runs migrations, then starts one Daphne process, two Celery workers (queue
+``bots`` for quick moves, queue ``search`` for UCT searches) and Celery beat
+(the sweep for lost moves, ``game/sweeper.py``) against PostgreSQL and
+Redis, prints the URL, and stops every child on Ctrl-C (or when one of them
+dies).
 
 Environment (defaults are the local services):
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -66,6 +68,10 @@ def main() -> int:
         ),
         "worker search": stackprocs.celery_worker_command(
             "search", int(os.environ.get("STACK_SEARCH_WORKERS", "1")), pool="prefork"
+        ),
+        # Lost moves (a worker killed mid-move, a broker restarted) are swept up.
+        "beat": stackprocs.celery_beat_command(
+            str(Path(tempfile.gettempdir()) / "spades-celerybeat-schedule")
         ),
     }
     children = {}

@@ -16,6 +16,12 @@ app = Celery("spadesite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+# Celery beat (`celery -A spadesite beat`, one per deployment) sweeps for
+# tables whose bot move was lost (game/sweeper.py).
+app.conf.beat_schedule = {
+    "sweep-overdue-turns": {"task": "game.bot_turns.sweep_overdue", "schedule": 15.0},
+}
+
 # A list of (glob, route) pairs is matched in order, first match wins, so the
 # narrower search pattern must come before the catch-all for bot tasks.
 app.conf.task_routes = (

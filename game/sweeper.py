@@ -1,0 +1,113 @@
+"""Tables that wait for a move nobody will make: found and given their move again.
+
+A bot's move (or a stand-in's after a human's timer) is a task: in the
+Celery broker, or in the embedded runner's memory. A worker killed while it
+held one, a broker restarted, a server process stopped: the task is gone
+and the table would wait for ever. The sweep looks at every playing table
+whose turn began long ago; if a bot or stand-in is due there and overdue by
+more than :data:`OVERDUE_AFTER_SECONDS`, its move is scheduled again. That
+is safe to repeat: the move is made at the table's version or refused as
+stale, so two copies never make two moves.
+
+It runs every :data:`SWEEP_EVERY_SECONDS`: from Celery beat on the
+production stack (``game.bot_turns.sweep_overdue``), from the embedded
+server's runner once a table socket has opened there
+(:func:`start_in_process`; a socket opening also resumes its own table), or
+by ``manage.py sweep_overdue_turns`` from cron.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from game import runner, turns
+from game.matches import load_match
+from game.models import Table
+
+log = logging.getLogger(__name__)
+
+SWEEP_EVERY_SECONDS = 15.0
+# Past its due time by this much, a move is taken as lost. Well above a
+# searching bot's budget and a loaded worker's queue, so that the sweep
+# seldom duplicates a move that is merely slow (a duplicate is refused as
+# stale: it costs a computation, never a second move).
+OVERDUE_AFTER_SECONDS = 15.0
+
+
+def overdue_plans(now: datetime | None = None) -> list[turns.TurnPlan]:
+    """The due moves of playing tables that look lost, to be made at once."""
+    now = now or timezone.now()
+    plans = []
+    waiting = Table.objects.filter(
+        status=Table.Status.PLAYING,
+        turn_started_at__lt=now - timedelta(seconds=OVERDUE_AFTER_SECONDS),
+    ).prefetch_related("seats")
+    for table in waiting:
+        match = load_match(table)
+        if match.is_over:
+            continue
+        seats = {s.position: s for s in table.seats.all()}
+        plan = turns.next_turn(table, seats, match.round.to_act, table.version)
+        if plan is None:
+            continue  # a human's own turn with no stand-in: theirs to take
+        assert table.turn_started_at is not None
+        waited = (now - table.turn_started_at).total_seconds()
+        # The latest a move made in time comes: its delay (a bot's pace or a
+        # human's timer), plus the pause after a finished trick.
+        due = plan.delay + turns.bot_delay_for(table) * turns.TRICK_PAUSE
+        if waited > due + OVERDUE_AFTER_SECONDS:
+            plans.append(
+                turns.TurnPlan(table.pk, plan.seat, plan.version, 0.0, plan.stand_in, plan.away)
+            )
+    return plans
+
+
+def sweep(now: datetime | None = None) -> list[int]:
+    """Schedule every lost move again; the tables it did that for."""
+    swept = []
+    for plan in overdue_plans(now):
+        try:
+            turns.schedule(plan)
+        except Exception:
+            log.exception("sweep: scheduling table %s again failed", plan.table_id)
+            continue
+        log.warning(
+            "sweep: table %s waited too long for seat %s at version %s: move scheduled again",
+            plan.table_id, plan.seat, plan.version,
+        )  # fmt: skip
+        swept.append(plan.table_id)
+    return swept
+
+
+_started = False
+_started_lock = threading.Lock()
+
+
+def start_in_process() -> bool:
+    """In the embedded server, sweep every :data:`SWEEP_EVERY_SECONDS` on the
+    runner's scheduler (a timer: idle waits ignore it). Once per process;
+    False if already started or if bots do not run in this process."""
+    global _started
+    from django.conf import settings
+
+    if not getattr(settings, "SPADES_BOTS_IN_PROCESS", True):
+        return False
+    if getattr(settings, "SPADES_BOTS_INLINE", False):
+        return False  # tests call sweep() themselves
+    with _started_lock:
+        if _started:
+            return False
+        _started = True
+    runner.get_runner().submit(_sweep_and_again, delay=SWEEP_EVERY_SECONDS, timer=True)
+    return True
+
+
+def _sweep_and_again() -> None:
+    try:
+        sweep()
+    finally:
+        runner.get_runner().submit(_sweep_and_again, delay=SWEEP_EVERY_SECONDS, timer=True)

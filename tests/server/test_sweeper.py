@@ -1,0 +1,127 @@
+"""Lost moves are swept up (game.sweeper): a table never waits for ever on a
+bot or stand-in task that a dead worker, broker or server took with it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from game import bot_turns, runner, sweeper, turns
+from game.models import Action, Seat, Table
+from tests.server.helpers import make_table
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def lost(monkeypatch: pytest.MonkeyPatch) -> list[turns.TurnPlan]:
+    """Every move scheduled from now on is lost (kept here, never run)."""
+    dropped: list[turns.TurnPlan] = []
+    monkeypatch.setattr(turns, "schedule", dropped.append)
+    return dropped
+
+
+def _waited(table: Table, seconds: float) -> None:
+    Table.objects.filter(pk=table.pk).update(
+        turn_started_at=timezone.now() - timedelta(seconds=seconds)
+    )
+
+
+def test_a_bot_move_lost_for_long_is_made_again(
+    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+) -> None:
+    table = make_table("BBBB")
+    assert len(lost) == 1  # the first bot's move, gone with its worker
+    version = Table.objects.get(pk=table.pk).version
+    _waited(table, sweeper.OVERDUE_AFTER_SECONDS - 1)
+    assert sweeper.sweep() == []  # late, not lost yet
+    _waited(table, sweeper.OVERDUE_AFTER_SECONDS + 1)
+    monkeypatch.undo()  # moves run again (inline)
+    assert sweeper.sweep() == [table.pk]
+    after = Table.objects.get(pk=table.pk)
+    assert after.version > version  # the bots play on
+    versions = list(Action.objects.filter(table=table).values_list("version", flat=True))
+    assert versions == list(range(1, len(versions) + 1))
+
+
+def test_a_humans_own_turn_is_never_swept(lost: list[turns.TurnPlan]) -> None:
+    table = make_table("HHHH")
+    _waited(table, 3600)
+    assert sweeper.sweep() == []
+    assert lost == []
+
+
+def test_a_lost_turn_timer_brings_the_stand_in(
+    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+) -> None:
+    table = make_table("HHHH", stand_in_bots=True)
+    [timer] = lost  # the first player's turn timer, lost
+    assert timer.stand_in and timer.delay == table.turn_seconds
+    _waited(table, table.turn_seconds + sweeper.OVERDUE_AFTER_SECONDS - 2)
+    assert sweeper.sweep() == []  # the player still has time, and then some
+    _waited(table, table.turn_seconds + sweeper.OVERDUE_AFTER_SECONDS + 2)
+    monkeypatch.undo()
+    assert sweeper.sweep() == [table.pk]
+    moved = Action.objects.get(table=table, version=table.version + 1)
+    assert moved.by_stand_in and moved.seat == timer.seat
+    assert Seat.objects.get(table=table, position=timer.seat).away
+
+
+def test_a_swept_move_is_made_once_however_often_it_is_swept(
+    live: runner.InlineRunner, lost: list[turns.TurnPlan]
+) -> None:
+    table = make_table("BBBB")
+    _waited(table, 60)
+    sweeper.sweep()
+    sweeper.sweep()
+    first, second = lost[1], lost[2]
+    assert (
+        (first.table_id, first.version)
+        == (second.table_id, second.version)
+        == (
+            table.pk,
+            table.version,
+        )
+    )
+    outcomes = [bot_turns.play_turn(p.table_id, p.seat, p.version, p.stand_in) for p in lost[1:]]
+    assert outcomes == [bot_turns.MOVED, bot_turns.STALE]
+    assert Action.objects.filter(table=table).count() == 1
+
+
+def test_the_command_and_celery_beat_sweep(
+    live: runner.InlineRunner, capsys: pytest.CaptureFixture[str], lost: list[turns.TurnPlan]
+) -> None:
+    table = make_table("BBBB")
+    _waited(table, 60)
+    call_command("sweep_overdue_turns")
+    assert f"1 table(s) had a lost move scheduled again: {table.pk}" in capsys.readouterr().out
+    from spadesite.celery import app
+
+    entry = app.conf.beat_schedule["sweep-overdue-turns"]
+    assert entry["task"] == bot_turns.SWEEP_TASK == bot_turns.sweep_overdue.name
+    assert entry["schedule"] == sweeper.SWEEP_EVERY_SECONDS
+    assert bot_turns.sweep_overdue() == 1  # the task itself
+
+
+def test_the_embedded_server_sweeps_on_its_runner(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.SPADES_BOTS_IN_PROCESS = True
+    settings.SPADES_BOTS_INLINE = False
+    monkeypatch.setattr(sweeper, "_started", False)
+    runner.reset_runners()
+    try:
+        assert sweeper.start_in_process() is True
+        assert sweeper.start_in_process() is False  # once per process
+        threads = runner.get_runner()
+        assert isinstance(threads, runner.ThreadRunner)
+        assert threads.pending_timers() == 1  # the next sweep, waiting
+    finally:
+        runner.reset_runners()
+    settings.SPADES_BOTS_IN_PROCESS = False
+    monkeypatch.setattr(sweeper, "_started", False)
+    assert sweeper.start_in_process() is False  # Celery beat's job there
