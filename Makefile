@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 CHROMIUM := /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help run stack test lint bench bench-bots bench-server venv install install-dev chromium clean
+.PHONY: help run stack test lint bench bench-bots bench-server venv install install-dev chromium proxy clean
 
 help:
 	@echo "make run    - start the site at http://127.0.0.1:8000/ (SQLite, in-memory channel layer)"
@@ -44,7 +44,7 @@ run: install
 # Celery workers for the queues bots and search, against DATABASE_URL and
 # REDIS_URL (default: the local PostgreSQL database `spades` and Redis).
 # Ctrl-C stops them all.
-stack: install
+stack: install proxy
 	@exec $(BIN)/python scripts/stack.py
 
 # Browser tests use Debian's Chromium (Playwright's own browser download is not
@@ -62,7 +62,20 @@ chromium:
 		echo "      browser tests will be skipped (and fail when CI=true)."; \
 	fi
 
-test: install-dev chromium
+# nginx, the reverse proxy of `make stack` and of the multi-process tests
+# (game/proxy.py), from Debian's package like Chromium.
+proxy:
+	@if command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; then \
+		:; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Installing Debian's nginx for the production stack..."; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; \
+	else \
+		echo "note: nginx is missing and cannot be installed here (needs root and apt-get);"; \
+		echo "      make stack and the multi-process tests need it."; \
+	fi
+
+test: install-dev chromium proxy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: install-dev

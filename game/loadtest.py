@@ -269,7 +269,7 @@ class TableClient:
 
 
 async def run_clients(
-    port: int,
+    port: int | list[int],
     tables: list[dict[str, Any]],
     *,
     seconds: float,
@@ -279,25 +279,27 @@ async def run_clients(
     warmup: float = 1.0,
     drain: float = 2.0,
 ) -> Figures:
-    """Connect four sockets per table, play for ``seconds``, measure."""
+    """Connect four sockets per table, play for ``seconds``, measure. With
+    several ``port``s (Daphne processes), the sockets are dealt out over them
+    in turn, so a table's four seats sit on different processes."""
     from websockets.asyncio.client import connect
 
+    ports = [port] if isinstance(port, int) else list(port)
     figures = Figures()
     rng = random.Random(seed)
     gate = asyncio.Semaphore(connect_concurrency)
-    origin = f"http://127.0.0.1:{port}"
     clients = [
         TableClient(t["public_id"], figures, random.Random(rng.getrandbits(64)), interval)
         for t in tables
     ]
 
-    async def open_socket(client: TableClient, seat: int, cookie: str) -> Any:
+    async def open_socket(client: TableClient, seat: int, cookie: str, port: int) -> Any:
         async with gate:
             for attempt in range(3):
                 try:
                     return await connect(
                         f"ws://127.0.0.1:{port}/ws/table/{client.public_id}/",
-                        origin=origin,  # type: ignore[arg-type]
+                        origin=f"http://127.0.0.1:{port}",  # type: ignore[arg-type]
                         additional_headers={"Cookie": cookie},
                         compression=None,
                         proxy=None,
@@ -316,8 +318,13 @@ async def run_clients(
     readers: list[asyncio.Task[None]] = []
     opened = await asyncio.gather(
         *(
-            open_socket(client, seat, f"{t['cookie']}={t['sessions'][seat]}")
-            for client, t in zip(clients, tables, strict=True)
+            open_socket(
+                client,
+                seat,
+                f"{t['cookie']}={t['sessions'][seat]}",
+                ports[(4 * i + seat) % len(ports)],
+            )
+            for i, (client, t) in enumerate(zip(clients, tables, strict=True))
             for seat in range(4)
         ),
         return_exceptions=True,

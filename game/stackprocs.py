@@ -164,9 +164,12 @@ def start(
     )
 
 
-def daphne_command(port: int, host: str = "127.0.0.1") -> list[str]:
+def daphne_command(port: int, host: str = "127.0.0.1", proxied: bool = False) -> list[str]:
+    """Daphne on ``port``; ``proxied``: behind game.proxy's nginx (trust its
+    X-Forwarded-For for the client's address)."""
     return [
         sys.executable, "-m", "daphne", "-b", host, "-p", str(port),
+        *(["--proxy-headers"] if proxied else []),
         "spadesite.asgi:application",
     ]  # fmt: skip
 

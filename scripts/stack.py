@@ -1,6 +1,8 @@
 """`make stack`: the production stack on this machine, in the foreground.
 
-Runs migrations, then starts one Daphne process, two Celery workers (queue
+Runs migrations and collectstatic, then starts ``STACK_DAPHNES`` Daphne
+processes behind nginx (``game/proxy.py``: websockets and HTTP balanced, no
+sticky sessions, ``/static/`` served by nginx), two Celery workers (queue
 ``bots`` for quick moves, queue ``search`` for UCT searches) and Celery beat
 (the sweep for lost moves, ``game/sweeper.py``) against PostgreSQL and
 Redis, prints the URL, and stops every child on Ctrl-C (or when one of them
@@ -11,13 +13,15 @@ Environment (defaults are the local services):
 - ``DATABASE_URL`` (``postgres://postgres@127.0.0.1:5432/spades``; the
   database is created when it does not exist yet)
 - ``REDIS_URL`` (``redis://127.0.0.1:6379/0``)
-- ``STACK_HOST`` / ``STACK_PORT`` (``127.0.0.1`` / ``8000``): where Daphne listens
+- ``STACK_HOST`` / ``STACK_PORT`` (``127.0.0.1`` / ``8000``): where nginx listens
+- ``STACK_DAPHNES`` (2): Daphne processes, each on a free port of 127.0.0.1
 - ``STACK_BOT_WORKERS`` / ``STACK_SEARCH_WORKERS`` (2 / 1): worker concurrency
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -27,7 +31,9 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from game import stackprocs  # noqa: E402
+from game import proxy, stackprocs  # noqa: E402
+
+STATIC_ROOT = Path(__file__).resolve().parent.parent / "staticfiles"
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/spades"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -55,14 +61,28 @@ def main() -> int:
     redis_url = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
     host = os.environ.get("STACK_HOST", "127.0.0.1")
     port = int(os.environ.get("STACK_PORT", "8000"))
-    env = stackprocs.stack_env(database_url, redis_url)
+    daphnes = max(1, int(os.environ.get("STACK_DAPHNES", "2")))
+    env = stackprocs.stack_env(database_url, redis_url, DJANGO_DEBUG="0")
+    env.setdefault("DJANGO_ALLOWED_HOSTS", f"{host},127.0.0.1,localhost")
+    env.setdefault("DJANGO_SECRET_KEY", "make-stack-on-this-machine-only")
 
     ensure_postgres_database(database_url)
-    print("applying migrations")
+    print("applying migrations, collecting static files")
     stackprocs.manage(env, "migrate", "--noinput")
+    stackprocs.manage(env, "collectstatic", "--noinput")
+    workdir = Path(tempfile.mkdtemp(prefix="spades-stack-"))
+    daphne_ports = [stackprocs.free_port() for _ in range(daphnes)]
+    nginx_conf = proxy.nginx_config(port, daphne_ports, STATIC_ROOT, workdir / "nginx")
+    if host != "127.0.0.1":
+        text = nginx_conf.read_text().replace("listen 127.0.0.1:", f"listen {host}:")
+        nginx_conf.write_text(text)
 
     commands = {
-        "daphne": stackprocs.daphne_command(port, host),
+        **{
+            f"daphne {n + 1}": stackprocs.daphne_command(p, proxied=True)
+            for n, p in enumerate(daphne_ports)
+        },
+        "nginx": proxy.nginx_command(nginx_conf),
         "worker bots": stackprocs.celery_worker_command(
             "bots", int(os.environ.get("STACK_BOT_WORKERS", "2")), pool="prefork"
         ),
@@ -70,9 +90,7 @@ def main() -> int:
             "search", int(os.environ.get("STACK_SEARCH_WORKERS", "1")), pool="prefork"
         ),
         # Lost moves (a worker killed mid-move, a broker restarted) are swept up.
-        "beat": stackprocs.celery_beat_command(
-            str(Path(tempfile.gettempdir()) / "spades-celerybeat-schedule")
-        ),
+        "beat": stackprocs.celery_beat_command(str(workdir / "celerybeat-schedule")),
     }
     children = {}
     stopping = False
@@ -87,10 +105,13 @@ def main() -> int:
         for name, command in commands.items():
             # Output goes to this terminal (stdout inherited).
             children[name] = stackprocs.start(command, env, log=sys.stdout)
-        stackprocs.wait_for_port(port, children["daphne"], timeout=30)
+        for n, daphne_port in enumerate(daphne_ports):
+            stackprocs.wait_for_port(daphne_port, children[f"daphne {n + 1}"], timeout=30)
+        stackprocs.wait_for_port(port, children["nginx"], timeout=10)
         print(f"Spades (production stack) is running at http://{host}:{port}/")
+        print(f"  nginx in front of {daphnes} Daphne processes (ports {daphne_ports})")
         print(f"  DATABASE_URL={database_url}  REDIS_URL={redis_url}")
-        print("  Ctrl-C stops Daphne and the workers.")
+        print("  Ctrl-C stops nginx, Daphne and the workers.")
         sys.stdout.flush()
         while not stopping:
             dead = [name for name, p in children.items() if p.poll() is not None]
@@ -103,6 +124,7 @@ def main() -> int:
         print("stopping the stack")
         for process in children.values():
             stackprocs.stop(process)
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

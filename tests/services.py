@@ -8,7 +8,10 @@ skip would hide a broken set-up.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import subprocess
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -50,6 +53,32 @@ def redis_url() -> str:
     if not reachable(url, default_port=6379):
         unavailable(f"Redis not reachable at {url}: start it with `{REDIS_START}`")
     return url
+
+
+def own_redis_server(workdir: Path) -> tuple[str, subprocess.Popen[str]]:
+    """A Redis server of the test's own on a spare port (nothing kept on disk),
+    for tests that stop or restart it: (its URL, the process)."""
+    from game import stackprocs
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        unavailable("redis-server not found: install Debian's redis-server")
+    port = stackprocs.free_port()
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+               "--appendonly", "no", "--dir", str(workdir)]  # fmt: skip
+    process = stackprocs.start(command, os.environ)
+    stackprocs.wait_for_port(port, process, timeout=10)
+    return f"redis://127.0.0.1:{port}/0", process
+
+
+def nginx_binary() -> str:
+    """nginx for the multi-process tests (``make proxy`` installs it)."""
+    from game import proxy
+
+    found = proxy.nginx_binary()
+    if found is None:
+        unavailable("nginx not found: `make proxy` installs Debian's package")
+    return str(found)
 
 
 def postgres_url() -> str:
