@@ -47,7 +47,8 @@ class Cluster:
         code = (
             "import json\n"
             "from game import loadtest\n"
-            f"print(json.dumps(loadtest.prepare_tables({count}, {seed}, rules={RULES.to_dict()!r})))\n"
+            f"rules = {RULES.to_dict()!r}\n"
+            f"print(json.dumps(loadtest.prepare_tables({count}, {seed}, rules=rules)))\n"
         )
         out = stackprocs.manage(self.env, "shell", "-c", code)
         return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
