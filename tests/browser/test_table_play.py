@@ -16,6 +16,8 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from tests.browser.boxes import check_table_fits
+
 pytestmark = pytest.mark.browser
 
 MATCH_TIMEOUT_SECONDS = 240
@@ -300,6 +302,8 @@ def test_a_player_who_times_out_is_away_until_back(
     kinds = [b.locator(".bot-kind").inner_text() for b in boxes]
     assert len(set(names)) == 3 and kinds == ["bot · BIS+SRP"] * 3, (names, kinds)
     page.screenshot(path=str(screenshot_dir / "away-notice-1366x768.png"))
+    # The notice makes room for itself: the hand and "I'm back" stay on screen.
+    check_table_fits(page, 1366, 768, "away", "#back-btn")
     # While he is away his seat costs the table no timer: 40 more moves (ten
     # of them his) go by in a few seconds; at 12 s per turn of his it takes 120 s.
     start, first = time.monotonic(), page.evaluate("window.spadesTable.version")
