@@ -2,12 +2,13 @@
 
 Tables of four humans are made through ``game.seating`` (with a Django
 session per guest, so that each socket holds its seat as a browser would),
-then asyncio clients on 127.0.0.1 play them against one Daphne process:
-every table acts every ``interval`` seconds (staggered), the seat to act
-picks a random legal action from its own view (``legal_actions``) and sends
-``act``. Each socket times the arrival of the ``state`` frame with the new
-version, measured from the moment the action was sent: the acting socket
-(its own move coming back) and the three others. A socket that sees version
+then asyncio clients on 127.0.0.1 play them against one or more Daphne
+processes (or against ``game.bench_echo``, the bare Channels baseline): every
+table acts every ``interval`` seconds (staggered), the seat to act picks a
+random legal action from its own view (``legal_actions``) and sends ``act``.
+Each socket times the arrival of the ``state`` frame with the new version,
+measured from the moment the action was sent: the acting socket (its own
+move coming back) and the three others. A socket that sees version
 v+2 without v+1 counts a gap and sends ``resync``; the gap is recovered when
 the answer carries at least the version it jumped to.
 
@@ -23,6 +24,7 @@ import os
 import random
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -278,10 +280,13 @@ async def run_clients(
     connect_concurrency: int = 50,
     warmup: float = 1.0,
     drain: float = 2.0,
+    on_phase: Callable[[str], None] | None = None,
 ) -> Figures:
     """Connect four sockets per table, play for ``seconds``, measure. With
     several ``port``s (Daphne processes), the sockets are dealt out over them
-    in turn, so a table's four seats sit on different processes."""
+    in turn, so a table's four seats sit on different processes. ``on_phase``
+    is called with "start" and "stop" around the measured play (after the
+    warm-up, after the drain): where the caller reads CPU counters."""
     from websockets.asyncio.client import connect
 
     ports = [port] if isinstance(port, int) else list(port)
@@ -349,6 +354,8 @@ async def run_clients(
     stop_at = start + seconds
     for client in clients:
         client.measuring = True
+    if on_phase is not None:
+        on_phase("start")
     players = [
         asyncio.create_task(client.play(start + interval * rng.random(), stop_at))
         for client in clients
@@ -357,6 +364,8 @@ async def run_clients(
     deadline = loop.time() + drain
     while loop.time() < deadline and any(c.pending is not None for c in clients):
         await asyncio.sleep(0.05)
+    if on_phase is not None:
+        on_phase("stop")
     for client in clients:
         client.close_pending()
         client.measuring = False

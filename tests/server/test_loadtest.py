@@ -1,8 +1,19 @@
-"""The load benchmark's figures (game.loadtest): percentiles and the per-second view."""
+"""The load benchmark's figures (game.loadtest): percentiles and the per-second view;
+bench_server's CPU per action and its ratios to the baseline."""
 
 from __future__ import annotations
 
+from io import StringIO
+from typing import Any
+
 from game.loadtest import Figures
+from game.management.commands.bench_server import (
+    ONE_PROCESS_NOTE,
+    Command,
+    comparison_lines,
+    cpu_figures,
+    ratios,
+)
 
 
 def test_by_second_groups_deliveries_by_when_the_action_was_sent() -> None:
@@ -23,3 +34,65 @@ def test_by_second_groups_deliveries_by_when_the_action_was_sent() -> None:
 def test_no_deliveries_no_seconds() -> None:
     assert Figures().by_second() == []
     assert Figures().summary()["p99_ms"] is None
+
+
+# ----- bench_server: the stack beside its baseline --------------------------------
+
+
+def summary(p50: float | None, p99: float | None, cpu: float | None, **more: Any) -> dict[str, Any]:
+    """A stack's or a baseline's figures as bench_server keeps them."""
+    figures = Figures().summary()
+    figures.update(p50_ms=p50, p99_ms=p99, daphne_cpu_ms_per_action=cpu)
+    figures.update(
+        processes=1, tables=20, sockets=80, actions_per_second=40.0, daphne_cpu_percent=7.0,
+        client_cpu_percent=2.0, machine_cpu_percent=90.0, measured_seconds=5.1,
+    )  # fmt: skip
+    figures.update(more)
+    return figures
+
+
+def test_ratios_are_the_stack_over_its_baseline() -> None:
+    stack = summary(4.0, 30.0, 2.5)
+    assert ratios(stack, summary(2.0, 6.0, 0.5)) == {"p50": 2.0, "p99": 5.0, "cpu_per_action": 5.0}
+    # Nothing measured, or a baseline of zero: no ratio rather than a wrong one.
+    assert ratios(stack, summary(None, 0.0, 0.5)) == {
+        "p50": None,
+        "p99": None,
+        "cpu_per_action": 5.0,
+    }
+
+
+def test_cpu_per_action_sums_the_processes_over_the_measured_play() -> None:
+    # Two Daphne processes' CPU seconds already summed by the reader: 1.2 s
+    # more over 10 s of play and 400 actions is 3 ms per action, 12% of a core.
+    start = (5.0, 1.0, (1000.0, 4000.0), 100.0)
+    stop = (6.2, 1.5, (2000.0, 6000.0), 110.0)
+    figures = cpu_figures(start, stop, 400)
+    assert figures["daphne_cpu_ms_per_action"] == 3.0
+    assert figures["daphne_cpu_percent"] == 12.0
+    assert figures["client_cpu_percent"] == 5.0
+    assert figures["measured_seconds"] == 10.0
+    assert cpu_figures(start, stop, 0)["daphne_cpu_ms_per_action"] is None
+
+
+def test_the_report_gives_each_stack_beside_its_baseline() -> None:
+    embedded = summary(3.0, 15.0, 1.8, tables_made_seconds=1.0, note=ONE_PROCESS_NOTE)
+    embedded["baseline"] = summary(1.2, 5.0, 0.6)
+    embedded["vs_baseline"] = ratios(embedded, embedded["baseline"])
+    redis = summary(8.0, 40.0, 4.0, processes=2, tables_made_seconds=2.0)
+    redis["baseline"] = summary(2.0, 8.0, 1.0, processes=2)
+    redis["vs_baseline"] = ratios(redis, redis["baseline"])
+
+    out = StringIO()
+    command = Command(stdout=out)
+    command.report("embedded", embedded)
+    text = out.getvalue()
+    assert "1.800 ms per action" in text and "0.600 ms per action" in text
+    assert "vs baseline: p50 x2.50  p99 x3.00  Daphne CPU per action x3.00" in text
+    assert ONE_PROCESS_NOTE in text
+
+    lines = comparison_lines({"embedded": embedded, "redis": redis})
+    assert lines[2].split()[:2] == ["embedded", "1"]
+    assert "3.0 / 1.2 = x2.50" in lines[2] and "1.800 / 0.600 = x3.00" in lines[2]
+    assert lines[3].split()[:2] == ["redis", "2"]
+    assert "40.0 / 8.0 = x5.00" in lines[3] and "4.000 / 1.000 = x4.00" in lines[3]

@@ -1,13 +1,21 @@
-"""``manage.py bench_server``: websocket load on one Daphne process, embedded and Redis stack.
+"""``manage.py bench_server``: websocket load on Daphne, embedded and Redis stack, each
+against a bare Channels baseline measured in the same run.
 
 For each stack: a scratch database (a SQLite file, or a fresh PostgreSQL
 database), migrations, ``--tables`` tables of four guests made through the
-service layer, one Daphne process started as a subprocess (DEBUG off), then
-asyncio clients on 127.0.0.1 play every table once per ``--interval``
-seconds for ``--seconds`` seconds (see ``game.loadtest``). Reports p50/p99
-from a sent ``act`` to the ``state`` frame with the new version (at the
-acting socket and at the other three), version gaps and whether ``resync``
-recovered them, and CPU. Everything it starts or makes is removed at the end.
+service layer. Then twice, with the same clients (``game.loadtest``: every
+table acts once per ``--interval`` seconds for ``--seconds`` seconds, same
+seed): first the baseline, ``game.bench_echo`` (no database, no engine: each
+act echoed to the table's four sockets) under Daphne on the stack's own
+channel layer, then the site itself. The Redis stack (and its baseline) runs
+``--processes`` Daphne processes with a table's sockets dealt over them; the
+embedded stack has one (its in-memory layer reaches no other process).
+Reports p50/p99 from a sent ``act`` to the ``state`` frame with the new
+version (at the acting socket and at the other three), version gaps and
+whether ``resync`` recovered them, Daphne's CPU per action (summed over its
+processes, during the measured play), and the stack's latency and CPU per
+action as ratios to its baseline's. Everything it starts or makes is
+removed at the end.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import json
 import os
 import secrets
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,15 +37,28 @@ from django.core.management.base import BaseCommand, CommandError
 from game import loadtest, stackprocs
 
 STACKS = ("embedded", "redis")
+SITE_APP = "spadesite.asgi:application"
+ECHO_APP = "game.bench_echo:application"
+# stack/baseline ratios: name -> the summary's key
+RATIO_KEYS = {"p50": "p50_ms", "p99": "p99_ms", "cpu_per_action": "daphne_cpu_ms_per_action"}
+LABELS = {
+    "embedded": "embedded (SQLite file + in-memory layer)",
+    "redis": "redis stack (pub/sub layer + PostgreSQL)",
+}
+ONE_PROCESS_NOTE = (
+    "one Daphne process: the in-memory layer reaches no other process "
+    "(--processes applies to the redis stack)"
+)
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test"
 
 
 class Command(BaseCommand):
     help = (
-        "Websocket load benchmark: tables of four humans playing through one Daphne "
-        "process; action-to-broadcast latency, version gaps, CPU. Embedded default "
-        "(SQLite + in-memory layer) and Redis stack (pub/sub layer + PostgreSQL)."
+        "Websocket load benchmark: tables of four humans playing through Daphne; "
+        "action-to-broadcast latency, version gaps, CPU per action, each beside a bare "
+        "Channels echo on the same layer. Embedded default (SQLite + in-memory layer) "
+        "and Redis stack (pub/sub layer + PostgreSQL)."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -48,6 +70,13 @@ class Command(BaseCommand):
             "--interval", type=float, default=0.5, help="seconds between a table's moves"
         )
         parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument(
+            "--processes",
+            type=int,
+            default=1,
+            help="Daphne processes of the redis stack and its baseline (default 1); "
+            "the embedded stack always has one",
+        )
         parser.add_argument(
             "--stacks",
             default=",".join(STACKS),
@@ -77,8 +106,13 @@ class Command(BaseCommand):
             tables = loadtest.prepare_tables(opts["tables"], opts["seed"])
             Path(opts["prepare"]).write_text(json.dumps(tables))
             return
-        if opts["tables"] < 1 or opts["seconds"] <= 0 or opts["interval"] <= 0:
-            raise CommandError("--tables, --seconds and --interval must be positive")
+        if (
+            opts["tables"] < 1
+            or opts["seconds"] <= 0
+            or opts["interval"] <= 0
+            or opts["processes"] < 1
+        ):
+            raise CommandError("--tables, --seconds, --interval and --processes must be positive")
         stacks = [s.strip() for s in opts["stacks"].split(",") if s.strip()]
         unknown = set(stacks) - set(STACKS)
         if unknown:
@@ -87,22 +121,24 @@ class Command(BaseCommand):
         self.stdout.write(
             f"bench_server: {opts['tables']} tables x 4 sockets, one move per table every "
             f"{opts['interval']} s ({rate:.0f} actions/s, {4 * rate:.0f} seat deliveries/s), "
-            f"{opts['seconds']:.0f} s per stack, seed {opts['seed']}, {os.cpu_count()} CPUs"
+            f"{opts['seconds']:.0f} s per stack and per baseline, seed {opts['seed']}, "
+            f"{os.cpu_count()} CPUs, {opts['processes']} Daphne process(es) for the redis stack"
         )
         results = {}
         for stack in stacks:
             results[stack] = self.run_stack(stack, opts)
             self.report(stack, results[stack])
+        self.stdout.write("\n" + "\n".join(comparison_lines(results)))
         if opts["json"]:
             Path(opts["json"]).write_text(json.dumps(results, indent=2))
 
     # ----- one stack -------------------------------------------------------------
 
     def run_stack(self, stack: str, opts: dict[str, Any]) -> dict[str, Any]:
+        processes = 1 if stack == "embedded" else opts["processes"]
         tmp = Path(tempfile.mkdtemp(prefix=f"spades-bench-{stack}-"))
         database_name = None
         redis_url = None
-        daphne = spy = None
         extra = {
             "DJANGO_DEBUG": "0",
             "DJANGO_SECRET_KEY": secrets.token_urlsafe(32),
@@ -132,62 +168,100 @@ class Command(BaseCommand):
             )  # fmt: skip
             tables = json.loads(tables_file.read_text())
             made = time.monotonic() - started
-            port = stackprocs.free_port()
-            log_path = tmp / "daphne.log"
-            with open(log_path, "w") as log:
-                daphne = stackprocs.start(stackprocs.daphne_command(port), env, log)
-            stackprocs.wait_for_port(port, daphne, timeout=30)
-            if opts["profile"]:
-                spy = self.start_profiler(daphne.pid, stack, opts)
-            cpu_server = loadtest.process_cpu_seconds(daphne.pid)
-            cpu_client = loadtest.process_cpu_seconds(os.getpid())
-            busy, total = loadtest.machine_cpu()
-            wall = time.monotonic()
-            figures = asyncio.run(
-                loadtest.run_clients(
-                    port, tables, seconds=opts["seconds"], interval=opts["interval"],
-                    seed=opts["seed"],
-                )
-            )  # fmt: skip
-            wall = time.monotonic() - wall
-            busy2, total2 = loadtest.machine_cpu()
-            summary = figures.summary()
-            summary.update(
-                tables=len(tables),
-                sockets=4 * len(tables),
-                tables_made_seconds=round(made, 1),
-                wall_seconds=round(wall, 1),
-                actions_per_second=round(figures.sent / opts["seconds"], 1),
-                daphne_cpu_percent=round(
-                    100 * (loadtest.process_cpu_seconds(daphne.pid) - cpu_server) / wall, 1
-                ),
-                client_cpu_percent=round(
-                    100 * (loadtest.process_cpu_seconds(os.getpid()) - cpu_client) / wall, 1
-                ),
-                machine_cpu_percent=round(
-                    100 * (busy2 - busy) / max(1, total2 - total) * (os.cpu_count() or 1), 1
-                ),
+            # The baseline first, so that the site meets its freshly made
+            # database as it did before there was a baseline. Same tables (the
+            # echo ignores the cookies), same seed: the same clients.
+            self.stdout.write(f"[{stack}] baseline: bare Channels echo on the same layer ...")
+            baseline = self.measure(
+                f"{stack}-baseline", ECHO_APP, env, processes, tables, opts, tmp, profile=False
             )
-            if daphne.poll() is not None:
-                summary["server_exited"] = daphne.returncode
-            if spy is not None:
-                spy.wait(timeout=opts["seconds"] + 30)
-                summary["hot_spots"] = hot_spots(Path(opts["profile"]) / f"{stack}.txt")
+            self.stdout.write(f"[{stack}] the site ...")
+            summary = self.measure(
+                stack, SITE_APP, env, processes, tables, opts, tmp, profile=bool(opts["profile"])
+            )
+            summary["tables_made_seconds"] = round(made, 1)
+            if stack == "embedded" and opts["processes"] > 1:
+                summary["note"] = ONE_PROCESS_NOTE
+            summary["baseline"] = baseline
+            summary["vs_baseline"] = ratios(summary, baseline)
             return summary
         except stackprocs.StackError as e:
             raise CommandError(f"[{stack}] {e}") from e
         finally:
-            if spy is not None:
-                stackprocs.stop(spy)
-            if daphne is not None:
-                stackprocs.stop(daphne)
             if database_name is not None:
                 stackprocs.drop_database(opts["postgres_url"], database_name)
             if redis_url is not None:
                 stackprocs.flush_redis_db(redis_url)
             shutil.rmtree(tmp, ignore_errors=True)
 
-    def start_profiler(self, pid: int, stack: str, opts: dict[str, Any]) -> Any:
+    def measure(
+        self,
+        name: str,
+        app: str,
+        env: dict[str, str],
+        processes: int,
+        tables: list[dict[str, Any]],
+        opts: dict[str, Any],
+        tmp: Path,
+        profile: bool,
+    ) -> dict[str, Any]:
+        """Start ``processes`` Daphne processes on ``app``, play the tables
+        through them, stop them: the figures, CPU read over the measured play."""
+        daphnes: list[subprocess.Popen[str]] = []
+        spies: list[subprocess.Popen[str]] = []
+        try:
+            ports = [stackprocs.free_port() for _ in range(processes)]
+            for number, port in enumerate(ports):
+                with open(tmp / f"{name}-daphne{number}.log", "w") as log:
+                    daphnes.append(stackprocs.start(daphne_command(port, app), env, log))
+            for port, daphne in zip(ports, daphnes, strict=True):
+                stackprocs.wait_for_port(port, daphne, timeout=30)
+            if profile:
+                spies = [
+                    self.start_profiler(daphne.pid, f"{name}-{number}", opts)
+                    for number, daphne in enumerate(daphnes)
+                ]
+            pids = [daphne.pid for daphne in daphnes]
+            counters: dict[str, tuple[float, float, tuple[float, float], float]] = {}
+
+            def read_counters(phase: str) -> None:
+                counters[phase] = (
+                    sum(loadtest.process_cpu_seconds(pid) for pid in pids),
+                    loadtest.process_cpu_seconds(os.getpid()),
+                    loadtest.machine_cpu(),
+                    time.monotonic(),
+                )
+
+            figures = asyncio.run(
+                loadtest.run_clients(
+                    ports, tables, seconds=opts["seconds"], interval=opts["interval"],
+                    seed=opts["seed"], on_phase=read_counters,
+                )
+            )  # fmt: skip
+            summary = figures.summary()
+            summary.update(
+                processes=processes,
+                tables=len(tables),
+                sockets=4 * len(tables),
+                actions_per_second=round(figures.sent / opts["seconds"], 1),
+                **cpu_figures(counters["start"], counters["stop"], figures.sent),
+            )
+            exited = [daphne.returncode for daphne in daphnes if daphne.poll() is not None]
+            if exited:
+                summary["server_exited"] = exited
+            if spies:
+                for spy in spies:
+                    spy.wait(timeout=opts["seconds"] + 30)
+                out = Path(opts["profile"])
+                summary["hot_spots"] = hot_spots(
+                    [out / f"{name}-{number}.txt" for number in range(processes)]
+                )
+            return summary
+        finally:
+            for process in [*spies, *daphnes]:
+                stackprocs.stop(process)
+
+    def start_profiler(self, pid: int, name: str, opts: dict[str, Any]) -> Any:
         spy_bin = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
         if not Path(spy_bin).exists():
             raise CommandError("--profile needs py-spy: pip install py-spy")
@@ -196,7 +270,7 @@ class Command(BaseCommand):
         return stackprocs.start(
             [
                 spy_bin, "record", "--pid", str(pid), "--format", "raw", "--nonblocking",
-                "--duration", str(int(opts["seconds"]) + 1), "-o", str(out / f"{stack}.txt"),
+                "--duration", str(int(opts["seconds"]) + 1), "-o", str(out / f"{name}.txt"),
             ],
             os.environ,
         )  # fmt: skip
@@ -204,29 +278,29 @@ class Command(BaseCommand):
     # ----- output ----------------------------------------------------------------
 
     def report(self, stack: str, s: dict[str, Any]) -> None:
-        def ms(value: float | None) -> str:
-            return "-" if value is None else f"{value:.1f}"
-
-        label = {
-            "embedded": "embedded (SQLite file + in-memory layer)",
-            "redis": "redis stack (pub/sub layer + PostgreSQL)",
-        }[stack]
+        processes = s.get("processes", 1)
         self.stdout.write(
-            f"\n{label}: {s['tables']} tables, {s['sockets']} sockets "
-            f"(made in {s['tables_made_seconds']} s), {s['actions_sent']} actions "
-            f"({s['actions_per_second']}/s), {s['deliveries']} state deliveries measured\n"
-            f"  act -> state  p50 {ms(s['p50_ms'])} ms  p99 {ms(s['p99_ms'])} ms  "
-            f"max {ms(s['max_ms'])} ms\n"
-            f"    acting socket  p50 {ms(s['acting_p50_ms'])}  p99 {ms(s['acting_p99_ms'])}; "
-            f"other three  p50 {ms(s['others_p50_ms'])}  p99 {ms(s['others_p99_ms'])}\n"
+            f"\n{LABELS[stack]}: {s['tables']} tables, {s['sockets']} sockets "
+            f"(made in {s['tables_made_seconds']} s) on {processes} Daphne process(es), "
+            f"{s['actions_sent']} actions ({s['actions_per_second']}/s), "
+            f"{s['deliveries']} state deliveries measured\n"
+            f"  act -> state  p50 {_ms(s['p50_ms'])} ms  p99 {_ms(s['p99_ms'])} ms  "
+            f"max {_ms(s['max_ms'])} ms\n"
+            f"    acting socket  p50 {_ms(s['acting_p50_ms'])}  "
+            f"p99 {_ms(s['acting_p99_ms'])}; other three  p50 {_ms(s['others_p50_ms'])}  "
+            f"p99 {_ms(s['others_p99_ms'])}\n"
             f"  version gaps {s['gaps']} (recovered by resync {s['gaps_recovered']}), "
             f"undelivered {s['undelivered']}, late turns skipped {s['skipped_ticks']}, "
             f"errors {s['errors'] or 0}, connect failures {s['connect_failures']}, "
             f"finished tables {s['finished_tables']}\n"
-            f"  CPU: Daphne {s['daphne_cpu_percent']}% of a core, clients "
+            f"  CPU: Daphne {_ms(s['daphne_cpu_ms_per_action'], 3)} ms per action "
+            f"({s['daphne_cpu_percent']}% of a core"
+            f"{', summed over the processes' if processes > 1 else ''}), clients "
             f"{s['client_cpu_percent']}%, whole machine {s['machine_cpu_percent']}% "
             f"(of {100 * (os.cpu_count() or 1)}%)"
         )
+        if "note" in s:
+            self.stdout.write(f"  {s['note']}")
         seconds = [b for b in s.get("by_second", []) if b["p99_ms"] is not None]
         if seconds:
             slowest = sorted(seconds, key=lambda b: -b["p99_ms"])[:3]
@@ -237,8 +311,21 @@ class Command(BaseCommand):
                     for b in slowest
                 )
             )
-        if "server_exited" in s:
-            self.stdout.write(f"  Daphne exited with {s['server_exited']} during the run!")
+        base = s.get("baseline")
+        if base is not None:
+            r = s["vs_baseline"]
+            self.stdout.write(
+                f"  baseline (bare Channels echo, same layer, clients and processes): "
+                f"p50 {_ms(base['p50_ms'])} ms  p99 {_ms(base['p99_ms'])} ms  "
+                f"Daphne {_ms(base['daphne_cpu_ms_per_action'], 3)} ms per action "
+                f"({base['daphne_cpu_percent']}% of a core); gaps {base['gaps']}, "
+                f"undelivered {base['undelivered']}, errors {base['errors'] or 0}\n"
+                f"  vs baseline: p50 {_times(r['p50'])}  p99 {_times(r['p99'])}  "
+                f"Daphne CPU per action {_times(r['cpu_per_action'])}"
+            )
+        for entry in (s, base or {}):
+            if "server_exited" in entry:
+                self.stdout.write(f"  Daphne exited ({entry['server_exited']}) during the run!")
         for line in s.get("hot_spots", []):
             self.stdout.write(f"    {line}")
 
@@ -249,14 +336,87 @@ def _hidden() -> Any:
     return argparse.SUPPRESS
 
 
-def hot_spots(path: Path, top: int = 15) -> list[str]:
-    """The functions with most samples (self and total) from py-spy's collapsed stacks."""
-    if not path.exists():
+def _ms(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _times(value: float | None) -> str:
+    return "-" if value is None else f"x{value:.2f}"
+
+
+def daphne_command(port: int, app: str) -> list[str]:
+    """Daphne on 127.0.0.1:port serving ``app`` (the site's, or the echo's)."""
+    command = stackprocs.daphne_command(port)
+    assert command[-1] == SITE_APP, command
+    return [*command[:-1], app]
+
+
+def cpu_figures(
+    start: tuple[float, float, tuple[float, float], float],
+    stop: tuple[float, float, tuple[float, float], float],
+    actions: int,
+) -> dict[str, float | None]:
+    """CPU over the measured play from two readings (Daphne seconds summed over
+    its processes, the clients' seconds, the machine's (busy, total) jiffies,
+    the clock): Daphne's ms per action, and shares of a core."""
+    (server0, client0, (busy0, total0), t0), (server1, client1, (busy1, total1), t1) = start, stop
+    wall = max(t1 - t0, 1e-9)
+    return {
+        "measured_seconds": round(wall, 1),
+        "daphne_cpu_ms_per_action": (
+            round(1000 * (server1 - server0) / actions, 3) if actions else None
+        ),
+        "daphne_cpu_percent": round(100 * (server1 - server0) / wall, 1),
+        "client_cpu_percent": round(100 * (client1 - client0) / wall, 1),
+        "machine_cpu_percent": round(
+            100 * (busy1 - busy0) / max(1, total1 - total0) * (os.cpu_count() or 1), 1
+        ),
+    }
+
+
+def ratios(stack: dict[str, Any], baseline: dict[str, Any]) -> dict[str, float | None]:
+    """The stack's p50, p99 and Daphne CPU per action over its baseline's (None
+    when either is missing or the baseline's is zero)."""
+    out: dict[str, float | None] = {}
+    for name, key in RATIO_KEYS.items():
+        mine, base = stack.get(key), baseline.get(key)
+        out[name] = round(mine / base, 2) if mine is not None and base else None
+    return out
+
+
+def comparison_lines(results: dict[str, dict[str, Any]]) -> list[str]:
+    """Each stack beside its baseline, one line each: absolute figures and ratios."""
+    lines = [
+        "stack vs its baseline (bare Channels echo on the same layer): stack / baseline = ratio",
+        f"  {'stack':<9} {'Daphne':>6}  {'p50 ms':<22} {'p99 ms':<22} Daphne CPU ms/action",
+    ]
+    for stack, s in results.items():
+        base = s.get("baseline") or {}
+        r = s.get("vs_baseline") or {}
+        cells = [
+            f"{_ms(s.get(key), d)} / {_ms(base.get(key), d)} = {_times(r.get(name))}"
+            for name, key, d in (
+                ("p50", "p50_ms", 1),
+                ("p99", "p99_ms", 1),
+                ("cpu_per_action", "daphne_cpu_ms_per_action", 3),
+            )
+        ]
+        lines.append(
+            f"  {stack:<9} {s.get('processes', 1):>6}  {cells[0]:<22} {cells[1]:<22} {cells[2]}"
+        )
+    return lines
+
+
+def hot_spots(paths: list[Path], top: int = 15) -> list[str]:
+    """The functions with most samples (self and total) from py-spy's collapsed
+    stacks, one file per Daphne process, added up."""
+    written = [path for path in paths if path.exists()]
+    if not written:
         return ["(no profile written)"]
     own: dict[str, int] = {}
     inclusive: dict[str, int] = {}
     total = 0
-    for line in path.read_text().splitlines():
+    for line in (line for path in written for line in path.read_text().splitlines()):
         stack, _, count = line.rpartition(" ")
         if not stack or not count.isdigit():
             continue
