@@ -62,11 +62,7 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
     seat = seat_of(table, p)
     host = is_host(table, listing, p)
     invite_url = None
-    # Nobody to invite to a match you play alone against bots (Play now).
-    against_bots = table.status != Table.Status.OPEN and all(
-        s.kind == s.Kind.BOT for s in table.seats.all() if s.position != seat
-    )
-    if (host or seat is not None) and not against_bots:
+    if host or seat is not None:
         invite_url = request.build_absolute_uri(reverse("lobby:join", args=[table.invite_token]))
     return render(
         request,

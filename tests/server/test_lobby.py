@@ -104,9 +104,6 @@ def test_play_now_seats_you_with_three_default_bots(
     page = client.get(response["Location"])
     assert page.status_code == 200
     assert page.context["seat"] == 2
-    # Alone against bots there is nobody to invite: no invite panel.
-    assert page.context["invite_url"] is None
-    assert table.invite_token not in page.content.decode()
 
 
 def test_your_tables_lists_a_running_game_and_play_now_offers_it_first(
