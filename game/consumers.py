@@ -289,14 +289,17 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         """A move was committed: send this seat's view, unless already newer.
 
         The view of a move committed in this process comes from this process's
-        cache without a database read (one thread serves every consumer's
-        database calls, so a read per socket per move would queue behind the
-        moves of all tables); otherwise the latest state is read.
+        cache, and one committed in another process from the event's action
+        applied to the cached version before it, without a database read (a
+        read per socket per move would queue behind the moves of all tables);
+        otherwise the latest state is read.
         """
         version = int(event.get("version", 0))
         if version <= self.last_version:
             return
-        frame = frames.cached_state_frame(self.table_pk, self.seat, version)
+        frame = frames.cached_state_frame(
+            self.table_pk, self.seat, version
+        ) or frames.applied_state_frame(self.table_pk, self.seat, event)
         if frame is None:
             await self.send_state()
             return

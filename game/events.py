@@ -1,8 +1,11 @@
 """The broadcast: group messages to a table's sockets, and the embedded default's layer.
 
-One group message per event (docs/architecture.md): ``{"type": "table.event", "version": N}``
-after a move, ``table.changed`` after seating or status changes and
-``table.chat`` for chat. Each consumer turns an event into its own seat's view.
+One group message per event (docs/architecture.md): ``{"type": "table.event",
+"version": N, "action": ..., "info": ...}`` after a move (the action and the
+table's public info let a server process that did not commit it build its
+sockets' frames without reading the database, ``game.frames``),
+``table.changed`` after seating or status changes and ``table.chat`` for chat.
+Each consumer turns an event into its own seat's view.
 The production stack's layer is channels_redis' pub/sub layer; the embedded
 default's is :class:`TableChannelLayer` (below).
 
@@ -89,8 +92,16 @@ def _log_failure(future: Any) -> None:
         log.error("a group message to a table failed", exc_info=future.exception())
 
 
-def table_event(table_pk: int, version: int) -> None:
-    send_to_table(table_pk, {"type": "table.event", "version": version})
+def table_event(
+    table_pk: int,
+    version: int,
+    action: dict[str, Any] | None = None,
+    info: dict[str, Any] | None = None,
+) -> None:
+    message: dict[str, Any] = {"type": "table.event", "version": version}
+    if action is not None and info is not None:
+        message.update(action=action, info=info)
+    send_to_table(table_pk, message)
 
 
 def table_changed(table_pk: int) -> None:

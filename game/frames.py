@@ -1,9 +1,12 @@
 """The ``state`` frame: what one seat (or a spectator) may see of a table, as JSON text.
 
-One builder serves both ways a socket gets its frame: from this process's
+One builder serves every way a socket gets its frame: from this process's
 cache of committed states (:func:`cached_state_frame`, no database access:
-a consumer calls it on the event loop when a move's group event arrives),
-or from the database (:func:`state_frame`, on connect, resync, a
+a consumer calls it on the event loop when a move's group event arrives);
+for a move committed in another server process, from the event itself
+(:func:`applied_state_frame`: its action applied to this process's state
+of the version before, with the table's info the event carries); or from
+the database (:func:`state_frame`, on connect, resync, a
 ``table.changed`` event or a cache miss). The part every seat sees alike is
 built and encoded once per committed version; each socket adds its own
 seat's part. What a seat may see of the game is decided by the engine's
@@ -20,7 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from game import matches
-from game.engine import view_for
+from game.engine import ActionError, IllegalAction, action_from_dict, view_for
 from game.matches import Committed
 from game.models import Seat, Table
 
@@ -56,19 +59,18 @@ def _encode(version: int, own: dict[str, Any], public: str) -> str:
     return f'{{"type": "state", "version": {version}, "view": {{{mine}, {public}}}}}'
 
 
-def _frame(entry: Committed, seat: int | None, keep: bool) -> tuple[int, str]:
+def _frame(table_pk: int, entry: Committed, seat: int | None, keep: bool) -> tuple[int, str]:
     """(version, text) of a committed state for ``seat``; ``keep``: cache the shared part."""
-    table, seats, match = entry.table, entry.seats, entry.match
-    assert table is not None and seats is not None
-    version = table.version
-    view = view_for(match, seat)
-    key = (table.pk, version)
+    assert entry.info is not None
+    version = entry.match.version
+    view = view_for(entry.match, seat)
+    key = (table_pk, version)
     with _lock:
         found = _public.get(key)
     if found is not None and found[0] is entry:
         public = found[1]
     else:
-        shared = {"version": version, **view.public_dict(), "table": table_info(table, seats)}
+        shared = {"version": version, **view.public_dict(), "table": entry.info}
         public = json.dumps(shared)[1:-1]
         if keep:
             with _lock:
@@ -84,9 +86,34 @@ def cached_state_frame(table_pk: int, seat: int | None, version: int) -> tuple[i
     another process, or the entry is gone): then read it with :func:`state_frame`."""
     version = max(version, matches.latest_version(table_pk))
     entry = matches.cached(table_pk, version)
-    if entry is None or entry.table is None or entry.table.version != version:
+    if entry is None or entry.info is None:
         return None
-    return _frame(entry, seat, keep=True)
+    return _frame(table_pk, entry, seat, keep=True)
+
+
+def applied_state_frame(
+    table_pk: int, seat: int | None, event: Mapping[str, Any]
+) -> tuple[int, str] | None:
+    """(version, text) of a move committed elsewhere, from its group message
+    (``game.events.table_event``: the version, the action and the table's
+    info) applied to this process's state of the version before; None when
+    that state is not kept here or the event does not carry the move."""
+    version, action, info = event.get("version"), event.get("action"), event.get("info")
+    if not isinstance(version, int) or action is None or info is None:
+        return None
+    before = matches.cached(table_pk, version - 1)
+    if before is None:
+        return None
+    match = before.match.copy()
+    try:
+        match.apply(action_from_dict(action))
+    except (ActionError, IllegalAction):
+        return None  # not the state the move was made on: read the database
+    if match.version != version:
+        return None
+    entry = Committed(before.seed, match, info)
+    matches.remember(table_pk, entry)
+    return _frame(table_pk, entry, seat, keep=True)
 
 
 def state_frame(table_pk: int, seat: int | None) -> tuple[int, str]:
@@ -103,11 +130,11 @@ def state_frame(table_pk: int, seat: int | None) -> tuple[int, str]:
     if table.status == Table.Status.OPEN or never_started:
         public = json.dumps({"version": table.version, "table": table_info(table, seats)})
         return table.version, _encode(table.version, {"seat": seat}, public[1:-1])
-    entry = Committed(table.seed, matches.load_match(table), table, seats)
+    entry = Committed(table.seed, matches.load_match(table), table_info(table, seats))
     keep = table.version > 0
     if keep:
         matches.remember(table.pk, entry)
-    return _frame(entry, seat, keep)
+    return _frame(table.pk, entry, seat, keep)
 
 
 def table_view(table: Table | int, seat: int | None) -> dict[str, Any]:

@@ -1,9 +1,11 @@
 """A table's match is its log replayed; a small cache keeps recent committed states.
 
 The cache is keyed by (table, version) and holds what a committed move left:
-the match, the table row and its seats. It saves the replay on most moves,
-and lets a socket get the view of a just-committed version without reading
-the database (``game.frames``). It is only filled with committed states,
+the match and what anyone may know of the table (``game.frames.table_info``).
+It saves the replay on most moves, and lets a socket get the view of a
+just-committed version without reading the database (``game.frames``), in
+another server process too: there the move's group message carries the
+action and the table's info, applied to the version before. It is only filled with committed states,
 entries are never mutated (a move works on a copy of the match), and a miss
 is always answered by replaying the log, so correctness never depends on it.
 """
@@ -20,7 +22,7 @@ from game import rows
 from game.db import run_steps
 from game.engine import ActionError, IllegalAction, Match, Rules, action_from_dict
 from game.errors import CorruptLog
-from game.models import Seat, Table
+from game.models import Table
 
 CACHE_SIZE = 512
 TAIL = 8  # a cached version this close below the one asked for is replayed forward
@@ -28,13 +30,13 @@ TAIL = 8  # a cached version this close below the one asked for is replayed forw
 
 @dataclass(frozen=True)
 class Committed:
-    """A table as a committed move left it. ``table`` and ``seats`` are None when
-    only the match is known (a replay), so the match alone may be served."""
+    """A table as a committed move left it. ``info`` (``game.frames.table_info``)
+    is None when only the match is known (a replay): then no frame is served
+    from it."""
 
     seed: str
     match: Match
-    table: Table | None = None
-    seats: dict[int, Seat] | None = None
+    info: dict[str, Any] | None = None
 
 
 _cache: OrderedDict[tuple[int, int], Committed] = OrderedDict()
@@ -58,7 +60,7 @@ def remember(table_pk: int, entry: Committed) -> None:
             _cache.popitem(last=False)
         if len(_latest) > 8 * CACHE_SIZE:
             _latest.clear()  # a miss only means a database read
-        if entry.table is not None and version > _latest.get(table_pk, -1):
+        if entry.info is not None and version > _latest.get(table_pk, -1):
             _latest[table_pk] = version
 
 

@@ -37,7 +37,7 @@ import psycopg
 from django.db import transaction
 from django.utils import timezone
 
-from game import db, events, matches, rows, turns
+from game import db, events, frames, matches, rows, turns
 from game.engine import Action as EngineAction
 from game.engine import ActionError, IllegalAction, Match, action_from_dict, action_to_dict
 from game.engine.record import record_of
@@ -269,9 +269,10 @@ def after_commit(outcome: Outcome) -> None:
     state, announce the version, schedule the bot or stand-in that is due.
     Each part is attempted even if one before it fails."""
     r, table = outcome.result, outcome.table
-    matches.remember(table.pk, matches.Committed(table.seed, outcome.match, table, outcome.seats))
+    info = frames.table_info(table, outcome.seats)
+    matches.remember(table.pk, matches.Committed(table.seed, outcome.match, info))
     try:
-        events.table_event(table.pk, r.version)
+        events.table_event(table.pk, r.version, r.action, info)
     except Exception:
         log.exception("the group message of table %s failed", table.pk)
     if r.to_act is None:

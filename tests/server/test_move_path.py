@@ -8,9 +8,11 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from game import bot_turns, errors, frames, matches, moves, runner, seating, turns
+from game import bot_turns, errors, events, frames, matches, moves, runner, seating, turns
 from game.engine import Bid, Match, Play, Rules, SeeCards, replay, view_for
 from game.engine.state import Phase
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
@@ -394,6 +396,45 @@ def test_the_cached_state_frame_is_the_views_state_frame(live: runner.InlineRunn
     assert frames.cached_state_frame(table.pk, 1, table.version - 3)[0] == table.version
     matches.clear_cache()
     assert frames.cached_state_frame(table.pk, 1, table.version) is None
+
+
+def test_another_process_builds_the_frames_from_the_move_event(
+    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server process that did not commit a move (its sockets' seats sit on
+    another process) builds the same frames from the group message alone:
+    the action applied to its state of the version before, no database read."""
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(events, "send_to_table", lambda pk, message: sent.append(message))
+    table = make_table("HHHH", rules=QUICK_RULES)
+    rng = random.Random(12)
+    frames.table_view(table, 0)  # version 0 kept, as on a socket's connect
+    round_ends = 0
+    while table.status == Table.Status.PLAYING and table.version < 120:
+        before = matches.cached(table.pk, table.version)
+        assert before is not None
+        seat, action = human_move(table, rng)
+        result = moves.submit_action(table.pk, seat, action, table.version)
+        round_ends += result.round_over
+        event = sent[-1]
+        assert event["version"] == result.version and event["action"] == result.action
+        seats = (None, 0, 1, 2, 3)
+        committed = {s: frames.cached_state_frame(table.pk, s, result.version) for s in seats}
+        # The other process: only the version before is kept there.
+        matches.clear_cache()
+        matches.remember(table.pk, before)
+        assert frames.cached_state_frame(table.pk, 0, result.version) is None
+        with CaptureQueriesContext(connection) as queries:
+            applied = {s: frames.applied_state_frame(table.pk, s, event) for s in seats}
+        assert applied == committed and len(queries) == 0
+        table.refresh_from_db()
+    assert round_ends >= 1  # a round's end (its record, a new deal or the match's end) too
+    # Without the state before, or without the move in the event: read the database.
+    matches.clear_cache()
+    assert frames.applied_state_frame(table.pk, 0, sent[-1]) is None
+    matches.remember(table.pk, before)
+    bare = {"type": "table.event", "version": sent[-1]["version"]}
+    assert frames.applied_state_frame(table.pk, 0, bare) is None
 
 
 def test_new_seat_info_replaces_a_cached_frame(live: runner.InlineRunner) -> None:
