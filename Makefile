@@ -13,7 +13,7 @@ help:
 	@echo "make test   - install dev tools and Chromium if needed, run the whole test suite"
 	@echo "make lint   - ruff check"
 	@echo "make bench  - engine benchmark (manage.py bench_engine)"
-	@echo "make stack  - production stack locally: Daphne + Celery workers on PostgreSQL and Redis"
+	@echo "make stack  - production stack locally: nginx, 2 Daphnes, Celery workers and beat on PostgreSQL and Redis"
 	@echo "make bench-bots - bot decision times and tournament speed (bench_bots)"
 	@echo "make bench-server - websocket load benchmark, embedded and Redis stack (bench_server)"
 	@echo "make venv   - create .venv only; make clean removes caches and .venv"
@@ -40,10 +40,10 @@ run: install
 	@echo "Spades is running at http://127.0.0.1:8000/"
 	@exec $(BIN)/daphne -b 127.0.0.1 -p 8000 spadesite.asgi:application
 
-# The production stack in the foreground: migrations, one Daphne process and
-# Celery workers for the queues bots and search, against DATABASE_URL and
-# REDIS_URL (default: the local PostgreSQL database `spades` and Redis).
-# Ctrl-C stops them all.
+# The production stack in the foreground: migrations, STACK_DAPHNES Daphne
+# processes (default 2) behind nginx, Celery workers for the queues bots and
+# search and Celery beat, against DATABASE_URL and REDIS_URL (default: the
+# local PostgreSQL database `spades` and Redis). Ctrl-C stops them all.
 stack: install proxy
 	@exec $(BIN)/python scripts/stack.py
 
