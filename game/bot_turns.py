@@ -43,6 +43,7 @@ from typing import Any
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
 from bots.registry import DEFAULT_BOT, make_bot
 from bots.uct import UCT
@@ -64,6 +65,7 @@ STALE = "stale"
 NOT_DUE = "not_due"
 SEARCHING = "searching"  # the search went to the search queue; a fallback is scheduled
 FALLBACK = "fallback"  # the fallback move was submitted
+WAITING = "waiting"  # a long wait sent on in one more piece
 
 SWEEP_TASK = "game.bot_turns.sweep_overdue"
 DEFAULT_BOT_BUDGET = 1.0  # seconds for a searching bot's move at a live table
@@ -284,8 +286,36 @@ def fallback_turn(
     return FALLBACK
 
 
-@shared_task(name=turns.ACT_TASK, acks_late=True, ignore_result=True)
-def act(table_id: int, seat: int, version: int, stand_in: bool = False, away: bool = False) -> str:
+# A move that lost its database connection (a restart, a terminated backend)
+# is tried again: it is made at its version or refused as stale, never twice.
+DB_LOST = (OperationalError, InterfaceError)
+DB_RETRY = {"max_retries": 5, "countdown": 0.3}
+
+
+@shared_task(
+    name=turns.ACT_TASK,
+    acks_late=True,
+    ignore_result=True,
+    autoretry_for=DB_LOST,
+    retry_kwargs=DB_RETRY,
+)
+def act(
+    table_id: int,
+    seat: int,
+    version: int,
+    stand_in: bool = False,
+    away: bool = False,
+    due: float | None = None,
+) -> str:
+    left = (due or 0.0) - time.time()
+    if left > 0.05:
+        # One piece of a long wait (game.turns._send): on to the next, unless
+        # the table has moved on.
+        playing = Table.objects.filter(pk=table_id, version=version, status=Table.Status.PLAYING)
+        if not playing.exists():
+            return STALE
+        turns.schedule(turns.TurnPlan(table_id, seat, version, left, stand_in, away))
+        return WAITING
     return play_turn(table_id, seat, version, stand_in, away)
 
 
@@ -303,7 +333,13 @@ def search(
     return run_search(table_id, seat, version, bot_name, started, budget, fallback, stand_in)
 
 
-@shared_task(name="game.bot_turns.submit_fallback", acks_late=True, ignore_result=True)
+@shared_task(
+    name="game.bot_turns.submit_fallback",
+    acks_late=True,
+    ignore_result=True,
+    autoretry_for=DB_LOST,
+    retry_kwargs=DB_RETRY,
+)
 def submit_fallback(
     table_id: int,
     seat: int,

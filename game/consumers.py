@@ -38,8 +38,10 @@ Client to server frames (``game.client_frames`` checks every field):
 Error codes: ``bad_frame`` (not a frame this socket takes), ``bad_action``,
 ``spectator``, ``illegal``, ``stale``, ``not_playing``, ``chat``,
 ``chat_rate`` (chat or reactions) and ``rate_limited`` (over a limit of ``game.limits``),
-``server`` (the database failed: try again), ``server_error`` (anything
-else: logged in one line, nothing changed, the socket stays open).
+``try_again`` (the database failed under the frame, e.g. a dropped
+connection: nothing half-written, send it again; a move's retry carries its
+version, so it cannot apply twice), ``server_error`` (anything else: logged
+in one line, nothing changed, the socket stays open).
 
 Close codes: 4404 no such table; 4403 a private table this browser may not
 watch (``lobby.access``, refused at the handshake); 4429 too many sockets
@@ -76,12 +78,13 @@ from game import (
 )
 from game.client_frames import Act, Back, Chat, FrameRefused, React, Resync, parse
 from game.db import db_call, moves_on_loop
-from game.errors import ServiceError, StaleVersion
+from game.errors import ServiceError, StaleVersion, TryAgain
 from game.models import Seat, Table
 
 CLOSE_NO_TABLE = 4404
 CLOSE_TOO_MANY_SOCKETS = 4429
 CLOSE_SERVER_ERROR = 4500
+DB_FAILED = (DatabaseError, psycopg.Error)  # a restart, a dropped connection: try again
 
 log = logging.getLogger(__name__)
 
@@ -134,8 +137,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             # A failed group message (a state frame the database could not
             # read, say): one log line, an error frame, and the socket stays.
             log.error("table socket: %s failed: %r", message.get("type"), e)
+            code = TryAgain.code if isinstance(e, DB_FAILED) else "server_error"
             with contextlib.suppress(Exception):
-                await self.send_error("the server failed to update you: resync", "server_error")
+                await self.send_error("the server failed to update you: resync", code)
 
     async def connect(self) -> None:
         self.counted = False
@@ -231,6 +235,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             # A ping is also a visit (above); nothing to answer.
         except FrameRefused as e:
             await self.send_error(e.message, code=e.code)
+        except DB_FAILED as e:
+            log.error("table %s seat %s: the database failed: %r", self.table_pk, self.seat, e)
+            await self.send_error(
+                "the server lost its database for a moment; nothing changed: try again",
+                code=TryAgain.code,
+            )
         except Exception as e:
             log.error("table %s seat %s: a frame failed: %r", self.table_pk, self.seat, e)
             await self.send_error(
@@ -250,13 +260,13 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.send_error(e.message, code=e.code)
             if isinstance(e, StaleVersion):
                 await self.send_state(force=True)
-        except (DatabaseError, psycopg.Error) as e:
+        except DB_FAILED as e:
             # The database failed under the move (e.g. it restarted): the move
             # committed or not, never half; say so and keep the socket. The
             # client's next act carries its version, so a retry cannot apply twice.
             log.error("table %s: a move could not be stored: %r", self.table_pk, e)
             await self.send_error(
-                "the server could not store your move just now: try again", code="server"
+                "the server could not store your move just now: try again", code=TryAgain.code
             )
             with contextlib.suppress(DatabaseError, psycopg.Error):
                 await self.send_state(force=True)  # what stands, if the database answers

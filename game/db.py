@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Generator
@@ -47,7 +48,7 @@ from typing import Any, TypeVar
 import psycopg
 from asgiref.sync import SyncToAsync
 from django.conf import settings
-from django.db import connection, connections
+from django.db import InterfaceError, OperationalError, connection, connections
 
 from game.rows import Query
 
@@ -115,8 +116,18 @@ class ConnectionPool:
         if conn.closed or conn.broken or conn.info.transaction_status != _IDLE:
             self.opened -= 1
             hold(asyncio.ensure_future(conn.close()))  # the next acquire opens a fresh one
+            if conn.closed or conn.broken:
+                self.drop_idle()
             return
         self.idle.put_nowait(conn)
+
+    def drop_idle(self) -> None:
+        """Close the idle connections: one was found dead, and what killed it (a
+        restart, terminated backends) most likely killed them too; the next
+        moves open fresh ones instead of each failing on a dead one first."""
+        while not self.idle.empty():
+            self.opened -= 1
+            hold(asyncio.ensure_future(self.idle.get_nowait().close()))
 
 
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ConnectionPool] = (
@@ -211,22 +222,42 @@ def _executor() -> ThreadPoolExecutor | None:
         return _thread_pool
 
 
+def _connection_lost() -> bool:
+    """Did this thread's connection die (closed, or no longer answering)?"""
+    conn = connection
+    return conn.connection is None or not conn.is_usable()
+
+
+def _reconnecting(func: Callable[..., T]) -> Callable[..., T]:
+    """``func`` once more on a new connection if it failed because the kept one
+    had died (a server restart, a terminated backend). The consumers' calls are
+    reads, idempotent writes and version-checked moves, so a second run is safe."""
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> T:
+        drop_broken_connections()
+        try:
+            return func(*args, **kwargs)
+        except (OperationalError, InterfaceError):
+            if not _connection_lost():
+                raise
+            connection.close()
+            return func(*args, **kwargs)
+        finally:
+            drop_broken_connections()
+
+    return call
+
+
 class KeptConnectionSyncToAsync(SyncToAsync):
     """``sync_to_async`` on the database threads, keeping each thread's connection open."""
 
     def __init__(self, func: Any) -> None:
         executor = _executor()
         if executor is None:
-            super().__init__(func, thread_sensitive=True)
+            super().__init__(_reconnecting(func), thread_sensitive=True)
         else:
-            super().__init__(func, thread_sensitive=False, executor=executor)
-
-    def thread_handler(self, loop: Any, *args: Any, **kwargs: Any) -> Any:
-        drop_broken_connections()
-        try:
-            return super().thread_handler(loop, *args, **kwargs)
-        finally:
-            drop_broken_connections()
+            super().__init__(_reconnecting(func), thread_sensitive=False, executor=executor)
 
 
 def db_call(func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
@@ -234,8 +265,10 @@ def db_call(func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
     if _threads() > 0:
         return KeptConnectionSyncToAsync(func)
 
+    call = _reconnecting(func)
+
     async def on_the_loop(*args: Any, **kwargs: Any) -> Any:
-        return _loop_context.run(_kept_connection_call, func, args, kwargs)
+        return _loop_context.run(call, *args, **kwargs)
 
     return on_the_loop
 
@@ -244,11 +277,3 @@ def db_call(func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
 # falls back to a context variable there): every socket would hold its own.
 # The calls made on the loop all run in this one context, so they share one.
 _loop_context = contextvars.Context()
-
-
-def _kept_connection_call(func: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-    drop_broken_connections()
-    try:
-        return func(*args, **kwargs)
-    finally:
-        drop_broken_connections()

@@ -60,5 +60,12 @@ class SeatError(ServiceError):
     code = "seat"
 
 
+class TryAgain(ServiceError):
+    """The database failed under the request (a restart, a dropped connection):
+    nothing was half-written; the same request may be sent again."""
+
+    code = "try_again"
+
+
 class CorruptLog(RuntimeError):
     """The stored log does not replay to the stored version (a bug, never a user error)."""

@@ -175,12 +175,14 @@ def daphne_command(port: int, host: str = "127.0.0.1", proxied: bool = False) ->
 
 
 def celery_worker_command(
-    queues: str = "bots,search", concurrency: int = 4, pool: str = "threads"
+    queues: str = "bots,search", concurrency: int = 4, pool: str = "threads", name: str = ""
 ) -> list[str]:
+    """A Celery worker; ``name``: its node name (``-n``), for several on one host."""
     return [
         sys.executable, "-m", "celery", "-A", "spadesite", "worker",
         "-Q", queues, "--pool", pool, "-c", str(concurrency), "-l", "info",
         "--without-gossip", "--without-mingle", "--without-heartbeat",
+        *(["-n", name] if name else []),
     ]  # fmt: skip
 
 

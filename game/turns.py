@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -128,13 +129,28 @@ def schedule(plan: TurnPlan) -> None:
     loop.run_in_executor(None, _send, plan).add_done_callback(_log_failure)
 
 
+def held_at_most() -> float:
+    """The longest a Celery worker may hold a move before it is due: half the
+    broker's visibility timeout, after which Redis gives the move to another
+    worker, taking the first for dead (``spadesite/settings.py``)."""
+    options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", None) or {}
+    return float(options.get("visibility_timeout", 3600)) / 2
+
+
 def _send(plan: TurnPlan) -> None:
+    kwargs: dict[str, object] = {"stand_in": plan.stand_in, "away": plan.away}
+    countdown = plan.delay
+    if countdown > held_at_most():
+        # A long wait (a human's turn timer) goes in pieces: the task sends
+        # itself on until its due time (game.bot_turns.act).
+        kwargs["due"] = time.time() + countdown
+        countdown = held_at_most()
     current_app.send_task(
         ACT_TASK,
         args=[plan.table_id, plan.seat, plan.version],
-        kwargs={"stand_in": plan.stand_in, "away": plan.away},
+        kwargs=kwargs,
         queue="bots",
-        countdown=plan.delay if plan.delay > 0 else None,
+        countdown=countdown if countdown > 0 else None,
     )
 
 

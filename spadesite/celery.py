@@ -5,9 +5,12 @@ moves and `celery -A spadesite worker -Q search` for UCT searches, so a long
 search never delays a quick move.
 """
 
+import logging
 import os
+from typing import Any
 
 from celery import Celery
+from kombu.transport import redis as kombu_redis
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spadesite.settings")
 
@@ -30,3 +33,21 @@ app.conf.task_routes = (
         ("game.bot_turns.*", {"queue": "bots"}),
     ],
 )
+
+
+def _restore_unacked_or_leave(self: Any, client: Any = None) -> Any:
+    """kombu's Redis QoS.restore_unacked, when a worker's broker connection is
+    lost (Redis restarted) while it holds messages, raises AttributeError on
+    the closed channel (kombu 5.7) and the worker dies. The messages are in
+    Redis's unacked set, given to a worker again after the visibility timeout
+    (settings.py), or gone with Redis, whose lost moves the sweep schedules again."""
+    try:
+        return _restore_unacked(self, client)
+    except AttributeError:
+        logging.getLogger(__name__).warning("broker connection gone: held messages left to Redis")
+        self._delivered.clear()
+        return None
+
+
+_restore_unacked = kombu_redis.QoS.restore_unacked
+kombu_redis.QoS.restore_unacked = _restore_unacked_or_leave

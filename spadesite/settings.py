@@ -168,6 +168,26 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# A worker killed while it holds a bot move (kill -9, the OOM killer, a lost
+# machine) must not lose the move (docs/architecture.md, "Faults"):
+# - the move tasks are acknowledged after the move (acks_late, game/bot_turns.py),
+#   so a message a dead worker held stays in Redis's set of unacked messages;
+# - every worker looks at that set each second and gives a message held
+#   longer than the visibility timeout to the queue again (kombu's Redis
+#   transport; its default, an hour, would leave the table to the sweeper).
+#   game/turns.py never has a worker hold a move for more than half of it (a
+#   long turn timer is sent in pieces), so only a dead worker's moves go back;
+# - a pool child killed in the middle of a move sends it back at once;
+# - each worker child reserves one move at a time, so that a busy worker
+#   holds no backlog that outwaits the visibility timeout.
+# A move given to two workers is made once: the later one is refused as stale.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": 5,
+    "unacked_restore_interval": 1,
+    "unacked_restore_throttle": 1,
+}
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # --- Passwords, language, static files ---------------------------------------
 

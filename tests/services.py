@@ -55,15 +55,16 @@ def redis_url() -> str:
     return url
 
 
-def own_redis_server(workdir: Path) -> tuple[str, subprocess.Popen[str]]:
-    """A Redis server of the test's own on a spare port (nothing kept on disk),
-    for tests that stop or restart it: (its URL, the process)."""
+def own_redis_server(workdir: Path, port: int | None = None) -> tuple[str, subprocess.Popen[str]]:
+    """A Redis server of the test's own on a spare port, or on ``port`` (to
+    start it again after a stop), nothing kept on disk: for tests that stop
+    or restart it. (its URL, the process)."""
     from game import stackprocs
 
     binary = shutil.which("redis-server")
     if binary is None:
         unavailable("redis-server not found: install Debian's redis-server")
-    port = stackprocs.free_port()
+    port = port or stackprocs.free_port()
     command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                "--appendonly", "no", "--dir", str(workdir)]  # fmt: skip
     process = stackprocs.start(command, os.environ)

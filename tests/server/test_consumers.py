@@ -268,7 +268,7 @@ async def test_a_database_failure_gets_an_error_and_the_socket_stays(
 
     monkeypatch.setattr(moves, "submit_action", down)
     error = await refused(comm, json.dumps(act))
-    assert error["code"] == "server" and "try again" in error["message"]
+    assert error["code"] == "try_again" and "try again" in error["message"]
     assert (await comm.receive_json_from(timeout=TIMEOUT))["version"] == state["version"]
     monkeypatch.undo()
     await comm.send_json_to(act)  # the same move again, once the database is back
