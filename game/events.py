@@ -9,14 +9,18 @@ Each consumer turns an event into its own seat's view.
 The production stack's layer is channels_redis' pub/sub layer; the embedded
 default's is :class:`TableChannelLayer` (below).
 
-Sending from sync code: a Celery worker (no event loop anywhere) uses
-``async_to_sync``. Inside the server process the in-memory channel layer's
-queues belong to the server's event loop and are not thread-safe, so a bot
-runner thread must hand the send to that loop: consumers register the loop
-they run on (:func:`note_server_loop`) and :func:`send_to_table` uses
-``run_coroutine_threadsafe`` when that loop is running in another thread.
-Called on the loop itself (a move submitted from a consumer with SQLite,
-whose database calls run there) it starts the send as a task.
+Sending from sync code: a Celery worker (no event loop anywhere) hands the
+send to a publishing loop of its own, one per process and kept for the
+process's life (``async_to_sync`` would run each send on a new event loop, and
+the pub/sub layer would open a new Redis connection for each: a fifth of a
+worker's CPU per move in ``bench_workers``). Inside the server process the
+in-memory channel layer's queues belong to the server's event loop and are not
+thread-safe, so a bot runner thread must hand the send to that loop: consumers
+register the loop they run on (:func:`note_server_loop`) and
+:func:`send_to_table` uses ``run_coroutine_threadsafe`` when that loop is
+running in another thread. Called on the loop itself (a move submitted from a
+consumer with SQLite, whose database calls run there) it starts the send as a
+task.
 """
 
 from __future__ import annotations
@@ -24,11 +28,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 import time
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
@@ -84,7 +88,27 @@ def send_to_table(table_pk: int, message: dict[str, Any]) -> None:
         future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
         future.add_done_callback(_log_failure)
     else:
-        async_to_sync(layer.group_send)(group, message)
+        # Wait: a task is done only once its move is announced.
+        publishing = asyncio.run_coroutine_threadsafe(
+            layer.group_send(group, message), _publishing_loop()
+        )
+        publishing.result(timeout=PUBLISH_TIMEOUT_SECONDS)
+
+
+PUBLISH_TIMEOUT_SECONDS = 10.0
+_publisher: tuple[int, asyncio.AbstractEventLoop] | None = None
+
+
+def _publishing_loop() -> asyncio.AbstractEventLoop:
+    """This process's loop for sends from sync code (a thread of its own; made
+    anew in a forked child, which inherits no threads)."""
+    global _publisher
+    with _loop_lock:
+        if _publisher is None or _publisher[0] != os.getpid():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="spades-publisher", daemon=True).start()
+            _publisher = (os.getpid(), loop)
+        return _publisher[1]
 
 
 def _log_failure(future: Any) -> None:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+from typing import Any
+
+import pytest
 
 from game import events as layers
 from game.events import TableChannelLayer
@@ -42,3 +46,41 @@ def test_expired_messages_are_still_swept(monkeypatch) -> None:
 def test_group_membership_does_not_expire_after_a_day() -> None:
     layer = TableChannelLayer()
     assert layer.group_expiry >= 10 * 365 * 86400
+
+
+class RecordingLayer:
+    """A channel layer that notes which event loop each send ran on."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[asyncio.AbstractEventLoop, str, dict[str, Any]]] = []
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        await asyncio.sleep(0.01)  # returns only once sent: the caller waits
+        self.sent.append((asyncio.get_running_loop(), group, message))
+
+
+def test_sync_senders_publish_on_one_kept_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Celery worker's sends (sync code, no server loop) share one loop for
+    the process's life, so the pub/sub layer keeps its Redis connection."""
+    layer = RecordingLayer()
+    monkeypatch.setattr(layers, "get_channel_layer", lambda: layer)
+    monkeypatch.setattr(layers, "_server_loop", None)
+    for version in (1, 2, 3):
+        layers.table_event(7, version)
+        assert len(layer.sent) == version  # sent before send_to_table returned
+    loops = {loop for loop, _, _ in layer.sent}
+    assert len(loops) == 1 and next(iter(loops)).is_running()
+    assert [(g, m["version"]) for _, g, m in layer.sent] == [("table_7", v) for v in (1, 2, 3)]
+
+
+def _publish_in_child() -> None:
+    done = asyncio.run_coroutine_threadsafe(asyncio.sleep(0, 42), layers._publishing_loop())
+    raise SystemExit(0 if done.result(timeout=5) == 42 else 1)
+
+
+def test_a_forked_worker_child_gets_a_publishing_loop_of_its_own() -> None:
+    layers._publishing_loop()  # the parent's, whose thread the child does not inherit
+    child = multiprocessing.get_context("fork").Process(target=_publish_in_child)
+    child.start()
+    child.join(timeout=20)
+    assert child.exitcode == 0
