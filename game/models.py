@@ -214,6 +214,15 @@ class RoundRecordRow(models.Model):
     seat_kinds = models.CharField(max_length=4, db_index=True)
     bot_names = models.JSONField(help_text="bot name per seat, null for a human")
     stand_in_moves = models.PositiveSmallIntegerField(default=0)
+    # Who really played (game.round_columns): the cards a stand-in played for each
+    # seat, '1' per seat whose bid was the stand-in's, and whether that makes the
+    # round a stand-in round (left out of the analyses unless asked for).
+    stand_in_n = models.PositiveSmallIntegerField(default=0)
+    stand_in_e = models.PositiveSmallIntegerField(default=0)
+    stand_in_s = models.PositiveSmallIntegerField(default=0)
+    stand_in_w = models.PositiveSmallIntegerField(default=0)
+    stand_in_bids = models.CharField(max_length=4, default="0000")
+    stand_in_round = models.BooleanField(default=False)
     bid_n = models.SmallIntegerField()
     bid_e = models.SmallIntegerField()
     bid_s = models.SmallIntegerField()
@@ -242,6 +251,9 @@ class RoundRecordRow(models.Model):
     bot_e = models.CharField(max_length=40, default="", blank=True)
     bot_s = models.CharField(max_length=40, default="", blank=True)
     bot_w = models.CharField(max_length=40, default="", blank=True)
+    # Each partnership's bot key: 'BIS+SRP', 'A/B' for two different bots, '' for humans.
+    bot_ns = models.CharField(max_length=81, default="", blank=True)
+    bot_ew = models.CharField(max_length=81, default="", blank=True)
     nil_category = models.CharField(max_length=24, default="", db_index=True)
     nil_bids_ns = models.PositiveSmallIntegerField(default=0)
     nil_bids_ew = models.PositiveSmallIntegerField(default=0)
@@ -287,6 +299,9 @@ class MatchResult(models.Model):
     bags_ns = models.PositiveSmallIntegerField()
     bags_ew = models.PositiveSmallIntegerField()
     rounds = models.PositiveSmallIntegerField()
+    stand_in_rounds = models.PositiveSmallIntegerField(
+        default=0, help_text="rounds of the match that were stand-in rounds"
+    )
     version = models.PositiveIntegerField(help_text="the table version of the last action")
     # Analysis columns, as on RoundRecordRow.
     rules_key = models.CharField(max_length=12, default="", db_index=True)
@@ -299,3 +314,44 @@ class MatchResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.table_id}: {self.get_winner_display()} {self.score_ns}-{self.score_ew}"
+
+
+class RoundTally(models.Model):
+    """Counts and sums of stored rounds and matches, kept up to date on write (``game.tallies``).
+
+    One row per span (a day, a month, or all time), rule set, stand-in or not, measured
+    partnership (make-up, bot key, the opponents' make-up, whether the opponents'
+    bot key is the same) and figure cell (``game.tally_keys``): the dashboard reads
+    these few rows instead of every round. Rebuilt by ``manage.py rebuild_tallies``.
+    """
+
+    span = models.CharField(max_length=1, help_text="d: a day, m: a month, a: all time")
+    start = models.DateField(help_text="the day, the month's first day, or 1970-01-01")
+    rules_key = models.CharField(max_length=12)
+    stand_in = models.BooleanField(help_text="stand-in rounds (matches with one)")
+    makeup = models.CharField(max_length=2, help_text="the measured partnership's make-up")
+    bot = models.CharField(max_length=81, blank=True, help_text="its bot key")
+    opp_makeup = models.CharField(max_length=2, help_text="the opponents' make-up")
+    same_bot = models.BooleanField(help_text="the opponents have the same bot key")
+    figure = models.CharField(max_length=1)
+    who = models.CharField(max_length=81, blank=True)
+    a = models.SmallIntegerField()
+    b = models.SmallIntegerField()
+    n = models.BigIntegerField(default=0)
+    won = models.BigIntegerField(default=0)
+    made = models.BigIntegerField(default=0)
+    points = models.BigIntegerField(default=0)
+    nil_bids = models.BigIntegerField(default=0)
+    nil_made = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["figure", "span", "start", "rules_key", "stand_in", "makeup", "bot",
+                        "opp_makeup", "same_bot", "who", "a", "b"],
+                name="one_tally_per_cell",
+            ),
+        ]  # fmt: skip
+
+    def __str__(self) -> str:
+        return f"{self.figure} {self.span}{self.start} {self.makeup} {self.bot}: {self.n}"

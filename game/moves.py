@@ -37,14 +37,21 @@ import psycopg
 from django.db import transaction
 from django.utils import timezone
 
-from game import db, events, frames, matches, rows, turns
+from game import db, events, frames, matches, rows, tallies, turns
 from game.engine import Action as EngineAction
 from game.engine import ActionError, IllegalAction, Match, action_from_dict, action_to_dict
 from game.engine.record import record_of
 from game.engine.state import Phase, RoundState
 from game.errors import BadAction, IllegalMove, NotPlaying, StaleVersion, TableNotFound
 from game.models import MatchResult, RoundRecordRow, Seat, Table
-from game.round_columns import result_values, round_values, seat_bot_names, seat_kinds
+from game.round_columns import (
+    is_stand_in_round,
+    result_values,
+    round_values,
+    seat_bot_names,
+    seat_kinds,
+    stand_ins_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +80,9 @@ class Loaded:
     table: Table  # version and turn clock already moved on
     seats: dict[int, Seat]
     match: Match  # at the version acted on: the move's own copy
-    stand_in_moves: int  # of the round so far, read only when its last card is due
+    # (round number, seat, action type) of the match's stand-in moves so far, read only
+    # when a round's last card is due
+    stand_ins: tuple[tuple[int, int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,9 +167,9 @@ def load_steps(
         raise StaleVersion(expected_version, table.version)
     seats = yield rows.fetch_seats_query(table.pk)
     match = (yield from matches.load_steps(table, expected_version)).copy()
-    stand_ins = 0
+    stand_ins = ()
     if _last_card_due(match.round):
-        stand_ins = yield rows.count_stand_in_query(table.pk, match.round.round_number)
+        stand_ins = tuple((yield rows.stand_in_actions_query(table.pk)))
     return Loaded(table, seats, match, stand_ins)
 
 
@@ -190,13 +199,19 @@ def step(
     kinds, bot_names = seat_kinds(seats), seat_bot_names(seats)
     round_row = None
     if round_over:
+        moves = [(n, s, kind) for n, s, kind in loaded.stand_ins if n == current.round_number]
+        if by_stand_in:
+            moves.append((current.round_number, seat, "play"))
+        plays, bids = stand_ins_of((s, kind) for _, s, kind in moves)
         values = round_values(
             record_of(current),
             version=match.version,
             kinds=kinds,
             bot_names=bot_names,
             finished_at=now,
-            stand_in_moves=loaded.stand_in_moves + by_stand_in,
+            stand_in_moves=len(moves),
+            stand_in_plays=plays,
+            stand_in_bids=bids,
         )
         round_row = RoundRecordRow(table_id=table.pk, **values)
     result_row = None
@@ -212,6 +227,7 @@ def step(
             kinds=kinds,
             bot_names=bot_names,
             finished_at=now,
+            stand_in_rounds=_stand_in_rounds(loaded.stand_ins, round_row),
         )
         result_row = MatchResult(table_id=table.pk, **values)
         table.status, table.finished_at = Table.Status.FINISHED, now
@@ -233,6 +249,18 @@ def step(
     return Outcome(result, table, seats, match, round_row, result_row, seat_change)
 
 
+def _stand_in_rounds(
+    stand_ins: tuple[tuple[int, int, str], ...], last: RoundRecordRow | None
+) -> int:
+    """The match's stand-in rounds: those before its last from the log, then the last."""
+    before: dict[int, list[tuple[int, str]]] = {}
+    for n, s, kind in stand_ins:
+        if last is None or n != last.round_number:
+            before.setdefault(n, []).append((s, kind))
+    count = sum(is_stand_in_round(*stand_ins_of(moves)) for moves in before.values())
+    return count + bool(last is not None and last.stand_in_round)
+
+
 def save_steps(outcome: Outcome, now: datetime) -> Generator[rows.Query, Any, None]:
     """Step 3: append the action to the log; store a finished round and match."""
     r = outcome.result
@@ -243,8 +271,10 @@ def save_steps(outcome: Outcome, now: datetime) -> Generator[rows.Query, Any, No
         yield rows.seat_away_query(outcome.seat_change)
     if outcome.round_row is not None:
         yield rows.insert_query(outcome.round_row)
+        yield tallies.round_query(outcome.round_row)  # the dashboard's counts, kept exact
     if outcome.result_row is not None:
         yield rows.insert_query(outcome.result_row)
+        yield tallies.match_query(outcome.result_row)
         yield rows.finish_table_query(r.table_id, now)
 
 

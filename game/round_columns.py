@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +35,44 @@ NO_NIL = "no nil"
 NIL_CATEGORIES = (BOT_BOT_NIL, HUMAN_NIL, PARTNER_OF_HUMAN_NIL, NIL_VS_NIL, DOUBLE_NIL, NO_NIL)
 
 ROUND_TYPE_BY_LABEL = {t.label: int(t) for t in RoundType}
+
+# Who really played a human seat: a round is a *stand-in round* (left out of the
+# analyses unless asked for) when a stand-in bot made a seat's bid, or played more
+# than this share of a seat's 13 cards. A card or two played for a slow player
+# keeps the round theirs; a stand-in's bid (nil, say) never does.
+STAND_IN_SHARE = 0.25
+CARDS_PER_SEAT = 13
+ACTOR_HUMAN, ACTOR_BOT, ACTOR_STAND_IN = "human", "bot", "human+stand-in"
+
+
+def stand_ins_of(moves: Iterable[tuple[int, str]]) -> tuple[list[int], str]:
+    """(cards played per seat, '1' per seat whose bid was the stand-in's) of a round's
+    stand-in moves, given as (seat, action type)."""
+    plays = [0, 0, 0, 0]
+    bids = ["0"] * 4
+    for seat, kind in moves:
+        if kind == "play":
+            plays[seat] += 1
+        elif kind == "bid":
+            bids[seat] = "1"
+    return plays, "".join(bids)
+
+
+def is_stand_in_round(plays: Sequence[int], bids: str) -> bool:
+    return "1" in bids or any(p > STAND_IN_SHARE * CARDS_PER_SEAT for p in plays)
+
+
+def actor(kind: str, plays: int, bid_by_stand_in: bool) -> str:
+    """A seat-round's actor kind: 'bot', 'human', or 'human+stand-in' (a stand-in moved)."""
+    if kind == "B":
+        return ACTOR_BOT
+    return ACTOR_STAND_IN if plays or bid_by_stand_in else ACTOR_HUMAN
+
+
+def side_bot(names: Iterable[str | None]) -> str:
+    """A partnership's bot key: its bot seats' name ('BIS+SRP'), two different bots
+    as 'A/B' (sorted), '' for two humans."""
+    return "/".join(sorted({n for n in names if n}))
 
 
 def makeup(kind_a: str, kind_b: str) -> str:
@@ -87,6 +125,8 @@ def derived_columns(record: dict[str, Any], kinds: str, bot_names: Sequence[str 
     for s, letter in enumerate(SEATS):
         cols[f"bot_{letter}"] = (bot_names[s] or "") if kinds[s] == "B" else ""
         cols[f"round_type_{letter}"] = ROUND_TYPE_BY_LABEL[record["round_types"][s]]
+    for p, name in ((0, "ns"), (1, "ew")):
+        cols[f"bot_{name}"] = side_bot(cols[f"bot_{SEATS[s]}"] for s in (p, p + 2))
     return cols
 
 
@@ -109,8 +149,11 @@ def round_values(
     bot_names: Sequence[str | None],
     finished_at: datetime,
     stand_in_moves: int = 0,
+    stand_in_plays: Sequence[int] = (0, 0, 0, 0),
+    stand_in_bids: str = "0000",
 ) -> dict[str, Any]:
-    """The columns of a round record row (``record_of``) played by ``kinds``/``bot_names``."""
+    """The columns of a round record row (``record_of``) played by ``kinds``/``bot_names``;
+    ``stand_in_plays``/``stand_in_bids``: what stand-ins did for each seat (``stand_ins_of``)."""
     bids = [-1, -1, -1, -1]
     blind = [False] * 4
     for b in record["bids"]:
@@ -127,6 +170,9 @@ def round_values(
         "seat_kinds": kinds,
         "bot_names": list(bot_names),
         "stand_in_moves": stand_in_moves,
+        **{f"stand_in_{letter}": stand_in_plays[s] for s, letter in enumerate(SEATS)},
+        "stand_in_bids": stand_in_bids,
+        "stand_in_round": is_stand_in_round(stand_in_plays, stand_in_bids),
         "bid_n": bids[0],
         "bid_e": bids[1],
         "bid_s": bids[2],
@@ -161,8 +207,9 @@ def result_values(
     kinds: str,
     bot_names: Sequence[str | None],
     finished_at: datetime,
+    stand_in_rounds: int = 0,
 ) -> dict[str, Any]:
-    """The columns of a match result row."""
+    """The columns of a match result row (``stand_in_rounds``: its stand-in rounds)."""
     return {
         "finished_at": finished_at,
         "winner": winner,
@@ -171,6 +218,7 @@ def result_values(
         "bags_ns": bags[0],
         "bags_ew": bags[1],
         "rounds": rounds,
+        "stand_in_rounds": stand_in_rounds,
         "version": version,
         "rules_key": rules_key(rules),
         "makeup_ns": makeup(kinds[0], kinds[2]),

@@ -196,17 +196,27 @@ def insert_action_query(
 @cache
 def _stand_in_sql() -> str:
     return (
-        f"SELECT COUNT(*) FROM {_quote(Action._meta.db_table)} "
-        f"WHERE {_quote('table_id')} = %s AND {_quote('round_number')} = %s "
-        f"AND {_quote('by_stand_in')} = %s"
+        f"SELECT {_quote('round_number')}, {_quote('seat')}, {_quote('action')} "
+        f"FROM {_quote(Action._meta.db_table)} "
+        f"WHERE {_quote('table_id')} = %s AND {_quote('by_stand_in')} = %s"
     )
 
 
-def count_stand_in_query(table_pk: int, round_number: int) -> Query:
-    """How many of the round's actions a stand-in bot made."""
-    return Query(
-        _stand_in_sql(), [table_pk, round_number, True], lambda _, fetched: int(fetched[0][0])
-    )
+def stand_in_actions_query(table_pk: int) -> Query:
+    """The (round number, seat, action type) of every move a stand-in bot made at the table."""
+    return Query(_stand_in_sql(), [table_pk, True], _read_stand_ins)
+
+
+def _read_stand_ins(rowcount: int, fetched: list[tuple[Any, ...]]) -> list[tuple[int, int, str]]:
+    field = Action._meta.get_field("action")
+    col = field.get_col("a")
+    converters = connection.ops.get_db_converters(col) + field.get_db_converters(connection)
+    out = []
+    for round_number, seat, data in fetched:
+        for convert in converters:
+            data = convert(data, col, connection)
+        out.append((round_number, seat, data.get("type", "")))
+    return out
 
 
 @cache

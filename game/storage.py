@@ -17,6 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from game import tallies
 from game.engine import Match, action_to_dict, record_of
 from game.engine.deal import first_dealer
 from game.engine.state import RoundState
@@ -151,7 +152,8 @@ def store_match(
             raise StorageError(f"the match has {match.version} actions, its rounds {version}")
         Action.objects.bulk_create(actions, batch_size=2000)
         RoundRecordRow.objects.bulk_create(rows)
-        result_row(
+        tallies.add_rounds(rows)
+        result = result_row(
             table,
             winner=match.winner,
             scores=match.scores,
@@ -160,7 +162,9 @@ def store_match(
             version=match.version,
             seats=seats,
             finished_at=now,
-        ).save()
+        )
+        result.save()
+        tallies.add_matches([result])
     return table
 
 

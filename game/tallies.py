@@ -1,0 +1,172 @@
+"""The tallies (``RoundTally``), kept exact on every write of a round or a match.
+
+Every path that stores a round row or a match result adds to the tallies in the
+same transaction: a live move at a round's end (``game.moves.save_steps``
+yields :func:`round_query` / :func:`match_query`: one statement each, no work
+on other moves), stored tournaments (``game.storage``) and imports
+(``game.imports``) through :func:`add_rounds` / :func:`add_matches`.
+:func:`rebuild` (``manage.py rebuild_tallies``) recomputes them all from the
+stored rows; :func:`scan` gives what they should hold, for tests and checks.
+
+The statement is an upsert (``INSERT ... ON CONFLICT DO UPDATE`` adding the
+sums, on PostgreSQL and SQLite alike), its rows sorted by key so that two
+transactions that touch the same cells lock them in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import date, datetime
+from functools import cache
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from game.models import MatchResult, RoundRecordRow, RoundTally
+from game.round_columns import side_bot
+from game.rows import Query
+from game.tally_keys import KEY, SUMS, Key, Sums, add, match_cells, round_cells
+
+# The RoundRecordRow columns the tallies read.
+ROUND_COLUMNS = (
+    "finished_at", "rules_key", "stand_in_round", "makeup_ns", "makeup_ew", "bot_ns", "bot_ew",
+    "points_ns", "points_ew", "made_ns", "made_ew", "nil_bids_ns", "nil_bids_ew", "nil_made_ns",
+    "nil_made_ew", "nil_category", "bid_n", "bid_e", "bid_s", "bid_w", "tricks_n", "tricks_e",
+    "tricks_s", "tricks_w", "round_type_n", "round_type_e", "round_type_s", "round_type_w",
+    "seat_kinds", "bot_n", "bot_e", "bot_s", "bot_w", "dealer", "blind_nils",
+)  # fmt: skip
+MATCH_COLUMNS = ("finished_at", "rules_key", "stand_in_rounds", "makeup_ns", "makeup_ew",
+                 "winner", "bot_n", "bot_e", "bot_s", "bot_w")  # fmt: skip
+CHUNK = 500  # cells per statement on the bulk paths
+
+
+def day_of(moment: datetime) -> date:
+    """The day a round counts on: in the site's time zone, as the date filters read it."""
+    return timezone.localdate(moment) if timezone.is_aware(moment) else moment.date()
+
+
+def _round_values(row: RoundRecordRow | Mapping[str, Any]) -> Mapping[str, Any]:
+    if isinstance(row, Mapping):
+        return row
+    return {c: getattr(row, c) for c in ROUND_COLUMNS}
+
+
+def _match_values(m: MatchResult | Mapping[str, Any]) -> dict[str, Any]:
+    values = dict(m) if isinstance(m, Mapping) else {c: getattr(m, c) for c in MATCH_COLUMNS}
+    values["bot_ns"] = side_bot((values["bot_n"], values["bot_s"]))
+    values["bot_ew"] = side_bot((values["bot_e"], values["bot_w"]))
+    return values
+
+
+def round_tallies(rows: Iterable[RoundRecordRow | Mapping[str, Any]]) -> dict[Key, Sums]:
+    out: dict[Key, Sums] = {}
+    for row in rows:
+        r = _round_values(row)
+        add(out, day_of(r["finished_at"]), round_cells(r))
+    return out
+
+
+def match_tallies(results: Iterable[MatchResult | Mapping[str, Any]]) -> dict[Key, Sums]:
+    out: dict[Key, Sums] = {}
+    for m in results:
+        values = _match_values(m)
+        add(out, day_of(values["finished_at"]), match_cells(values))
+    return out
+
+
+# ----- the upsert ---------------------------------------------------------------------------
+
+
+@cache
+def _upsert_sql(rows: int) -> str:
+    q = connection.ops.quote_name
+    table = q(RoundTally._meta.db_table)
+    columns = ", ".join(q(c) for c in (*KEY, *SUMS))
+    marks = "(" + ", ".join(["%s"] * (len(KEY) + len(SUMS))) + ")"
+    sums = ", ".join(f"{q(c)} = {table}.{q(c)} + excluded.{q(c)}" for c in SUMS)
+    return (
+        f"INSERT INTO {table} ({columns}) VALUES {', '.join([marks] * rows)} "
+        f"ON CONFLICT ({', '.join(q(c) for c in KEY)}) DO UPDATE SET {sums}"
+    )
+
+
+def upsert_query(cells: Mapping[Key, Sums]) -> Query:
+    """One statement adding ``cells`` (keys with their span) to the tallies."""
+    params: list[Any] = []
+    adapt = connection.ops.adapt_datefield_value
+    for key in sorted(cells):
+        params += [key[0], adapt(key[1]), *key[2:], *cells[key]]
+    return Query(_upsert_sql(len(cells)), params, lambda rowcount, fetched: None)
+
+
+def round_query(row: RoundRecordRow) -> Query:
+    """The tallies of a round a move has just finished (a statement of its transaction)."""
+    return upsert_query(round_tallies([row]))
+
+
+def match_query(result: MatchResult) -> Query:
+    """The tallies of a match a move has just finished."""
+    return upsert_query(match_tallies([result]))
+
+
+def _write(cells: Mapping[Key, Sums]) -> None:
+    keys = sorted(cells)
+    with connection.cursor() as cursor:
+        for start in range(0, len(keys), CHUNK):
+            part = {k: cells[k] for k in keys[start : start + CHUNK]}
+            query = upsert_query(part)
+            cursor.execute(query.sql, query.params)
+
+
+def add_rounds(rows: Iterable[RoundRecordRow]) -> None:
+    """Add stored rounds to the tallies (call in the transaction that stores them)."""
+    _write(round_tallies(rows))
+
+
+def add_matches(results: Iterable[MatchResult]) -> None:
+    """Add stored match results to the tallies (in the transaction that stores them)."""
+    _write(match_tallies(results))
+
+
+# ----- rebuild and scan ---------------------------------------------------------------------
+
+
+def _stream(model: Any, columns: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+    last = 0
+    while True:
+        batch = list(model.objects.filter(pk__gt=last).order_by("pk").values("pk", *columns)[:5000])
+        if not batch:
+            return
+        last = batch[-1]["pk"]
+        yield from batch
+
+
+def scan() -> dict[Key, Sums]:
+    """What the tallies should hold, computed from every stored round and match."""
+    cells = round_tallies(_stream(RoundRecordRow, ROUND_COLUMNS))
+    for key, sums in match_tallies(_stream(MatchResult, MATCH_COLUMNS)).items():
+        cells[key] = sums  # a match cell never shares a key with a round cell (its figure)
+    return cells
+
+
+def stored() -> dict[Key, Sums]:
+    """The tallies as stored (cells whose every sum is 0 left out)."""
+    out: dict[Key, Sums] = {}
+    for t in RoundTally.objects.values_list(*KEY, *SUMS):
+        if any(t[len(KEY) :]):
+            out[tuple(t[: len(KEY)])] = list(t[len(KEY) :])
+    return out
+
+
+def rebuild() -> int:
+    """Recompute every tally from the stored rows, in one transaction; returns the cells."""
+    cells = scan()
+    with transaction.atomic():
+        RoundTally.objects.all().delete()
+        RoundTally.objects.bulk_create(
+            (RoundTally(**dict(zip(KEY, k, strict=True)), **dict(zip(SUMS, v, strict=True)))
+             for k, v in cells.items()),
+            batch_size=2000,
+        )  # fmt: skip
+    return len(cells)
