@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from celery import Celery
+from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
 from kombu.transport import redis as kombu_redis
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spadesite.settings")
@@ -18,6 +19,33 @@ app = Celery("spadesite")
 # Every CELERY_* Django setting configures Celery (CELERY_BROKER_URL -> broker_url).
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# A worker keeps its database connection from task to task. Celery's Django
+# fixup closes it before and after every task, and opening one was a quarter
+# of a worker's CPU per bot move (manage.py bench_workers); the server (ASGI)
+# keeps Django's CONN_MAX_AGE = 0, as Django advises. A connection that failed
+# (a database restart, a terminated backend) is closed after the task, whose
+# retry then opens a new one (game/bot_turns.py).
+WORKER_CONN_MAX_AGE = 300
+app.conf["CELERY_DB_REUSE_MAX"] = 10**9  # the fixup's closing off: ours below
+
+
+@worker_init.connect
+@worker_process_init.connect
+def _keep_connections(**_: Any) -> None:
+    from django.db import connections
+
+    for alias in connections:
+        connections[alias].settings_dict["CONN_MAX_AGE"] = WORKER_CONN_MAX_AGE
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _close_failed_or_old_connections(**_: Any) -> None:
+    from django.db import close_old_connections
+
+    close_old_connections()
+
 
 # Celery beat (`celery -A spadesite beat`, one per deployment) sweeps for
 # tables whose bot move was lost (game/sweeper.py).
