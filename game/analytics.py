@@ -1,15 +1,15 @@
-"""Human-vs-bot analyses over the stored rounds and matches (the BIS paper's section 5.2).
+"""Human-vs-bot analyses of the stored rounds and matches (the BIS paper's section 5.2).
 
-Every analysis takes a :class:`Filters` (date range, rule set, bot names,
-partnership make-up) and returns plain dicts and lists (for the dashboard's
-tables, its charts and JSON), each with its sample size. The work is done
-in the database: GROUP BY aggregates over the query columns of
-``RoundRecordRow`` and ``MatchResult`` (``game.round_columns``); Python only
-merges a few dozen grouped rows. Per-seat analyses run one aggregate per
-seat (N, E, S, W) and add them up; per-partnership ones one per side.
+Every analysis takes a :class:`Filters` (date range, rule set, and which
+partnerships it measures: their bot, their make-up, their opponents' make-up;
+stand-in rounds left out unless asked for) and returns plain dicts and lists
+(for the dashboard's tables, its charts and JSON), each with its sample size.
+They read the tallies (``RoundTally``, kept on write by ``game.tallies``): a
+few thousand rows grouped in the database, whatever the number of rounds.
 
 Vocabulary: a seat kind is ``H`` (human) or ``B`` (bot); a partnership's
-*make-up* is ``BB`` (bot+bot), ``HB`` (human+bot) or ``HH`` (human+human).
+*make-up* is ``BB`` (bot+bot), ``HB`` (human+bot) or ``HH`` (human+human); its
+*bot key* is its bots' name (``game.round_columns.side_bot``).
 """
 
 from __future__ import annotations
@@ -19,20 +19,29 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.db import connection, connections
-from django.db.models import Count
+from django.db.models import Sum
 
 from bots.tournament import wilson_interval
 from game.analytics_bids import SeatGroup, bidding_accuracy, nil_bids, seat_bids
-from game.analytics_filters import MAKEUP_LABELS, PARALLEL_QUERIES, Filters, grouped
+from game.analytics_filters import (
+    MAKEUP_LABELS,
+    PARALLEL_QUERIES,
+    Filters,
+    once,
+    side_label,
+    tallied,
+)
 from game.analytics_rounds import (
     bid_sum_distribution,
+    bid_sums,
     nil_positions,
     points_by_bid_sum,
     points_histogram,
-    round_types,
     win_rates,
 )
-from game.models import RoundRecordRow
+from game.analytics_types import round_type_win_rates
+from game.models import RoundRecordRow, RoundTally
+from game.tally_keys import ALL_TIME, BID_SUM, MATCH
 
 __all__ = [
     "MAKEUP_LABELS",
@@ -46,9 +55,10 @@ __all__ = [
     "nil_positions",
     "points_by_bid_sum",
     "points_histogram",
-    "round_types",
+    "round_type_win_rates",
     "rule_sets",
     "seat_bids",
+    "side_label",
     "summary",
     "wilson_interval",
     "win_rates",
@@ -59,11 +69,17 @@ __all__ = [
 
 
 def summary(filters: Filters) -> dict[str, Any]:
-    qs = filters.rounds()
-    return {
-        "rounds": qs.count(),
-        "matches": filters.matches().count(),
-    }
+    """Rounds and matches with a measured partnership, and those left out as stand-in
+    rounds (matches with a stand-in round), which ``Filters.stand_ins`` would count."""
+    out = {"rounds": 0, "matches": 0, "stand_in_rounds": 0, "stand_in_matches": 0}
+    for figure, name in ((BID_SUM, "rounds"), (MATCH, "matches")):
+        for g in tallied(filters, figure, "stand_in", any_stand_in=True):
+            if not g["stand_in"] or filters.stand_ins:
+                out[name] += once([g])
+            if g["stand_in"]:
+                out[f"stand_in_{name}"] += once([g])
+    out["left_out"] = not filters.stand_ins
+    return out
 
 
 def _in_own_connection(fn: Callable[[], Any]) -> Any:
@@ -92,30 +108,29 @@ def _run_all(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
 def all_analyses(filters: Filters) -> dict[str, Any]:
     """Every analysis for one set of filters (what the dashboard shows).
 
-    The analyses are a dozen aggregate queries over the same rows, independent
-    of each other: PostgreSQL answers them side by side on its cores.
+    Seven grouped queries of the tallies, independent of each other: PostgreSQL
+    answers them side by side on its cores.
     """
     jobs: dict[str, Callable[[], Any]] = {
+        "summary": lambda: summary(filters),
         "win_rates": lambda: win_rates(filters),
-        "bid_sums": lambda: bid_sum_distribution(filters),
+        "bid_sums": lambda: bid_sums(filters),
         "nil_positions": lambda: nil_positions(filters),
-        "points_by_bid_sum": lambda: points_by_bid_sum(filters),
         "points_histogram": lambda: points_histogram(filters),
-        "round_types": lambda: round_types(filters),
+        "round_type_win_rates": lambda: round_type_win_rates(filters),
+        "seat_bids": lambda: seat_bids(filters),
     }
-    for seat in range(4):
-        jobs[f"seat_bids_{seat}"] = lambda seat=seat: seat_bids(filters, (seat,))
     done = _run_all(jobs)
-    groups = [g for seat in range(4) for g in done[f"seat_bids_{seat}"]]
-    wins, bid_sums = done["win_rates"], done["bid_sums"]
+    groups: list[SeatGroup] = done["seat_bids"]
+    figure_4, figure_5 = done["bid_sums"]
     return {
-        "summary": {"rounds": bid_sums["rounds"], "matches": wins["matches"]},
-        "win_rates": wins,
+        "summary": done["summary"],
+        "win_rates": done["win_rates"],
         "nil_positions": done["nil_positions"],
-        "points_by_bid_sum": done["points_by_bid_sum"],
-        "bid_sums": bid_sums,
+        "points_by_bid_sum": figure_4,
+        "bid_sums": figure_5,
         "points_histogram": done["points_histogram"],
-        "round_types": done["round_types"],
+        "round_type_win_rates": done["round_type_win_rates"],
         "bidding_accuracy": bidding_accuracy(filters, groups),
         "nil_bids": nil_bids(filters, groups),
     }
@@ -126,31 +141,35 @@ def rule_sets() -> list[dict[str, Any]]:
     from game.engine.rules import Rules
 
     out = []
-    groups = grouped(RoundRecordRow.objects.all(), "rules_key", n=Count("*"))
+    groups = (
+        RoundTally.objects.filter(span="a", start=ALL_TIME, figure=BID_SUM)
+        .order_by()
+        .values("rules_key")
+        .annotate(n=Sum("n"))
+    )
     default = Rules().to_dict()
-    for g in sorted(groups, key=lambda g: -g["n"]):
+    for g in sorted(groups, key=lambda g: (-g["n"], g["rules_key"])):
         rules = (
             RoundRecordRow.objects.filter(rules_key=g["rules_key"])
-            .values_list("rules", flat=True)
-            .first()
-        ) or {}
-        changed = [f"{k}={v}" for k, v in sorted(rules.items()) if default.get(k) != v]
-        label = f"goal {rules.get('winning_goal')}/{rules.get('losing_goal')}"
+            .order_by()
+            .values_list("rules", flat=True)[:1]
+        )
+        found = rules[0] if rules else {}
+        changed = [f"{k}={v}" for k, v in sorted(found.items()) if default.get(k) != v]
+        label = f"goal {found.get('winning_goal')}/{found.get('losing_goal')}"
         other = [c for c in changed if not c.startswith(("winning_goal", "losing_goal"))]
         if other:
             label += ", " + ", ".join(other)
-        out.append({"key": g["rules_key"], "label": label, "rounds": g["n"]})
+        out.append({"key": g["rules_key"], "label": label, "rounds": g["n"] // 2})
     return out
 
 
 def bot_names_in_use() -> list[str]:
-    """The bots that sat at any table (the seats table is small: no scan of the rounds)."""
-    from game.models import Seat
-
+    """The partnerships' bot keys in the tallies ('BIS+SRP', 'A/B' for two bots)."""
     return sorted(
-        Seat.objects.filter(kind=Seat.Kind.BOT)
-        .exclude(bot_name="")
+        RoundTally.objects.filter(span="a", start=ALL_TIME, figure=BID_SUM)
+        .exclude(bot="")
         .order_by()
-        .values_list("bot_name", flat=True)
+        .values_list("bot", flat=True)
         .distinct()
     )

@@ -1,55 +1,35 @@
-"""Per-seat bid analyses: how far tricks land from the bid, and nil bids by bidding
-position, for each seat kind and bot (one grouped query per seat feeds both)."""
+"""Per-seat bid analyses from the tallies: how far tricks land from the bid, and nil bids
+by bidding position, for each seat kind and bot, over the seats of the measured
+partnerships (one grouped query feeds both)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import Count, F
-from django.db.models.functions import Substr
+from game.analytics_filters import KIND_LABELS, Filters, ratio, tallied
+from game.tally_keys import BLIND_NIL_MADE, BLIND_NIL_SET, HUMAN, NIL_MADE, NIL_SET, SEAT
 
-from game.analytics_filters import KIND_LABELS, Filters, grouped, ratio, seat_kind
-from game.round_columns import SEATS
-
-# ----- bidding accuracy --------------------------------------------------------------------
-
-
-def _player_label(kind: str, bot: str) -> str:
-    return "human" if kind == "H" else (bot or "bot")
+# (who, bidding position, outcome, seat-rounds)
+SeatGroup = tuple[str, int, int, int]
+NILS = (NIL_MADE, NIL_SET, BLIND_NIL_MADE, BLIND_NIL_SET)
 
 
-SeatGroup = tuple[int, str, str, int, bool, int, int, int]
+def seat_bids(filters: Filters) -> list[SeatGroup]:
+    """Seat-rounds of the measured partnerships by (who, position, outcome), with counts."""
+    return [
+        (g["who"], g["a"], g["b"], g["n"])
+        for g in tallied(filters, SEAT, "who", "a", "b")
+        if g["n"]
+    ]
 
 
-def seat_bids(filters: Filters, seats: tuple[int, ...] = (0, 1, 2, 3)) -> list[SeatGroup]:
-    """Seat-rounds grouped by (seat, kind, bot, dealer, blind, bid, tricks), with counts.
-
-    One query per seat; the bidding accuracy and the nil bid analyses both read it.
-    """
-    qs = filters.rounds()
-    out: list[SeatGroup] = []
-    for seat in seats:
-        letter = SEATS[seat]
-        for g in grouped(
-            qs,
-            ("kind", seat_kind(seat)),
-            f"bot_{letter}",
-            "dealer",
-            ("blind", Substr("blind_nils", seat + 1, 1)),
-            f"bid_{letter}",
-            f"tricks_{letter}",
-            n=Count("*"),
-        ):
-            out.append(
-                (seat, g["kind"], g[f"bot_{letter}"] or "bot", g["dealer"], g["blind"] == "1",
-                 g[f"bid_{letter}"], g[f"tricks_{letter}"], g["n"])
-            )  # fmt: skip
-    return out
+def _whos(who: str) -> list[str]:
+    return [KIND_LABELS["H"]] if who == HUMAN else [KIND_LABELS["B"], who]
 
 
-def _whos(kind: str, bot: str) -> list[str]:
-    return [KIND_LABELS[kind], bot] if kind == "B" else [KIND_LABELS[kind]]
+def _order(who: str) -> tuple[bool, str]:
+    return (who not in KIND_LABELS.values(), who)
 
 
 def bidding_accuracy(filters: Filters, groups: list[SeatGroup] | None = None) -> dict[str, Any]:
@@ -57,13 +37,13 @@ def bidding_accuracy(filters: Filters, groups: list[SeatGroup] | None = None) ->
     if groups is None:
         groups = seat_bids(filters)
     dist: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    for _seat, kind, bot, _dealer, _blind, bid, tricks, n in groups:
-        if bid <= 0:
+    for who, _position, outcome, n in groups:
+        if outcome in NILS:
             continue
-        for who in _whos(kind, bot):
-            dist[who][tricks - bid] += n
+        for w in _whos(who):
+            dist[w][outcome] += n
     rows = []
-    for who in sorted(dist, key=lambda w: (w not in KIND_LABELS.values(), w)):
+    for who in sorted(dist, key=_order):
         d = dist[who]
         n = sum(d.values())
         rows.append(
@@ -81,13 +61,6 @@ def bidding_accuracy(filters: Filters, groups: list[SeatGroup] | None = None) ->
     return {"rows": rows}
 
 
-def _sub(a: str, b: str) -> Any:
-    return F(a) - F(b)
-
-
-# ----- nil bids -----------------------------------------------------------------------------
-
-
 def nil_bids(filters: Filters, groups: list[SeatGroup] | None = None) -> dict[str, Any]:
     """Nil bid frequency and success (blind nil apart) by seat kind, bot and bidding position.
 
@@ -97,23 +70,19 @@ def nil_bids(filters: Filters, groups: list[SeatGroup] | None = None) -> dict[st
         groups = seat_bids(filters)
     # (who, position) -> [seat-rounds, nil bids, nil made, blind bids, blind made]
     cells: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
-    for seat, kind, bot, dealer, blind, bid, tricks, n in groups:
-        position = (seat - dealer - 1) % 4 + 1
-        nil = bid == 0
-        made = nil and tricks == 0
-        for who in _whos(kind, bot):
+    for who, position, outcome, n in groups:
+        for w in _whos(who):
             for pos in (position, 0):  # 0: every position
-                c = cells[who, pos]
+                c = cells[w, pos]
                 c[0] += n
-                if nil and blind:
+                if outcome in (BLIND_NIL_MADE, BLIND_NIL_SET):
                     c[3] += n
-                    c[4] += n if made else 0
-                elif nil:
+                    c[4] += n if outcome == BLIND_NIL_MADE else 0
+                elif outcome in (NIL_MADE, NIL_SET):
                     c[1] += n
-                    c[2] += n if made else 0
-    players = sorted({w for w, _ in cells}, key=lambda w: (w not in KIND_LABELS.values(), w))
+                    c[2] += n if outcome == NIL_MADE else 0
     rows = []
-    for who in players:
+    for who in sorted({w for w, _ in cells}, key=_order):
         by_position = []
         for pos in range(5):
             c = cells.get((who, pos))

@@ -28,7 +28,7 @@ from game.analytics import Filters
 from game.engine.cards import SEAT_LETTERS
 from game.engine.round_types import RoundType
 from game.models import MatchResult, RoundRecordRow, Seat
-from game.round_columns import NIL_CATEGORIES, SEATS
+from game.round_columns import NIL_CATEGORIES, SEATS, actor
 
 BATCH = 2000
 EXPORT_FORMAT = "spades-export/1"
@@ -68,6 +68,7 @@ ROW_FIELDS = (
     "points_ew", "score_ns", "score_ew", "bags_ns", "bags_ew", "nil_position_ns",
     "nil_position_ew", "makeup_ns", "makeup_ew", "nil_category", "made_ns", "made_ew",
     "round_type_n", "round_type_e", "round_type_s", "round_type_w",
+    "stand_in_n", "stand_in_e", "stand_in_s", "stand_in_w", "stand_in_bids", "stand_in_round",
 )  # fmt: skip
 
 
@@ -128,7 +129,15 @@ def iter_rounds(
                         }
                     )
                 seat_lists[r["table_id"]] = listed
-            r["seats"] = listed
+            # Who really played this round: per seat, on top of who sat there.
+            r["seats"] = [
+                {**s, "actor": actor(kind, plays, bid == "1"), "stand_in_plays": plays,
+                 "stand_in_bid": bid == "1"}
+                for s, kind, plays, bid in zip(
+                    listed, r["seat_kinds"], (r[f"stand_in_{x}"] for x in SEAT_NAMES),
+                    r["stand_in_bids"], strict=True,
+                )
+            ]  # fmt: skip
             m = results.get(r["table_id"])
             r["match_result"] = m if m is not None and m["rounds"] == r["round_number"] else None
             yield r
@@ -148,7 +157,11 @@ CSV_COLUMNS: list[str] = [
     *[f"round_type_{s}" for s in SEAT_NAMES],
     "nil_position_ns", "nil_position_ew", "nil_category",
     *[f"nil_{s}" for s in SEAT_NAMES],
-    "stand_in_moves", "match_winner",
+    "stand_in_moves",
+    *[f"actor_{s}" for s in SEAT_NAMES],
+    *[f"stand_in_plays_{s}" for s in SEAT_NAMES],
+    *[f"stand_in_bid_{s}" for s in SEAT_NAMES],
+    "stand_in_round", "match_winner",
 ]  # fmt: skip
 
 
@@ -208,6 +221,10 @@ def csv_row(r: dict[str, Any]) -> list[Any]:
         # 'made' / 'set' for a nil bid, '' for any other bid
         out.append(("made" if tricks[p] == 0 else "set") if nil_allowed and bids[p] == 0 else "")
     out.append(r["stand_in_moves"])
+    out += [seat["actor"] for seat in r["seats"]]
+    out += [seat["stand_in_plays"] for seat in r["seats"]]
+    out += [int(seat["stand_in_bid"]) for seat in r["seats"]]
+    out.append(int(r["stand_in_round"]))
     m = r["match_result"]
     out.append("" if m is None else ("NS" if m["winner"] == 0 else "EW"))
     return out
@@ -241,6 +258,7 @@ def jsonl_item(r: dict[str, Any]) -> dict[str, Any]:
         "finished_at": r["finished_at"].isoformat(),
         "seats": r["seats"],
         "stand_in_moves": r["stand_in_moves"],
+        "stand_in_round": r["stand_in_round"],
         "match_result": None
         if m is None
         else {

@@ -14,11 +14,26 @@ from typing import Any
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
+from game import tallies
 from game.engine import RecordError, replay
 from game.engine.cards import SEAT_LETTERS
 from game.exports import BATCH, EXPORT_FORMAT, IMPORTED_PREFIX
 from game.models import RoundRecordRow, Seat, Table
+from game.round_columns import CARDS_PER_SEAT, is_stand_in_round
 from game.storage import result_row, round_row_from_record
+
+SEAT_FIELDS = ("seat", "kind", "bot", "player")  # who sat there (the same in every round)
+
+
+def _who_sat(seats: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: s.get(k) for k in SEAT_FIELDS} for s in seats]
+
+
+def _stand_ins(item: dict[str, Any]) -> tuple[list[int], str]:
+    """Each seat's stand-in plays and whether its bid was the stand-in's (0 if not given)."""
+    seats = item["seats"]
+    plays = [s.get("stand_in_plays", 0) for s in seats]
+    return plays, "".join("1" if s.get("stand_in_bid") else "0" for s in seats)
 
 
 class ImportFailed(ValueError):
@@ -41,6 +56,7 @@ class _TableInfo:
     first_finished: datetime
     last_finished: datetime
     rounds: int = 0
+    stand_in_rounds: int = 0
     match_result: dict[str, Any] | None = None
 
 
@@ -68,6 +84,11 @@ def _check_item(item: Any, replay_record: bool = True) -> tuple[dict[str, Any], 
                 raise ValueError(f"seat {SEAT_LETTERS[p]}: 'player' must be a short text")
         else:
             raise ValueError(f"seat {SEAT_LETTERS[p]}: 'kind' must be 'human' or 'bot'")
+        plays = s.get("stand_in_plays", 0)
+        if type(plays) is not int or not 0 <= plays <= CARDS_PER_SEAT:
+            raise ValueError(f"seat {SEAT_LETTERS[p]}: 'stand_in_plays' must be 0 to 13")
+        if type(s.get("stand_in_bid", False)) is not bool:
+            raise ValueError(f"seat {SEAT_LETTERS[p]}: 'stand_in_bid' must be true or false")
     finished = parse_datetime(str(item.get("finished_at")))
     if finished is None:
         raise ValueError("'finished_at' must be an ISO 8601 date and time")
@@ -131,12 +152,13 @@ def read_jsonl(lines: Iterable[str | bytes]) -> tuple[dict[str, _TableInfo], int
         info = tables.get(item["table"])
         if info is None:
             info = tables[item["table"]] = _TableInfo(
-                n, item["seats"], item["record"]["rules"], finished, finished
+                n, _who_sat(item["seats"]), item["record"]["rules"], finished, finished
             )
-        elif item["seats"] != info.seats or item["record"]["rules"] != info.rules:
+        elif _who_sat(item["seats"]) != info.seats or item["record"]["rules"] != info.rules:
             errors.append(f"line {n}: the seats or rules differ from line {info.line} "
                           "of the same table")  # fmt: skip
         info.rounds += 1
+        info.stand_in_rounds += is_stand_in_round(*_stand_ins(item))
         info.first_finished = min(info.first_finished, finished)
         info.last_finished = max(info.last_finished, finished)
         if item.get("match_result"):
@@ -197,7 +219,7 @@ def import_jsonl(lines: Iterable[str | bytes]) -> dict[str, int]:
             stored[public_id] = (table, kinds, names)
             m = info.match_result
             if m is not None:
-                result_row(
+                result = result_row(
                     table,
                     winner=0 if m["winner"] == "NS" else 1,
                     scores=m["scores"],
@@ -206,7 +228,10 @@ def import_jsonl(lines: Iterable[str | bytes]) -> dict[str, int]:
                     version=0,
                     seats=seats,
                     finished_at=parse_datetime(str(m.get("finished_at"))) or info.last_finished,
-                ).save()
+                )
+                result.stand_in_rounds = info.stand_in_rounds
+                result.save()
+                tallies.add_matches([result])
                 results += 1
         rows: list[RoundRecordRow] = []
         for raw in source:
@@ -215,6 +240,7 @@ def import_jsonl(lines: Iterable[str | bytes]) -> dict[str, int]:
                 continue
             item, finished = parsed
             table, kinds, names = stored[item["table"]]
+            plays, bids = _stand_ins(item)
             rows.append(
                 round_row_from_record(
                     item["record"],
@@ -223,11 +249,15 @@ def import_jsonl(lines: Iterable[str | bytes]) -> dict[str, int]:
                     kinds=kinds,
                     bot_names=names,
                     stand_in_moves=item.get("stand_in_moves", 0),
+                    stand_in_plays=plays,
+                    stand_in_bids=bids,
                     finished_at=finished,
                 )
             )
             if len(rows) >= BATCH:
                 RoundRecordRow.objects.bulk_create(rows)
+                tallies.add_rounds(rows)
                 rows = []
         RoundRecordRow.objects.bulk_create(rows)
+        tallies.add_rounds(rows)
     return {"rounds": n_rounds, "tables": len(tables), "match_results": results}

@@ -38,6 +38,8 @@ def round_row_from_record(
     bot_names: Sequence[str | None],
     stand_in_moves: int = 0,
     finished_at: datetime | None = None,
+    stand_in_plays: Sequence[int] = (0, 0, 0, 0),
+    stand_in_bids: str = "0000",
 ) -> RoundRecordRow:
     """An unsaved row for a round record (``record_of``) played by ``kinds``/``bot_names``."""
     values = round_values(
@@ -46,6 +48,8 @@ def round_row_from_record(
         kinds=kinds,
         bot_names=bot_names,
         stand_in_moves=stand_in_moves,
+        stand_in_plays=stand_in_plays,
+        stand_in_bids=stand_in_bids,
         finished_at=finished_at or timezone.now(),
     )
     return RoundRecordRow(table=table, **values)

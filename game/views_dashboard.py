@@ -39,20 +39,27 @@ def staff_required(view: View) -> View:
 
 
 class DashboardFilterForm(forms.Form):
+    """The filters; they select the measured partnerships (``game.analytics_filters``)."""
+
     date_from = forms.DateField(required=False, label="From",
                                 widget=forms.DateInput(attrs={"type": "date"}))  # fmt: skip
     date_to = forms.DateField(required=False, label="To",
                               widget=forms.DateInput(attrs={"type": "date"}))  # fmt: skip
     rules = forms.ChoiceField(required=False, label="Rule set")
-    bots = forms.MultipleChoiceField(
-        required=False, label="Bots", widget=forms.SelectMultiple(attrs={"size": 4})
-    )
+    bot = forms.ChoiceField(required=False, label="Measured partnership's bot")
     makeup = forms.MultipleChoiceField(
         required=False,
-        label="Partnership make-up",
+        label="Measured partnership",
         choices=[(m, analytics.MAKEUP_LABELS[m]) for m in MAKEUPS],
         widget=forms.CheckboxSelectMultiple,
     )
+    against = forms.MultipleChoiceField(
+        required=False,
+        label="Against",
+        choices=[(m, analytics.MAKEUP_LABELS[m]) for m in MAKEUPS],
+        widget=forms.CheckboxSelectMultiple,
+    )
+    stand_ins = forms.BooleanField(required=False, label="Include stand-in rounds")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -60,13 +67,17 @@ class DashboardFilterForm(forms.Form):
         self.fields["rules"].choices = [("", "Any rule set")] + [
             (r["key"], f"{r['label']} ({r['rounds']} rounds)") for r in self.rule_sets
         ]
-        self.fields["bots"].choices = [(b, b) for b in analytics.bot_names_in_use()]
+        self.fields["bot"].choices = [("", "Any (or none)")] + [
+            (b, b.replace("/", " & ")) for b in analytics.bot_names_in_use()
+        ]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         a, b = data.get("date_from"), data.get("date_to")
         if a and b and a > b:
             raise forms.ValidationError("the start date is after the end date")
+        if data.get("bot") and data.get("makeup") == ["HH"]:
+            raise forms.ValidationError("a human+human partnership has no bot")
         return data
 
     def filters(self) -> Filters:
@@ -75,9 +86,23 @@ class DashboardFilterForm(forms.Form):
             date_from=d.get("date_from"),
             date_to=d.get("date_to"),
             rules_key=d.get("rules") or "",
-            bots=tuple(d.get("bots") or ()),
+            bot=d.get("bot") or "",
             makeups=tuple(d.get("makeup") or ()),
+            against=tuple(d.get("against") or ()),
+            stand_ins=bool(d.get("stand_ins")),
         )
+
+
+def measured(filters: Filters) -> str:
+    """Which partnerships the figures count, in words."""
+    labels = analytics.MAKEUP_LABELS
+    who = " or ".join(labels[m] for m in filters.makeups) or "every"
+    text = f"{who} partnership{'s' if not filters.makeups else ''}"
+    if filters.bot:
+        text += f" whose bots are {filters.bot.replace('/', ' & ')}"
+    if filters.against:
+        text += " against " + " or ".join(labels[m] for m in filters.against)
+    return text + ("" if filters.stand_ins else "; stand-in rounds left out")
 
 
 def _form(request: HttpRequest) -> DashboardFilterForm:
@@ -97,6 +122,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     filters = _filters_or_none(form)
     data = analytics.all_analyses(filters) if filters is not None else None
     charts = None
+    if data is not None and filters is not None:
+        data["measured"] = measured(filters)
     if data is not None:
         charts = {
             "bid_sums": data["bid_sums"],

@@ -4,7 +4,11 @@ Table A (kinds BHBB: N BIS+SRP, E human, S BIS+SRP, W RB+SRP; N/S bot+bot,
 E/W human+bot), January 2026, default rules, rounds R1-R5, won by E/W.
 Table B (HHHH: two human+human partnerships), February 2026, goal 200/-100,
 rounds R6-R7, won by N/S. Table C (BHBB like A), a finished match with no
-round rows, won by N/S.
+round rows, won by N/S. Table D (BHBB like A), January 2026: one round, R8, in which
+E's timer ran out and the stand-in bot bid nil for E (and played 2 of E's cards):
+a stand-in round, left out of the analyses unless asked for; D's match (won by
+E/W) is a match with a stand-in round. In R1 a stand-in played 2 of E's cards
+(below the share that makes a stand-in round: R1 stays E's).
 
 The rows are written column by column (the analyses read only the columns);
 the record is a stub. Bids/tricks/points (N E S W; N/S, E/W):
@@ -16,16 +20,18 @@ the record is a stub. Bids/tricks/points (N E S W; N/S, E/W):
     R5 d:N  bids 0 0 5 5   tricks 1 0 6 6   points -48, 151     nil vs nil (N set, E made)
     R6 d:E  bids 0b 3 0 4  tricks 0 6 1 6   points 101, 75      double nil (N blind made, S set)
     R7 d:S  bids 3 3 2 3   tricks 2 4 2 5   points -50, 63      no nil, sum 11, N/S set
+    R8 d:N  bids 3 0 4 3   tricks 3 0 5 5   points 71, 132      human nil (E made, stand-in)
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from game import tallies
 from game.engine.round_types import round_type
 from game.engine.rules import Rules
 from game.models import MatchResult, RoundRecordRow, Seat, Table
-from game.round_columns import makeup, nil_category, rules_key
+from game.round_columns import is_stand_in_round, makeup, nil_category, rules_key, side_bot
 
 RULES_A = Rules().to_dict()
 RULES_B = Rules(winning_goal=200, losing_goal=-100).to_dict()
@@ -39,17 +45,22 @@ ROUNDS = {
     "R5": ("A", 0, (0, 0, 5, 5), "0000", (1, 0, 6, 6), (-48, 151), (True, True)),
     "R6": ("B", 1, (0, 3, 0, 4), "1000", (0, 6, 1, 6), (101, 75), (True, True)),
     "R7": ("B", 2, (3, 3, 2, 3), "0000", (2, 4, 2, 5), (-50, 63), (False, True)),
+    "R8": ("D", 0, (3, 0, 4, 3), "0000", (3, 0, 5, 5), (71, 132), (True, True)),
 }
+# Stand-in moves: round -> (cards a stand-in played per seat N E S W, '1' where it bid).
+STAND_INS = {"R1": ((0, 2, 0, 0), "0000"), "R8": ((0, 2, 0, 0), "0100")}
 
 DAY_A = datetime(2026, 1, 10, 12, tzinfo=UTC)
 DAY_B = datetime(2026, 2, 10, 12, tzinfo=UTC)
 DAY_C = datetime(2026, 1, 20, 12, tzinfo=UTC)
+DAY_D = datetime(2026, 1, 25, 12, tzinfo=UTC)
 BOTS_A = ("BIS+SRP", None, "BIS+SRP", "RB+SRP")
 TABLES = {
     # name: (kinds, bots N E S W, rules, day, winner)
     "A": ("BHBB", BOTS_A, RULES_A, DAY_A, 1),
     "B": ("HHHH", (None, None, None, None), RULES_B, DAY_B, 0),
     "C": ("BHBB", BOTS_A, RULES_A, DAY_C, 0),
+    "D": ("BHBB", BOTS_A, RULES_A, DAY_D, 1),
 }
 
 
@@ -75,6 +86,7 @@ def build() -> dict[str, Table]:
             bags_ns=0,
             bags_ew=0,
             rounds=len(rounds),
+            stand_in_rounds=int(name == "D"),
             version=0,
             rules_key=rules_key(rules),
             makeup_ns=makeup(kinds[0], kinds[2]),
@@ -85,10 +97,11 @@ def build() -> dict[str, Table]:
             bot_w=bots[3] or "",
         )
     numbers: dict[str, int] = {}
-    for tname, dealer, bids, blind, tricks, points, made in ROUNDS.values():
+    for rname, (tname, dealer, bids, blind, tricks, points, made) in ROUNDS.items():
         kinds, bots, rules, day, _ = TABLES[tname]
         numbers[tname] = numbers.get(tname, 0) + 1
         nil = [b == 0 for b in bids]
+        plays, stand_in_bids = STAND_INS.get(rname, ((0, 0, 0, 0), "0000"))
         RoundRecordRow.objects.create(
             table=tables[tname],
             round_number=numbers[tname],
@@ -98,6 +111,13 @@ def build() -> dict[str, Table]:
             dealer=dealer,
             seat_kinds=kinds,
             bot_names=list(bots),
+            stand_in_moves=sum(plays) + stand_in_bids.count("1"),
+            stand_in_n=plays[0],
+            stand_in_e=plays[1],
+            stand_in_s=plays[2],
+            stand_in_w=plays[3],
+            stand_in_bids=stand_in_bids,
+            stand_in_round=is_stand_in_round(plays, stand_in_bids),
             bid_n=bids[0],
             bid_e=bids[1],
             bid_s=bids[2],
@@ -124,6 +144,8 @@ def build() -> dict[str, Table]:
             bot_e=bots[1] or "",
             bot_s=bots[2] or "",
             bot_w=bots[3] or "",
+            bot_ns=side_bot((bots[0], bots[2])),
+            bot_ew=side_bot((bots[1], bots[3])),
             nil_category=nil_category(bids, kinds),
             nil_bids_ns=nil[0] + nil[2],
             nil_bids_ew=nil[1] + nil[3],
@@ -136,4 +158,6 @@ def build() -> dict[str, Table]:
             round_type_s=int(round_type(bids, 2)),
             round_type_w=int(round_type(bids, 3)),
         )
+    tallies.add_rounds(RoundRecordRow.objects.all())
+    tallies.add_matches(MatchResult.objects.all())
     return tables

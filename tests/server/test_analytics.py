@@ -40,7 +40,7 @@ def test_wilson_interval_by_hand() -> None:
 
 def test_win_rates(tables: dict[str, Table]) -> None:
     w = analytics.win_rates(Filters())
-    assert w["matches"] == 3
+    assert w["matches"] == 3  # D, a match with a stand-in round, is left out
     by = {r["makeup"]: r for r in w["by_makeup"]}
     # BB: A (lost), C (won); HB: A (won), C (lost); HH: both sides of B, N/S won.
     assert {m: (r["partnership_matches"], r["wins"]) for m, r in by.items()} == {
@@ -49,9 +49,20 @@ def test_win_rates(tables: dict[str, Table]) -> None:
         "HH": (2, 1),
     }
     assert by["BB"]["ci95"] == approx(list(wilson_interval(1, 2)))
-    pairings = {(p["first"], p["second"]): p for p in w["pairings"]}
-    assert pairings["BB", "HB"]["matches"] == 2 and pairings["BB", "HB"]["first_wins"] == 1
-    assert pairings["HH", "HH"]["matches"] == 1 and pairings["HH", "HH"]["win_rate"] == 1.0
+    # Pairings name who played: the measured partnership's wins against its opponents.
+    pairings = {(p["measured"], p["opponents"]): p for p in w["pairings"]}
+    assert set(pairings) == {
+        ("BIS+SRP x2", "human & RB+SRP"),
+        ("human & RB+SRP", "BIS+SRP x2"),
+        ("human+human", "human+human"),
+    }
+    bis = pairings["BIS+SRP x2", "human & RB+SRP"]
+    assert (bis["matches"], bis["wins"], bis["win_rate"]) == (2, 1, 0.5)
+    hh = pairings["human+human", "human+human"]
+    assert (hh["matches"], hh["wins"]) == (2, 1)  # B from each side
+    with_d = analytics.win_rates(Filters(stand_ins=True))
+    assert with_d["matches"] == 4
+    assert {r["makeup"]: r["wins"] for r in with_d["by_makeup"]} == {"BB": 1, "HB": 2, "HH": 1}
 
 
 def test_nil_positions_table_3(tables: dict[str, Table]) -> None:
@@ -122,24 +133,69 @@ def test_points_histogram_figure_2(tables: dict[str, Table]) -> None:
     assert len(h["edges"]) == 23  # every bin between, for the chart
 
 
-def test_round_types(tables: dict[str, Table]) -> None:
-    rt = {r["label"]: r for r in analytics.round_types(Filters())["rows"]}
-    assert len(rt) == 10
-    over = rt["over"]  # R1 (sum 12) and R7 (11), all four seats
-    assert over["all"]["seat_rounds"] == 8
-    assert over["all"]["points_per_round"] == approx(268 / 8)
-    assert over["all"]["make_rate"] == 0.75 and over["all"]["set_rate"] == 0.25
-    assert over["by_kind"]["H"]["seat_rounds"] == 5
-    assert over["by_kind"]["H"]["points_per_round"] == approx(87 / 5)
-    assert over["by_kind"]["H"]["make_rate"] == approx(0.6)
-    assert over["by_kind"]["B"]["points_per_round"] == approx(181 / 3)
-    we_nil = rt["we nil"]  # R5's nils are "nil vs nil" for every seat
-    assert we_nil["by_kind"]["H"]["seat_rounds"] == 3  # R3 E, R6 N, R6 S
-    assert we_nil["by_kind"]["H"]["points_per_round"] == approx((-69 + 101 + 101) / 3)
-    assert we_nil["by_kind"]["B"]["points_per_round"] == approx((140 + 141) / 2)
-    assert rt["nil vs nil"]["all"]["seat_rounds"] == 4
-    assert rt["under"]["all"]["seat_rounds"] == 0
-    assert rt["double nil"]["all"]["seat_rounds"] == 2  # R6: E and W see both opponents nil
+def test_round_type_win_rates(tables: dict[str, Table]) -> None:
+    t = analytics.round_type_win_rates(Filters())
+    assert [k["key"] for k in t["kinds"]] == ["HH", "HB", "BB", "BB:BIS+SRP"]
+    rows = {r["label"]: r["by_kind"] for r in t["rows"]}
+    assert len(rows) == 10
+
+    def cell(label: str, kind: str) -> tuple[int, int, int, float | None]:
+        c = rows[label][kind]
+        return c["n"], c["won"], c["made"], c["points_per_round"]
+
+    # over: R1 (N/S BB 60 v E/W HB 61) and R7 (both HH: N/S -50 set, E/W 63).
+    assert cell("over", "BB") == (1, 0, 1, 60)
+    assert cell("over", "HB") == (1, 1, 1, 61)
+    assert cell("over", "HH") == (2, 1, 1, 6.5)
+    # we nil: R2 N (BB, 140 v 63), R3 E and R4 W (HB: -69 v 81, 141 v 53), R6 N+S (HH, 101 v 75).
+    assert cell("we nil", "BB") == (1, 1, 1, 140)
+    assert cell("we nil", "HB") == (2, 1, 2, 36)
+    assert cell("we nil", "HH") == (1, 1, 1, 101)
+    assert cell("partner nil", "HB") == (2, 1, 2, 36)  # the same partnership-rounds
+    assert cell("opponents nil", "BB") == (2, 1, 2, 67)  # R3 81 won, R4 53 lost
+    assert cell("opponents nil", "HB") == (1, 0, 1, 63)  # R2
+    assert cell("nil vs nil", "BB") == (1, 0, 1, -48) and cell("nil vs nil", "HB")[1] == 1
+    assert cell("double nil", "HH") == (1, 0, 1, 75)  # R6 E/W
+    assert cell("under", "HB") == (0, 0, 0, None)
+    assert rows["we nil"]["BB:BIS+SRP"] == rows["we nil"]["BB"]
+    assert rows["over"]["HH"]["win_ci95"] == approx(list(wilson_interval(1, 2)))
+    # The gap, human+bot minus bot+bot: we nil 1/2 - 1/1, Newcombe's interval by hand.
+    gap = next(r["gap"] for r in t["rows"] if r["label"] == "we nil")
+    (l1, u1), (l2, u2) = wilson_interval(1, 2), wilson_interval(1, 1)
+    assert gap["difference"] == -0.5
+    assert gap["ci95"] == approx([-0.5 - ((0.5 - l1) ** 2 + (u2 - 1) ** 2) ** 0.5,
+                                  -0.5 + ((u1 - 0.5) ** 2 + (1 - l2) ** 2) ** 0.5])  # fmt: skip
+    assert next(r["gap"] for r in t["rows"] if r["label"] == "double nil") is None
+    # R8 (left out unless asked): the stand-in's nil for E, E/W won 132 v 71.
+    with_r8 = {r["label"]: r["by_kind"] for r in
+               analytics.round_type_win_rates(Filters(stand_ins=True))["rows"]}  # fmt: skip
+    assert (with_r8["we nil"]["HB"]["n"], with_r8["we nil"]["HB"]["won"]) == (3, 2)
+
+
+def test_a_stand_in_nil_is_left_out_unless_asked_for(tables: dict[str, Table]) -> None:
+    # R8: the stand-in bot bid nil for E (a human): not a human nil by default.
+    s = analytics.summary(Filters())
+    assert (s["rounds"], s["matches"]) == (7, 3)
+    assert (s["stand_in_rounds"], s["stand_in_matches"], s["left_out"]) == (1, 1, True)
+    human_nil = {r["position"]: r for r in analytics.nil_positions(Filters())["rows"]}["human nil"]
+    assert human_nil["rounds"] == 1  # R3 only
+    assert human_nil["by_makeup"]["HB"]["nil_bids"] == 1
+    humans = {r["player"]: r for r in analytics.nil_bids(Filters())["rows"]}["human"]
+    assert humans["positions"][0]["nil_bids"] == 3  # R3 E, R5 E, R6 S (not R8 E)
+    asked = Filters(stand_ins=True)
+    s = analytics.summary(asked)
+    assert (s["rounds"], s["matches"], s["stand_in_rounds"], s["left_out"]) == (8, 4, 1, False)
+    human_nil = {r["position"]: r for r in analytics.nil_positions(asked)["rows"]}["human nil"]
+    assert human_nil["rounds"] == 2  # R3 and R8
+    assert (human_nil["by_makeup"]["HB"]["nil_bids"], human_nil["by_makeup"]["HB"]["nil_made"]) == (
+        2,
+        1,
+    )
+    assert human_nil["by_makeup"]["HB"]["points_per_round"] == approx((-69 + 132) / 2)
+    humans = {r["player"]: r for r in analytics.nil_bids(asked)["rows"]}["human"]
+    assert (humans["positions"][0]["nil_bids"], humans["positions"][0]["nil_made"]) == (4, 2)
+    # R1's 2 stand-in cards for E (under a quarter of 13) keep R1 E's.
+    assert RoundRecordRow.objects.get(table=tables["A"], round_number=1).stand_in_round is False
 
 
 def test_bidding_accuracy(tables: dict[str, Table]) -> None:
@@ -177,28 +233,63 @@ def test_filters(tables: dict[str, Table]) -> None:
     assert rounds(Filters(date_from=date(2026, 2, 1))) == 2
     assert rounds(Filters(date_to=date(2026, 1, 10))) == 5
     assert rounds(Filters(date_from=date(2026, 1, 11), date_to=date(2026, 2, 9))) == 0
+    assert rounds(Filters(date_from=date(2026, 1, 10), date_to=date(2026, 2, 28))) == 7
+    assert rounds(Filters(date_from=date(2026, 1, 11), stand_ins=True)) == 3  # R8, R6, R7
     assert rounds(Filters(rules_key=rules_key(analytics_fixtures.RULES_B))) == 2
-    assert rounds(Filters(bots=("RB+SRP",))) == 5
-    assert rounds(Filters(bots=("MS+WRP",))) == 0
-    assert rounds(Filters(makeups=("HH",))) == 2
+    assert rounds(Filters(bot="RB+SRP")) == 5  # A's E/W: a human with RB+SRP
+    assert rounds(Filters(bot="MS+WRP")) == 0
+    assert rounds(Filters(makeups=("HH",))) == 2  # R6, R7: each counted once
     assert rounds(Filters(makeups=("BB", "HH"))) == 7
     assert analytics.summary(Filters(makeups=("BB",)))["matches"] == 2
     t = analytics.nil_positions(Filters(makeups=("HH",)))
-    assert {r["position"]: r["rounds"] for r in t["rows"]}["double nil"] == 1
+    double = {r["position"]: r for r in t["rows"]}["double nil"]
+    assert double["rounds"] == 1 and double["by_makeup"]["HH"]["partnership_rounds"] == 2
     assert analytics.win_rates(Filters(date_from=date(2026, 1, 15)))["matches"] == 2
-    everything = analytics.all_analyses(Filters(makeups=("HB",), bots=("BIS+SRP",)))
-    assert everything["summary"] == {"rounds": 5, "matches": 2}
+
+
+def test_filters_select_the_measured_partnership(tables: dict[str, Table]) -> None:
+    # "BIS+SRP, bot+bot": A's N/S only; no human+bot figure is left anywhere.
+    f = Filters(bot="BIS+SRP", makeups=("BB",))
+    everything = analytics.all_analyses(f)
+    assert everything["summary"]["rounds"] == 5 and everything["summary"]["matches"] == 2
+    assert [r["makeup"] for r in everything["win_rates"]["by_makeup"]] == ["BB"]
+    assert [p["measured"] for p in everything["win_rates"]["pairings"]] == ["BIS+SRP x2"]
+    for row in everything["nil_positions"]["rows"]:
+        assert set(row["by_makeup"]) <= {"BB"}
+    assert everything["nil_positions"]["rows"][0]["by_makeup"]["BB"]["points_per_round"] == 140
+    for row in everything["round_type_win_rates"]["rows"]:
+        assert row["by_kind"]["HB"]["n"] == 0 and row["by_kind"]["HH"]["n"] == 0
+    players = {r["player"] for r in everything["bidding_accuracy"]["rows"]}
+    assert players == {"bot", "BIS+SRP"}
+    # N's and S's non-nil bids of R1-R5: N 3, 4, 2 (R2 and R5 nil), S 3, 4, 4, 3, 5.
+    assert {r["player"]: r["bids"] for r in everything["bidding_accuracy"]["rows"]} == {
+        "bot": 8, "BIS+SRP": 8}  # fmt: skip
+    # A bot that is not that make-up's: nothing (the old "any seat" filters gave 5).
+    assert analytics.summary(Filters(bot="RB+SRP", makeups=("BB",)))["rounds"] == 0
+    # Human+bot against bot+bot: A's E/W; against human+human: nothing.
+    hb = analytics.all_analyses(Filters(makeups=("HB",), against=("BB",)))
+    assert hb["summary"]["rounds"] == 5
+    assert {r["player"] for r in hb["nil_bids"]["rows"]} == {"human", "bot", "RB+SRP"}
+    assert hb["points_by_bid_sum"]["rows"][0]["by_makeup"] == {
+        "HB": {"partnership_rounds": 1, "points_per_round": 61}}  # fmt: skip
+    assert analytics.summary(Filters(makeups=("HB",), against=("HH",)))["rounds"] == 0
+    # Both partnerships measured: bot+bot or human+bot against either, rounds once.
+    both = Filters(makeups=("BB", "HB"), against=("BB", "HB"))
+    assert analytics.summary(both)["rounds"] == 5
+    assert analytics.bid_sum_distribution(both)["rounds"] == 5
+    assert analytics.nil_positions(both)["rows"][-1]["rounds"] == 1  # R1, no nil
 
 
 def test_rule_sets_and_bot_names(tables: dict[str, Table]) -> None:
     sets = analytics.rule_sets()
-    assert [(s["label"], s["rounds"]) for s in sets] == [("goal 500/-200", 5), ("goal 200/-100", 2)]
+    # Rounds stored (stand-in rounds too: R8).
+    assert [(s["label"], s["rounds"]) for s in sets] == [("goal 500/-200", 6), ("goal 200/-100", 2)]
     assert analytics.bot_names_in_use() == ["BIS+SRP", "RB+SRP"]
 
 
 def test_empty_database() -> None:
     data = analytics.all_analyses(Filters())
-    assert data["summary"] == {"rounds": 0, "matches": 0}
+    assert (data["summary"]["rounds"], data["summary"]["matches"]) == (0, 0)
     assert data["bid_sums"]["mean"] is None
     assert data["points_histogram"]["edges"] == []
 
@@ -231,7 +322,7 @@ def test_store_match_writes_an_ordinary_replayable_match() -> None:
     assert row.record["format"] == "spades-round/1"
     result = MatchResult.objects.get(table=table)
     assert (result.winner, result.makeup_ew, result.bot_n) == (match.winner, "BB", "RB+SRP")
-    assert analytics.summary(Filters(bots=("MS+SRP",)))["rounds"] == len(match.rounds)
+    assert analytics.summary(Filters(bot="MS+SRP"))["rounds"] == len(match.rounds)
 
 
 def test_store_match_refuses_unfinished_matches() -> None:
@@ -284,7 +375,7 @@ def test_tournament_store_option_stores_the_tournaments_games() -> None:
 def test_side_by_side_queries_give_the_same_analyses(monkeypatch: pytest.MonkeyPatch) -> None:
     # (On PostgreSQL all_analyses runs its queries on several connections at once.)
     analytics_fixtures.build()
-    for filters in (Filters(), Filters(makeups=("HB",)), Filters(bots=("RB+SRP",))):
+    for filters in (Filters(), Filters(makeups=("HB",)), Filters(bot="RB+SRP")):
         monkeypatch.setattr(analytics, "_side_by_side", lambda: False)
         in_turn = analytics.all_analyses(filters)
         monkeypatch.setattr(analytics, "_side_by_side", lambda: True)

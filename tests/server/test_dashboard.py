@@ -64,7 +64,7 @@ def test_dashboard_shows_every_figure_with_its_sample_size(
     html = response.content.decode()
     assert "<strong>7</strong> rounds, <strong>3</strong> finished matches" in html
     for anchor in ("win-rates", "nil-positions", "figure-4", "figure-5", "figure-2",
-                   "round-types", "bidding-accuracy", "nil-bids"):  # fmt: skip
+                   "round-type-win-rates", "bidding-accuracy", "nil-bids"):  # fmt: skip
         assert f'id="{anchor}"' in html
     assert "<em>n</em> = 3 matches" in html
     assert "mean 10.00" in html  # Figure 5
@@ -84,7 +84,7 @@ def test_filters_apply(staff: Client, tables: dict[str, Table]) -> None:
     key = rules_key(analytics_fixtures.RULES_B)
     html = staff.get(URL, {"rules": key}).content.decode()
     assert "<strong>2</strong> rounds" in html
-    html = staff.get(URL, {"bots": ["RB+SRP"], "date_to": "2026-01-15"}).content.decode()
+    html = staff.get(URL, {"bot": "RB+SRP", "date_to": "2026-01-15"}).content.decode()
     assert "<strong>5</strong> rounds, <strong>1</strong> finished matches" in html
     assert 'value="RB+SRP" selected' in html
 
@@ -106,7 +106,7 @@ def test_exports_download_with_the_filters(staff: Client) -> None:
     a = store_match(_random_match("dash-1"), ["RB+SRP", "MS+SRP", "RB+SRP", "MS+SRP"])
     store_match(_random_match("dash-2"), ["BIS0+SRP"] * 4)
     n = RoundRecordRow.objects.filter(table=a).count()
-    response = staff.get(URL + "export.csv", {"bots": "MS+SRP"})
+    response = staff.get(URL + "export.csv", {"bot": "MS+SRP"})
     assert response.status_code == 200 and response.streaming
     assert response["Content-Type"].startswith("text/csv")
     assert "attachment" in response["Content-Disposition"]
@@ -114,7 +114,7 @@ def test_exports_download_with_the_filters(staff: Client) -> None:
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[0] == exports.CSV_COLUMNS
     assert len(rows) == 1 + n
-    response = staff.get(URL + "export.jsonl", {"bots": ["MS+SRP", "BIS0+SRP"]})
+    response = staff.get(URL + "export.jsonl", {"makeup": "BB"})
     assert response["Content-Type"] == "application/x-ndjson"
     lines = b"".join(response.streaming_content).decode().splitlines()
     assert len(lines) == RoundRecordRow.objects.count() > n

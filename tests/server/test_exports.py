@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Q
 
-from game import analytics, exports, imports
+from game import analytics, exports, imports, tallies
 from game.analytics import Filters
 from game.engine import Match, Rules, view_for
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
@@ -110,9 +110,14 @@ def test_players_are_stable_pseudonyms(stored: dict[str, Table]) -> None:
 
 def test_csv_filters(stored: dict[str, Table]) -> None:
     assert {r["table"] for r in _csv(Filters(makeups=("HB",)))} == {stored["mixed"].public_id}
-    assert {r["table"] for r in _csv(Filters(bots=("MS+SRP",)))} == {
+    assert {r["table"] for r in _csv(Filters(bot="RB+SRP/MS+SRP"))} == set()
+    assert {r["table"] for r in _csv(Filters(bot="MS+SRP"))} == {
         stored["a"].public_id, stored["b"].public_id}  # fmt: skip
-    assert _csv(Filters(bots=("BIS+SRP",))) == []
+    assert _csv(Filters(bot="BIS+SRP")) == []
+    # The measured partnership's own make-up against the opponents': human+bot v bot+bot.
+    assert {r["table"] for r in _csv(Filters(makeups=("BB",), against=("HB",)))} == {
+        stored["mixed"].public_id}  # fmt: skip
+    assert _csv(Filters(makeups=("HB",), against=("HB",))) == []
 
 
 def test_jsonl_lines_hold_full_records(stored: dict[str, Table]) -> None:
@@ -134,6 +139,7 @@ def _analyses() -> dict[str, Any]:
 def _clear() -> None:
     Table.objects.all().delete()
     assert not RoundRecordRow.objects.exists() and not MatchResult.objects.exists()
+    assert tallies.rebuild() == 0  # deleting rounds outside the write paths needs a rebuild
 
 
 def test_jsonl_round_trip_gives_identical_analyses(stored: dict[str, Table]) -> None:

@@ -34,17 +34,26 @@ class Command(BaseCommand):
         parser.add_argument("--to", dest="date_to", help="last day, inclusive (YYYY-MM-DD)")
         parser.add_argument("--rules", default="", help="a rule set key (the dashboard's list)")
         parser.add_argument(
-            "--bot",
-            action="append",
-            default=[],
-            help="rounds with this bot at the table (repeatable)",
+            "--bot", default="", help="rounds with a partnership of this bot key (BIS+SRP)"
         )
         parser.add_argument(
             "--makeup",
             action="append",
             default=[],
             choices=list(MAKEUPS),
-            help="rounds where a partnership is BB, HB or HH (repeatable)",
+            help="rounds with a measured partnership that is BB, HB or HH (repeatable)",
+        )
+        parser.add_argument(
+            "--against",
+            action="append",
+            default=[],
+            choices=list(MAKEUPS),
+            help="... whose opponents are BB, HB or HH (repeatable)",
+        )
+        parser.add_argument(
+            "--stand-ins",
+            action="store_true",
+            help="include stand-in rounds (left out by default, as on the dashboard)",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -52,8 +61,10 @@ class Command(BaseCommand):
             date_from=_day(opts["date_from"]) if opts["date_from"] else None,
             date_to=_day(opts["date_to"]) if opts["date_to"] else None,
             rules_key=opts["rules"],
-            bots=tuple(opts["bot"]),
+            bot=opts["bot"],
             makeups=tuple(opts["makeup"]),
+            against=tuple(opts["against"]),
+            stand_ins=opts["stand_ins"],
         )
         chunks = exports.iter_csv(filters) if opts["format"] == "csv" else exports.iter_jsonl(
             filters)  # fmt: skip

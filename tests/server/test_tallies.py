@@ -1,0 +1,186 @@
+"""The tallies are kept exact on every write path, and give the figures a scan of the rounds
+gives: checked on random data (live moves with stand-ins, stored tournaments, imports with
+varied seats, days and stand-in moves) against tallies.scan() and a count by hand."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from game import analytics, exports, imports, moves, tallies
+from game.analytics import Filters
+from game.engine import Rules
+from game.models import MatchResult, RoundRecordRow, RoundTally, Table
+from game.storage import store_match
+from tests.server.helpers import QUICK_RULES, SHORT_RULES, human_move, make_table, play_humans
+from tests.server.test_exports import _random_match
+
+pytestmark = pytest.mark.django_db
+
+BOTS = ("RB+SRP", "MS+SRP", "BIS+SRP")
+
+
+@pytest.mark.django_db(transaction=True)  # moves schedule the stand-in after their commit
+def test_a_stand_in_bid_on_a_live_table_makes_a_stand_in_round(live: Any) -> None:
+    rules = Rules(winning_goal=SHORT_RULES.winning_goal, losing_goal=SHORT_RULES.losing_goal,
+                  blind_nil=False)  # fmt: skip
+    table = make_table("HHHH", rules, stand_in_bots=True)
+    assert live.run_timers() == 1  # the first bidder's timer runs out: the stand-in bids
+    play_humans(table, random.Random(3))
+    first = RoundRecordRow.objects.filter(table=table).order_by("round_number").first()
+    assert first is not None
+    bidder = "NESW".index(first.record["bids"][0]["seat"])
+    assert first.stand_in_bids == "".join("1" if s == bidder else "0" for s in range(4))
+    assert first.stand_in_round and first.stand_in_moves >= 1
+    result = MatchResult.objects.get(table=table)
+    assert result.stand_in_rounds >= 1
+    assert tallies.stored() == tallies.scan()
+    n = RoundRecordRow.objects.filter(table=table).count()
+    left_out = RoundRecordRow.objects.filter(table=table, stand_in_round=True).count()
+    s = analytics.summary(Filters())
+    assert (s["rounds"], s["stand_in_rounds"], s["matches"]) == (n - left_out, left_out, 0)
+    assert analytics.summary(Filters(stand_ins=True))["rounds"] == n
+    row = _csv_rows(Filters(stand_ins=True))[0]
+    assert row[f"actor_{'nesw'[bidder]}"] == "human+stand-in"
+    assert row[f"stand_in_bid_{'nesw'[bidder]}"] == "1" and row["stand_in_round"] == "1"
+    assert _csv_rows(Filters(makeups=("HH",))) == [
+        r for r in _csv_rows(Filters(stand_ins=True)) if r["stand_in_round"] == "0"
+    ]
+
+
+def _csv_rows(f: Filters) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO("".join(exports.iter_csv(f)))))
+
+
+def _varied_import(rng: random.Random) -> None:
+    """Bot matches exported, then imported again as other tables: random seats (humans and
+    bots), days over three months and stand-in moves."""
+    for i in range(6):
+        bots = [rng.choice(BOTS) for _ in range(2)]
+        store_match(_random_match(f"tally-{i}"), [bots[0], bots[1], bots[0], bots[1]])
+    lines = "".join(exports.iter_jsonl(Filters(stand_ins=True))).splitlines()
+    by_table: dict[str, list[dict[str, Any]]] = {}
+    for line in lines:
+        item = json.loads(line)
+        by_table.setdefault(item["table"], []).append(item)
+    out = []
+    for copy in range(12):
+        for public_id, items in by_table.items():
+            kinds = [rng.choice("HB") for _ in range(4)]
+            names = [rng.choice(BOTS) for _ in range(2)]
+            start = date(2026, 1, 1) + timedelta(days=rng.randrange(85))
+            for k, item in enumerate(items):
+                item = json.loads(json.dumps(item))
+                item["table"] = f"c{copy}-{public_id}"[:16]
+                day = start + timedelta(days=k // 4)
+                item["finished_at"] = f"{day.isoformat()}T{rng.randrange(24):02d}:30:00+00:00"
+                for p, seat in enumerate(item["seats"]):
+                    seat.update(kind="bot" if kinds[p] == "B" else "human",
+                                bot=names[p % 2] if kinds[p] == "B" else None,
+                                player=None if kinds[p] == "B" else f"p_{copy}{p}")  # fmt: skip
+                    human = kinds[p] == "H"
+                    seat["stand_in_plays"] = rng.choice((0, 0, 0, 0, 2, 5)) if human else 0
+                    seat["stand_in_bid"] = human and rng.random() < 0.05
+                out.append(json.dumps(item))
+    imports.import_jsonl(out)
+
+
+def _by_hand(f: Filters) -> tuple[int, dict[tuple[int, str], list[int]]]:
+    """Rounds with a measured partnership, and (round type, make-up) -> [n, won] of the
+    measured partnerships, counted from the round rows one by one."""
+    rounds = 0
+    cells: dict[tuple[int, str], list[int]] = {}
+    for r in f.rounds():
+        measured = False
+        for side, opp, seats in (("ns", "ew", "ns"), ("ew", "ns", "ew")):
+            mk, bot = getattr(r, f"makeup_{side}"), getattr(r, f"bot_{side}")
+            if (f.makeups and mk not in f.makeups) or (f.bot and bot != f.bot):
+                continue
+            if f.against and getattr(r, f"makeup_{opp}") not in f.against:
+                continue
+            measured = True
+            won = getattr(r, f"points_{side}") > getattr(r, f"points_{opp}")
+            for t in {getattr(r, f"round_type_{s}") for s in seats}:
+                c = cells.setdefault((t, mk), [0, 0])
+                c[0] += 1
+                c[1] += won
+        rounds += measured
+    return rounds, cells
+
+
+def _play_with_timeouts(table: Table, rng: random.Random, live: Any) -> None:
+    """Random moves, and now and then a human's timer runs out (a stand-in moves)."""
+    table.refresh_from_db()
+    while table.status == Table.Status.PLAYING:
+        if not (rng.random() < 0.08 and live.run_timers()):
+            seat, action = human_move(table, rng)
+            moves.submit_action(table.pk, seat, action, table.version)
+        table.refresh_from_db()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
+    rng = random.Random(20)
+    _varied_import(rng)
+    for kinds in ("HBHB", "HHBB", "HHHH"):
+        table = make_table(kinds, QUICK_RULES, bot="Random+Random", stand_in_bots=True)
+        _play_with_timeouts(table, rng, live)
+    assert RoundRecordRow.objects.filter(stand_in_round=True).exists()
+    assert RoundRecordRow.objects.filter(stand_in_round=False).count() >= 40
+    assert tallies.stored() == tallies.scan()
+    bots = sorted({b for b in RoundRecordRow.objects.values_list("bot_ns", flat=True) if b})
+    for k in range(40):
+        lo = date(2026, 1, 1) + timedelta(days=rng.randrange(100))
+        f = Filters(
+            date_from=lo if rng.random() < 0.6 else None,
+            date_to=lo + timedelta(days=rng.randrange(70)) if rng.random() < 0.6 else None,
+            bot=rng.choice(bots) if k % 3 == 0 else "",
+            makeups=tuple(rng.sample(("BB", "HB", "HH"), rng.randrange(3))),
+            against=tuple(rng.sample(("BB", "HB", "HH"), rng.randrange(3))),
+            stand_ins=rng.random() < 0.5,
+        )
+        rounds, cells = _by_hand(f)
+        assert analytics.summary(f)["rounds"] == rounds, f
+        table = analytics.round_type_win_rates(f)
+        got = {(r["type"], mk): [r["by_kind"][mk]["n"], r["by_kind"][mk]["won"]]
+               for r in table["rows"] for mk in ("BB", "HB", "HH")}  # fmt: skip
+        assert {k: v for k, v in got.items() if v[0]} == cells, f
+        assert analytics.bid_sum_distribution(f)["rounds"] == rounds
+    before = analytics.all_analyses(Filters(stand_ins=True))
+    RoundTally.objects.update(n=0)  # spoil them; the rebuild puts them right
+    assert analytics.all_analyses(Filters(stand_ins=True)) != before
+    with pytest.raises(CommandError, match="differ"):
+        call_command("rebuild_tallies", "--check")
+    out = io.StringIO()
+    call_command("rebuild_tallies", stdout=out)
+    assert "rebuilt" in out.getvalue()
+    assert analytics.all_analyses(Filters(stand_ins=True)) == before
+    call_command("rebuild_tallies", "--check", stdout=out)
+    assert "match the stored rows" in out.getvalue()
+
+
+def test_bad_stand_in_fields_in_an_import_are_refused() -> None:
+    store_match(_random_match("bad-1"), ["RB+SRP"] * 4)
+    lines = "".join(exports.iter_jsonl(Filters())).splitlines()
+    Table.objects.all().delete()
+    tallies.rebuild()
+    item = json.loads(lines[0])
+    item["seats"][1]["stand_in_plays"] = 14
+    lines[0] = json.dumps(item)
+    item = json.loads(lines[1])
+    item["seats"][2]["stand_in_bid"] = "yes"
+    lines[1] = json.dumps(item)
+    with pytest.raises(imports.ImportFailed) as e:
+        imports.import_jsonl(lines)
+    assert e.value.errors == [
+        "line 1: seat E: 'stand_in_plays' must be 0 to 13",
+        "line 2: seat S: 'stand_in_bid' must be true or false",
+    ]
+    assert not RoundRecordRow.objects.exists() and not RoundTally.objects.exists()
