@@ -41,7 +41,7 @@ from game.analytics_rounds import (
 )
 from game.analytics_types import round_type_win_rates
 from game.models import RoundRecordRow, RoundTally
-from game.tally_keys import ALL_TIME, BID_SUM, MATCH
+from game.tally_keys import ACCURACY, ALL_TIME, BID_SUM, MATCH
 
 __all__ = [
     "MAKEUP_LABELS",
@@ -108,7 +108,7 @@ def _run_all(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
 def all_analyses(filters: Filters) -> dict[str, Any]:
     """Every analysis for one set of filters (what the dashboard shows).
 
-    Seven grouped queries of the tallies, independent of each other: PostgreSQL
+    Nine grouped queries of the tallies, independent of each other: PostgreSQL
     answers them side by side on its cores.
     """
     jobs: dict[str, Callable[[], Any]] = {
@@ -119,6 +119,7 @@ def all_analyses(filters: Filters) -> dict[str, Any]:
         "points_histogram": lambda: points_histogram(filters),
         "round_type_win_rates": lambda: round_type_win_rates(filters),
         "seat_bids": lambda: seat_bids(filters),
+        "accuracy": lambda: seat_bids(filters, ACCURACY),
     }
     done = _run_all(jobs)
     groups: list[SeatGroup] = done["seat_bids"]
@@ -131,7 +132,7 @@ def all_analyses(filters: Filters) -> dict[str, Any]:
         "bid_sums": figure_5,
         "points_histogram": done["points_histogram"],
         "round_type_win_rates": done["round_type_win_rates"],
-        "bidding_accuracy": bidding_accuracy(filters, groups),
+        "bidding_accuracy": bidding_accuracy(filters, done["accuracy"]),
         "nil_bids": nil_bids(filters, groups),
     }
 

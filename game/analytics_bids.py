@@ -8,18 +8,26 @@ from collections import defaultdict
 from typing import Any
 
 from game.analytics_filters import KIND_LABELS, Filters, ratio, tallied
-from game.tally_keys import BLIND_NIL_MADE, BLIND_NIL_SET, HUMAN, NIL_MADE, NIL_SET, SEAT
+from game.tally_keys import (
+    ACCURACY,
+    BLIND_NIL_MADE,
+    BLIND_NIL_SET,
+    HUMAN,
+    NIL_MADE,
+    NIL_SET,
+    SEAT,
+)
 
-# (who, bidding position, outcome, seat-rounds)
+# (who, bidding position or tricks minus bid, nil outcome (0: not nil), seat-rounds)
 SeatGroup = tuple[str, int, int, int]
-NILS = (NIL_MADE, NIL_SET, BLIND_NIL_MADE, BLIND_NIL_SET)
 
 
-def seat_bids(filters: Filters) -> list[SeatGroup]:
-    """Seat-rounds of the measured partnerships by (who, position, outcome), with counts."""
+def seat_bids(filters: Filters, figure: str = SEAT) -> list[SeatGroup]:
+    """Seat-rounds of the measured partnerships by (who, position, nil outcome), or with
+    ``ACCURACY`` non-nil bids by (who, tricks minus bid, 0), with counts."""
     return [
         (g["who"], g["a"], g["b"], g["n"])
-        for g in tallied(filters, SEAT, "who", "a", "b")
+        for g in tallied(filters, figure, "who", "a", "b")
         if g["n"]
     ]
 
@@ -35,13 +43,11 @@ def _order(who: str) -> tuple[bool, str]:
 def bidding_accuracy(filters: Filters, groups: list[SeatGroup] | None = None) -> dict[str, Any]:
     """Tricks taken minus bid, for non-nil bids, per seat kind and per bot name."""
     if groups is None:
-        groups = seat_bids(filters)
+        groups = seat_bids(filters, ACCURACY)
     dist: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    for who, _position, outcome, n in groups:
-        if outcome in NILS:
-            continue
+    for who, over, _, n in groups:
         for w in _whos(who):
-            dist[w][outcome] += n
+            dist[w][over] += n
     rows = []
     for who in sorted(dist, key=_order):
         d = dist[who]

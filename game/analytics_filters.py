@@ -45,26 +45,39 @@ def _month_after(d: date) -> date:
     return (d.replace(day=28) + timedelta(days=4)).replace(day=1)
 
 
+def _weeks_and_days(first: date, end: date) -> Q:
+    """The tallies of the days ``first`` .. ``end`` (exclusive), a month or less: whole
+    weeks (Monday to Sunday), then the days before and after them."""
+    weeks_from = first + timedelta(days=-first.weekday() % 7)
+    weeks_to = end - timedelta(days=end.weekday())
+    if weeks_to <= weeks_from:
+        return Q(span="d", start__gte=first, start__lt=end)
+    q = Q(span="w", start__gte=weeks_from, start__lt=weeks_to)
+    if first < weeks_from:
+        q |= Q(span="d", start__gte=first, start__lt=weeks_from)
+    if weeks_to < end:
+        q |= Q(span="d", start__gte=weeks_to, start__lt=end)
+    return q
+
+
 def span_q(first: date | None, last: date | None) -> Q:
     """The tallies that add up to exactly the days ``first``..``last`` (inclusive, open
-    ends allowed): all time, or whole months and the days at either end."""
+    ends allowed): all time, or whole months, then whole weeks and days at either end."""
     if first is None and last is None:
         return Q(span="a", start=ALL_TIME)
     lo = first if first is not None else ALL_TIME
+    end = last + timedelta(days=1) if last is not None else None  # exclusive
     months_from = lo if lo.day == 1 else _month_after(lo)
-    months_to = None  # the first day of the month after the last whole month
-    if last is not None:
-        after = last + timedelta(days=1)
-        months_to = after.replace(day=1)
-    if months_to is not None and months_to <= months_from:
-        return Q(span="d", start__gte=lo, start__lte=last)  # no whole month inside
+    months_to = end.replace(day=1) if end is not None else None
+    if end is not None and months_to is not None and months_to <= months_from:
+        return _weeks_and_days(lo, end)  # no whole month inside
     q = Q(span="m", start__gte=months_from)
     if months_to is not None:
         q &= Q(start__lt=months_to)
-    if first is not None and lo < months_from:
-        q |= Q(span="d", start__gte=lo, start__lt=months_from)
-    if months_to is not None and last is not None and months_to <= last:
-        q |= Q(span="d", start__gte=months_to, start__lte=last)
+    if lo < months_from:
+        q |= _weeks_and_days(lo, months_from)
+    if end is not None and months_to is not None and months_to < end:
+        q |= _weeks_and_days(months_to, end)
     return q
 
 

@@ -191,16 +191,6 @@ class ChatLine(models.Model):
         return f"{self.table_id} {self.name}: {self.text}"
 
 
-# The columns of RoundRecordRow the analyses read (game.analytics), besides finished_at.
-ANALYSIS_COLUMNS = [
-    "rules_key", "bot_n", "bot_e", "bot_s", "bot_w", "makeup_ns", "makeup_ew",
-    "nil_category", "points_ns", "points_ew", "nil_bids_ns", "nil_bids_ew", "nil_made_ns",
-    "nil_made_ew", "bid_n", "bid_e", "bid_s", "bid_w", "tricks_n", "tricks_e", "tricks_s",
-    "tricks_w", "seat_kinds", "blind_nils", "dealer", "made_ns", "made_ew", "round_type_n",
-    "round_type_e", "round_type_s", "round_type_w",
-]  # fmt: skip
-
-
 class RoundRecordRow(models.Model):
     """A finished round: its full record (``record_of``) and columns to query by."""
 
@@ -274,14 +264,6 @@ class RoundRecordRow(models.Model):
         indexes = [
             models.Index(fields=["makeup_ns", "makeup_ew"], name="round_makeups"),
             models.Index(fields=["rules_key", "finished_at"], name="round_rules_time"),
-            # PostgreSQL: every column the dashboard reads (32, the most an index holds),
-            # so that its aggregates are index-only scans of a narrow copy instead of
-            # scans of rows that carry the ~1 kB record. (Other databases: finished_at.)
-            models.Index(
-                fields=["finished_at"],
-                include=ANALYSIS_COLUMNS,
-                name="round_analysis_cover",
-            ),
         ]
 
     def __str__(self) -> str:

@@ -159,14 +159,43 @@ def stored() -> dict[Key, Sums]:
     return out
 
 
+COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _copy_text(v: Any) -> str:
+    if v is True or v is False:
+        return "t" if v else "f"
+    return v.translate(COPY_ESCAPES) if isinstance(v, str) else str(v)
+
+
+def _copy(cells: Mapping[Key, Sums]) -> None:
+    """PostgreSQL: the cells in with one COPY (millions of rows in seconds)."""
+    q = connection.ops.quote_name
+    columns = ", ".join(q(c) for c in (*KEY, *SUMS))
+    lines = []
+    for key, sums in cells.items():
+        values = [key[0], key[1].isoformat(), *key[2:], *sums]
+        lines.append("\t".join(_copy_text(v) for v in values))
+    with connection.cursor() as cursor:
+        sql = f"COPY {q(RoundTally._meta.db_table)} ({columns}) FROM STDIN"
+        with cursor.cursor.copy(sql) as copy:
+            for start in range(0, len(lines), 100_000):
+                copy.write("\n".join(lines[start : start + 100_000]) + "\n")
+
+
 def rebuild() -> int:
     """Recompute every tally from the stored rows, in one transaction; returns the cells."""
     cells = scan()
     with transaction.atomic():
-        RoundTally.objects.all().delete()
-        RoundTally.objects.bulk_create(
-            (RoundTally(**dict(zip(KEY, k, strict=True)), **dict(zip(SUMS, v, strict=True)))
-             for k, v in cells.items()),
-            batch_size=2000,
-        )  # fmt: skip
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(f"TRUNCATE {connection.ops.quote_name(RoundTally._meta.db_table)}")
+            _copy(cells)
+        else:
+            RoundTally.objects.all().delete()
+            RoundTally.objects.bulk_create(
+                (RoundTally(**dict(zip(KEY, k, strict=True)), **dict(zip(SUMS, v, strict=True)))
+                 for k, v in cells.items()),
+                batch_size=2000,
+            )  # fmt: skip
     return len(cells)

@@ -5,8 +5,9 @@ measured partnership, in one span of time. Every figure of the dashboard is a
 sum of tallies, so the dashboard reads a few thousand tally rows instead of
 millions of rounds (``game.tallies`` writes them, ``game.analytics*`` reads).
 
-The key of a tally (:data:`KEY`) is its span (``d`` a day, ``m`` a month,
-``a`` all time, with the span's first day), the rule set, whether the round is
+The key of a tally (:data:`KEY`) is its span (``d`` a day, ``w`` a week from
+Monday, ``m`` a month, ``a`` all time, with the span's first day: a date range
+reads whole months, then whole weeks, then the days at its ends), the rule set, whether the round is
 a stand-in round, the *measured partnership* — its make-up, its bot key (see
 ``game.round_columns.side_bot``), the opponents' make-up, and whether the
 opponents have the same bot key — and the figure's cell (``figure``, ``who``,
@@ -26,8 +27,10 @@ figure   who                 a                              b
 ``B``    ''                  the sum of the four bids       1 if the round had no nil
 ``P``    ''                  the partnership's points,      its nil bids (0-2)
                              bin of POINTS_BIN (lower edge)
-``S``    'human' or the      the seat's bidding position    the seat's outcome: tricks
-         seat's bot name     (1 bids first, 4 the dealer)   minus bid, or a NIL_* code
+``A``    'human' or the      a non-nil bid's tricks minus   0
+         seat's bot name     the bid
+``S``    'human' or the      the seat's bidding position    0 for a non-nil bid, else
+         seat's bot name     (1 bids first, 4 the dealer)   its NIL_* code
 ``M``    the opponents'      1 if the partnership won       0
          bot key             the match
 =======  ==================  =============================  ==============================
@@ -40,7 +43,7 @@ Sums (:data:`SUMS`): ``n`` (partnership-rounds, seat-rounds or partnership-match
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from game.round_columns import NIL_CATEGORIES, SEATS
@@ -50,6 +53,7 @@ KEY = ("span", "start", "rules_key", "stand_in", "makeup", "bot", "opp_makeup", 
 SUMS = ("n", "won", "made", "points", "nil_bids", "nil_made")
 
 ROUND_TYPE, NIL_POSITION, BID_SUM, POINTS, SEAT, MATCH = "T", "N", "B", "P", "S", "M"
+ACCURACY = "A"
 POINTS_BIN = 10  # points per bar of Figure 2
 # A seat's outcome in the seat figure, for a nil: besides tricks minus bid for other bids.
 NIL_MADE, NIL_SET, BLIND_NIL_MADE, BLIND_NIL_SET = 100, 101, 102, 103
@@ -62,16 +66,18 @@ SIDES = ((0, "ns", "ew"), (1, "ew", "ns"))
 
 
 def spans(day: date) -> tuple[tuple[str, date], ...]:
-    """The three spans a day's rounds count in: the day, its month, all time."""
-    return (("d", day), ("m", day.replace(day=1)), ("a", ALL_TIME))
+    """The spans a day's rounds count in: the day, its week, its month, all time."""
+    monday = day - timedelta(days=day.weekday())
+    return (("d", day), ("w", monday), ("m", day.replace(day=1)), ("a", ALL_TIME))
 
 
-def seat_outcome(bid: int, tricks: int, blind: bool) -> int:
-    if bid == 0:
-        if blind:
-            return BLIND_NIL_MADE if tricks == 0 else BLIND_NIL_SET
-        return NIL_MADE if tricks == 0 else NIL_SET
-    return tricks - bid
+def nil_outcome(bid: int, tricks: int, blind: bool) -> int:
+    """0 for a non-nil bid, else NIL_MADE, NIL_SET, BLIND_NIL_MADE or BLIND_NIL_SET."""
+    if bid != 0:
+        return 0
+    if blind:
+        return BLIND_NIL_MADE if tricks == 0 else BLIND_NIL_SET
+    return NIL_MADE if tricks == 0 else NIL_SET
 
 
 def round_cells(r: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
@@ -101,8 +107,10 @@ def round_cells(r: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
         for s in seats:
             who = HUMAN if r["seat_kinds"][s] == "H" else (r[f"bot_{SEATS[s]}"] or "bot")
             position = (s - r["dealer"] - 1) % 4 + 1
-            outcome = seat_outcome(bids[s], tricks[s], r["blind_nils"][s] == "1")
-            yield (*head, SEAT, who, position, outcome), [1, 0, 0, 0, 0, 0]
+            nil = nil_outcome(bids[s], tricks[s], r["blind_nils"][s] == "1")
+            yield (*head, SEAT, who, position, nil), [1, 0, 0, 0, 0, 0]
+            if bids[s] > 0:
+                yield (*head, ACCURACY, who, tricks[s] - bids[s], 0), [1, 0, 0, 0, 0, 0]
 
 
 def match_cells(m: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:

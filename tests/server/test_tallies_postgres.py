@@ -1,0 +1,36 @@
+"""On PostgreSQL: the tallies stay exact when several tables finish rounds at once through
+the event loop's asyncio connections (concurrent upserts of the same cells)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from game import stackprocs
+from tests import services
+
+pytestmark = pytest.mark.stack
+
+SCRIPT = Path(__file__).with_name("tallies_pg_script.py")
+
+
+@pytest.fixture
+def database_url() -> Iterator[str]:
+    admin_url = services.postgres_url()
+    name, url = stackprocs.create_scratch_database(admin_url, "spades_tallies")
+    try:
+        yield url
+    finally:
+        stackprocs.drop_database(admin_url, name)
+
+
+def test_concurrent_round_ends_keep_the_tallies_exact(database_url: str) -> None:
+    env = stackprocs.stack_env(database_url, None, SPADES_BOTS_IN_PROCESS="1")
+    stackprocs.manage(env, "migrate", "-v0")
+    out = stackprocs.manage(env, "shell", "-c", SCRIPT.read_text(), timeout=300)
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["rounds"] >= 6 and result["stand_in_rounds"] >= 1
+    assert result["equal"], result
