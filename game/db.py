@@ -50,10 +50,11 @@ from asgiref.sync import SyncToAsync
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, connections
 
-from game.rows import Query
+from game.rows import Query, Step
 
 T = TypeVar("T")
-Steps = Generator[Query, Any, T]
+Steps = Generator[Step, Any, T]
+TUPLES_OK = psycopg.pq.ExecStatus.TUPLES_OK
 
 # ----- statements on Django's connection ----------------------------------------------
 
@@ -61,15 +62,22 @@ Steps = Generator[Query, Any, T]
 def run_steps(steps: Steps[T]) -> T:
     """Run a generator of statements on Django's connection (in the caller's
     transaction): each yielded :class:`Query` is executed and its value sent
-    back; returns what the generator returns."""
+    back (a batch's one by one, their values as a tuple); returns what the
+    generator returns."""
+
+    def value_of(query: Query) -> Any:
+        with connection.cursor() as cursor:
+            cursor.execute(query.sql, query.params)
+            fetched = cursor.fetchall() if cursor.description else []
+            return query.read(cursor.rowcount, fetched)
+
     try:
-        query = next(steps)
+        step = next(steps)
         while True:
-            with connection.cursor() as cursor:
-                cursor.execute(query.sql, query.params)
-                fetched = cursor.fetchall() if cursor.description else []
-                value = query.read(cursor.rowcount, fetched)
-            query = steps.send(value)
+            if isinstance(step, tuple):
+                step = steps.send(tuple(value_of(query) for query in step))
+            else:
+                step = steps.send(value_of(step))
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
 
@@ -164,16 +172,35 @@ async def _connect() -> psycopg.AsyncConnection[Any]:
     return conn
 
 
-async def run_steps_async(conn: psycopg.AsyncConnection[Any], steps: Steps[T]) -> T:
-    """:func:`run_steps` on an asyncio connection."""
+async def run_steps_async(
+    conn: psycopg.AsyncConnection[Any], steps: Steps[T], pipeline: psycopg.AsyncPipeline
+) -> T:
+    """:func:`run_steps` on an asyncio connection in pipeline mode: statements
+    are sent without waiting, and the server is waited for only when a value
+    is needed. A move (BEGIN, the version's compare-and-swap, the table and
+    its seats as one batch; the INSERT and COMMIT sent together when the
+    pipeline ends) is two round trips instead of six."""
     try:
-        query = next(steps)
+        step = next(steps)
         while True:
-            async with conn.cursor() as cursor:
+            batch = step if isinstance(step, tuple) else (step,)
+            cursors = []
+            for query in batch:
+                cursor = conn.cursor()
                 await cursor.execute(query.sql, query.params)
-                fetched = await cursor.fetchall() if cursor.description else []
-                value = query.read(cursor.rowcount, fetched)
-            query = steps.send(value)
+                cursors.append(cursor)
+            values: list[Any] = [None] * len(batch)
+            if any(query.wants_result for query in batch):
+                await pipeline.sync()
+                for n, (query, cursor) in enumerate(zip(batch, cursors, strict=True)):
+                    if query.wants_result:
+                        # Not ``cursor.description``: it builds a column object per
+                        # column at every call (a tenth of a move's CPU).
+                        result = cursor.pgresult
+                        rows_out = result is not None and result.status == TUPLES_OK
+                        fetched = await cursor.fetchall() if rows_out else []
+                        values[n] = query.read(cursor.rowcount, fetched)
+            step = steps.send(tuple(values) if isinstance(step, tuple) else values[0])
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
 

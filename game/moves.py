@@ -151,10 +151,15 @@ def _last_card_due(r: RoundState) -> bool:
 
 def load_steps(
     table_id: int, expected_version: int, now: datetime
-) -> Generator[rows.Query, Any, Loaded]:
+) -> Generator[rows.Step, Any, Loaded]:
     """Step 1: lock the table at ``expected_version`` and read what the move needs."""
-    swapped = yield rows.bump_version_query(table_id, expected_version, now)
-    table = yield rows.fetch_table_query(table_id)
+    # One batch: the seats are read whether or not the version swapped, and
+    # the asyncio runner sends the three statements in one round trip.
+    swapped, table, seats = yield (
+        rows.bump_version_query(table_id, expected_version, now),
+        rows.fetch_table_query(table_id),
+        rows.fetch_seats_query(table_id),
+    )
     if table is None:
         raise TableNotFound("there is no such table")
     if not swapped:
@@ -165,7 +170,6 @@ def load_steps(
         if table.status != Table.Status.PLAYING:
             raise NotPlaying("the match has not started")
         raise StaleVersion(expected_version, table.version)
-    seats = yield rows.fetch_seats_query(table.pk)
     match = (yield from matches.load_steps(table, expected_version)).copy()
     stand_ins = ()
     if _last_card_due(match.round):
@@ -286,7 +290,7 @@ def move_steps(
     by_stand_in: bool,
     now: datetime,
     while_away: bool = False,
-) -> Generator[rows.Query, Any, Outcome]:
+) -> Generator[rows.Step, Any, Outcome]:
     """Steps 1-3 as statements, to run in one transaction."""
     loaded = yield from load_steps(table_id, expected_version, now)
     outcome = step(loaded, seat, action, by_stand_in, now, while_away)
@@ -376,10 +380,12 @@ async def _run_async(
     for attempt in (1, 2):
         conn = await pool.acquire(fresh=attempt > 1)
         try:
-            async with conn.transaction():
+            # The pipeline's end sends what is still queued (the INSERT and the
+            # COMMIT) and waits for it: after it the move is committed.
+            async with conn.pipeline() as pipeline, conn.transaction():
                 now = timezone.now()
                 steps = move_steps(table_id, seat, parsed, expected_version, by_stand_in, now)
-                outcome = await db.run_steps_async(conn, steps)
+                outcome = await db.run_steps_async(conn, steps, pipeline)
             break
         except psycopg.OperationalError:
             # A connection that died while idle (the server restarted, say): once

@@ -33,14 +33,27 @@ from game.models import Action, Seat, Table
 
 @dataclass(frozen=True)
 class Query:
-    """One statement of the move path: ``read(rowcount, rows)`` gives its value."""
+    """One statement of the move path: ``read(rowcount, rows)`` gives its value.
+
+    A step may also yield a tuple of queries (a batch) and gets a tuple of
+    their values: the asyncio runner sends a batch in one round trip
+    (``game.db.run_steps_async``)."""
 
     sql: str
     params: list[Any]
     read: Callable[[int, list[tuple[Any, ...]]], Any]
 
+    @property
+    def wants_result(self) -> bool:
+        """False for a write whose outcome is only known at the commit."""
+        return self.read is not no_value
 
-def _nothing(rowcount: int, fetched: list[tuple[Any, ...]]) -> None:
+
+Step = Query | tuple[Query, ...]
+
+
+def no_value(rowcount: int, fetched: list[tuple[Any, ...]]) -> None:
+    """The ``read`` of a write whose outcome only the commit tells."""
     return None
 
 
@@ -190,7 +203,7 @@ def insert_action_query(
         "created_at": _prep(Action, "created_at", now),
         "by_stand_in": by_stand_in,
     }
-    return Query(_action_sql(tuple(values)), list(values.values()), _nothing)
+    return Query(_action_sql(tuple(values)), list(values.values()), no_value)
 
 
 @cache
@@ -232,7 +245,7 @@ def insert_query(instance: Model) -> Query:
     reading back its id: for the round and result rows written by a move."""
     sql, fields = _insert_sql(type(instance))
     values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
-    return Query(sql, values, _nothing)
+    return Query(sql, values, no_value)
 
 
 @cache
@@ -246,7 +259,7 @@ def _finish_sql() -> str:
 def finish_table_query(table_pk: int, now: datetime.datetime) -> Query:
     """The match is over: the table's status and end time."""
     params = [Table.Status.FINISHED.value, _prep(Table, "finished_at", now), table_pk]
-    return Query(_finish_sql(), params, _nothing)
+    return Query(_finish_sql(), params, no_value)
 
 
 @cache
@@ -260,7 +273,7 @@ def _seat_away_sql() -> str:
 def seat_away_query(seat: Seat) -> Query:
     """A human seat went away (a stand-in moved for it) or came back."""
     params = [seat.away, _prep(Seat, "played_for", seat.played_for), seat.pk]
-    return Query(_seat_away_sql(), params, _nothing)
+    return Query(_seat_away_sql(), params, no_value)
 
 
 @cache
