@@ -34,7 +34,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from game import loadtest, stackprocs
+from game import loadtest, stackprocs, wire
 
 STACKS = ("embedded", "redis")
 SITE_APP = "spadesite.asgi:application"
@@ -219,7 +219,22 @@ class Command(BaseCommand):
             pids = [daphne.pid for daphne in daphnes]
             counters: dict[str, tuple[float, float, tuple[float, float], float]] = {}
 
+            database_url, redis_url = env.get("DATABASE_URL", ""), env.get("REDIS_URL")
+            services = database_url.startswith("postgres") and redis_url is not None
+            wire_readings: dict[str, tuple[wire.Bytes, wire.Bytes, int, int]] = {}
+
+            def read_wire(phase: str) -> None:
+                assert redis_url is not None
+                wire_readings[phase] = (
+                    wire.tcp_bytes(pids, wire.port_of(database_url, 5432)),
+                    wire.tcp_bytes(pids, wire.port_of(redis_url, 6379)),
+                    wire.postgres_commits(database_url),
+                    wire.redis_commands(redis_url),
+                )
+
             def read_counters(phase: str) -> None:
+                if services:
+                    read_wire(phase)
                 if profile and phase == "start":
                     # From the first move on: the sockets' connecting is not a move's cost.
                     spies.extend(
@@ -247,6 +262,8 @@ class Command(BaseCommand):
                 actions_per_second=round(figures.sent / opts["seconds"], 1),
                 **cpu_figures(counters["start"], counters["stop"], figures.sent),
             )
+            if services:
+                summary.update(wire_figures(wire_readings, figures.sent))
             exited = [daphne.returncode for daphne in daphnes if daphne.poll() is not None]
             if exited:
                 summary["server_exited"] = exited
@@ -300,6 +317,15 @@ class Command(BaseCommand):
             f"{s['client_cpu_percent']}%, whole machine {s['machine_cpu_percent']}% "
             f"(of {100 * (os.cpu_count() or 1)}%)"
         )
+        if "postgres_commits_per_action" in s:
+            self.stdout.write(
+                f"  per action: PostgreSQL {s['postgres_commits_per_action']} commits, "
+                f"{s['postgres_bytes_sent_per_action']} bytes sent / "
+                f"{s['postgres_bytes_received_per_action']} received; Redis "
+                f"{s['redis_commands_per_action']} commands (whole server), "
+                f"{s['redis_bytes_sent_per_action']} bytes sent / "
+                f"{s['redis_bytes_received_per_action']} received (Daphne's side)"
+            )
         if "note" in s:
             self.stdout.write(f"  {s['note']}")
         seconds = [b for b in s.get("by_second", []) if b["p99_ms"] is not None]
@@ -372,6 +398,25 @@ def cpu_figures(
         "machine_cpu_percent": round(
             100 * (busy1 - busy0) / max(1, total1 - total0) * (os.cpu_count() or 1), 1
         ),
+    }
+
+
+def wire_figures(
+    readings: dict[str, tuple[wire.Bytes, wire.Bytes, int, int]], actions: int
+) -> dict[str, float]:
+    """Per action, over the measured play: bytes between Daphne and PostgreSQL
+    and Redis (each way), PostgreSQL transactions, Redis commands (the whole
+    server's)."""
+    (pg0, redis0, commits0, commands0) = readings["start"]
+    (pg1, redis1, commits1, commands1) = readings["stop"]
+    pg, rd, n = pg1 - pg0, redis1 - redis0, max(1, actions)
+    return {
+        "postgres_bytes_sent_per_action": round(pg.sent / n),
+        "postgres_bytes_received_per_action": round(pg.received / n),
+        "postgres_commits_per_action": round((commits1 - commits0) / n, 2),
+        "redis_bytes_sent_per_action": round(rd.sent / n),
+        "redis_bytes_received_per_action": round(rd.received / n),
+        "redis_commands_per_action": round((commands1 - commands0) / n, 2),
     }
 
 
