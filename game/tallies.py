@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from game.models import MatchResult, RoundRecordRow, RoundTally
 from game.round_columns import side_bot
-from game.rows import Query
+from game.rows import Query, no_value
 from game.tally_keys import KEY, SUMS, Key, Sums, add, match_cells, round_cells
 
 # The RoundRecordRow columns the tallies read.
@@ -97,7 +97,7 @@ def upsert_query(cells: Mapping[Key, Sums]) -> Query:
     adapt = connection.ops.adapt_datefield_value
     for key in sorted(cells):
         params += [key[0], adapt(key[1]), *key[2:], *cells[key]]
-    return Query(_upsert_sql(len(cells)), params, lambda rowcount, fetched: None)
+    return Query(_upsert_sql(len(cells)), params, no_value)  # goes with the COMMIT
 
 
 def round_query(row: RoundRecordRow) -> Query:
