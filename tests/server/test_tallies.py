@@ -5,6 +5,7 @@ varied seats, days and stand-in moves) against tallies.scan() and a count by han
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import json
 import random
@@ -12,6 +13,7 @@ from datetime import date, timedelta
 from typing import Any
 
 import pytest
+from django.apps import apps as django_apps
 from django.core.management import CommandError, call_command
 
 from game import analytics, exports, imports, moves, tallies
@@ -184,3 +186,27 @@ def test_bad_stand_in_fields_in_an_import_are_refused() -> None:
         "line 2: seat S: 'stand_in_bid' must be true or false",
     ]
     assert not RoundRecordRow.objects.exists() and not RoundTally.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0007_backfills_who_played_from_the_action_log(live: Any) -> None:
+    rules = Rules(winning_goal=100, losing_goal=-100, blind_nil=False)
+    table = make_table("HHBB", rules, stand_in_bots=True, bot="Random+Random")
+    _play_with_timeouts(table, random.Random(5), live)
+    columns = ["stand_in_n", "stand_in_e", "stand_in_s", "stand_in_w", "stand_in_bids",
+               "stand_in_round", "bot_ns", "bot_ew"]  # fmt: skip
+    before = list(RoundRecordRow.objects.order_by("pk").values(*columns))
+    assert any(r["stand_in_round"] for r in before)
+    results = list(MatchResult.objects.values_list("stand_in_rounds", flat=True))
+    assert results == [sum(r["stand_in_round"] for r in before)]
+    cells = tallies.stored()
+    RoundRecordRow.objects.update(stand_in_n=0, stand_in_e=0, stand_in_s=0, stand_in_w=0,
+                                  stand_in_bids="0000", stand_in_round=False, bot_ns="",
+                                  bot_ew="")  # fmt: skip
+    MatchResult.objects.update(stand_in_rounds=0)
+    RoundTally.objects.all().delete()
+    migration = importlib.import_module("game.migrations.0007_who_played_and_tallies")
+    migration.backfill(django_apps, None)
+    assert list(RoundRecordRow.objects.order_by("pk").values(*columns)) == before
+    assert list(MatchResult.objects.values_list("stand_in_rounds", flat=True)) == results
+    assert tallies.stored() == cells
