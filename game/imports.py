@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +19,12 @@ from game.engine import RecordError, replay
 from game.engine.cards import SEAT_LETTERS
 from game.exports import BATCH, EXPORT_FORMAT, IMPORTED_PREFIX
 from game.models import RoundRecordRow, Seat, Table
-from game.round_columns import CARDS_PER_SEAT, is_stand_in_round
+from game.round_columns import (
+    CARDS_PER_SEAT,
+    ROUND_TYPE_BY_LABEL,
+    held_round_types,
+    is_stand_in_round,
+)
 from game.storage import result_row, round_row_from_record
 
 SEAT_FIELDS = ("seat", "kind", "bot", "player")  # who sat there (the same in every round)
@@ -57,6 +62,7 @@ class _TableInfo:
     last_finished: datetime
     rounds: int = 0
     stand_in_rounds: int = 0
+    round_types: list[list[int]] = field(default_factory=list)  # per round, N E S W
     match_result: dict[str, Any] | None = None
 
 
@@ -159,6 +165,7 @@ def read_jsonl(lines: Iterable[str | bytes]) -> tuple[dict[str, _TableInfo], int
                           "of the same table")  # fmt: skip
         info.rounds += 1
         info.stand_in_rounds += is_stand_in_round(*_stand_ins(item))
+        info.round_types.append([ROUND_TYPE_BY_LABEL[t] for t in item["record"]["round_types"]])
         info.first_finished = min(info.first_finished, finished)
         info.last_finished = max(info.last_finished, finished)
         if item.get("match_result"):
@@ -228,6 +235,7 @@ def import_jsonl(lines: Iterable[str | bytes]) -> dict[str, int]:
                     version=0,
                     seats=seats,
                     finished_at=parse_datetime(str(m.get("finished_at"))) or info.last_finished,
+                    round_types=held_round_types(info.round_types),
                 )
                 result.stand_in_rounds = info.stand_in_rounds
                 result.save()

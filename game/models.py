@@ -284,6 +284,9 @@ class MatchResult(models.Model):
     stand_in_rounds = models.PositiveSmallIntegerField(
         default=0, help_text="rounds of the match that were stand-in rounds"
     )
+    # '1' per round type (1..10) a seat of the partnership had in one of the match's rounds.
+    round_types_ns = models.CharField(max_length=10, default="0000000000")
+    round_types_ew = models.CharField(max_length=10, default="0000000000")
     version = models.PositiveIntegerField(help_text="the table version of the last action")
     # Analysis columns, as on RoundRecordRow.
     rules_key = models.CharField(max_length=12, default="", db_index=True)

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from game.engine.cards import SEAT_LETTERS
-from game.engine.round_types import RoundType
+from game.engine.round_types import RoundType, round_type
 
 SEATS = SEAT_LETTERS.lower()
 BOT = "bot"  # the value of ``Seat.Kind.BOT``
@@ -67,6 +67,25 @@ def actor(kind: str, plays: int, bid_by_stand_in: bool) -> str:
     if kind == "B":
         return ACTOR_BOT
     return ACTOR_STAND_IN if plays or bid_by_stand_in else ACTOR_HUMAN
+
+
+NO_TYPES = "0" * len(RoundType)
+
+
+def held_round_types(rounds: Iterable[Sequence[int]]) -> tuple[str, str]:
+    """Per partnership (N/S, E/W), '1' per round type (1..10) that one of its seats had in
+    one of ``rounds`` (each the four seats' RoundType numbers): the types a match held."""
+    held = [[False] * len(RoundType), [False] * len(RoundType)]
+    for types in rounds:
+        for seat, t in enumerate(types):
+            held[seat & 1][t - 1] = True
+    return "".join("1" if h else "0" for h in held[0]), "".join("1" if h else "0" for h in held[1])
+
+
+def round_types_of(r: Any) -> list[int]:
+    """The four seats' RoundType numbers of a finished engine round (a ``RoundState``)."""
+    bids = [b for b in r.bids if b is not None]
+    return [int(round_type(bids, s, r.rules.nil)) for s in range(4)]
 
 
 def side_bot(names: Iterable[str | None]) -> str:
@@ -208,8 +227,10 @@ def result_values(
     bot_names: Sequence[str | None],
     finished_at: datetime,
     stand_in_rounds: int = 0,
+    round_types: tuple[str, str] = (NO_TYPES, NO_TYPES),
 ) -> dict[str, Any]:
-    """The columns of a match result row (``stand_in_rounds``: its stand-in rounds)."""
+    """The columns of a match result row (``stand_in_rounds``: its stand-in rounds;
+    ``round_types``: the types each partnership held, ``held_round_types``)."""
     return {
         "finished_at": finished_at,
         "winner": winner,
@@ -219,6 +240,8 @@ def result_values(
         "bags_ew": bags[1],
         "rounds": rounds,
         "stand_in_rounds": stand_in_rounds,
+        "round_types_ns": round_types[0],
+        "round_types_ew": round_types[1],
         "version": version,
         "rules_key": rules_key(rules),
         "makeup_ns": makeup(kinds[0], kinds[2]),

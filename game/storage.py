@@ -22,7 +22,15 @@ from game.engine import Match, action_to_dict, record_of
 from game.engine.deal import first_dealer
 from game.engine.state import RoundState
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
-from game.round_columns import result_values, round_values, seat_bot_names, seat_kinds
+from game.round_columns import (
+    NO_TYPES,
+    held_round_types,
+    result_values,
+    round_types_of,
+    round_values,
+    seat_bot_names,
+    seat_kinds,
+)
 
 
 class StorageError(ValueError):
@@ -85,8 +93,10 @@ def result_row(
     version: int,
     seats: Mapping[int, Seat],
     finished_at: datetime | None = None,
+    round_types: tuple[str, str] = (NO_TYPES, NO_TYPES),
 ) -> MatchResult:
-    """An unsaved match result with its query columns."""
+    """An unsaved match result with its query columns (``round_types``: the types each
+    partnership held, ``round_columns.held_round_types``)."""
     values = result_values(
         table.rules,
         winner=winner,
@@ -97,6 +107,7 @@ def result_row(
         kinds=seat_kinds(seats),
         bot_names=seat_bot_names(seats),
         finished_at=finished_at or timezone.now(),
+        round_types=round_types,
     )
     return MatchResult(table=table, **values)
 
@@ -166,6 +177,7 @@ def store_match(
             version=match.version,
             seats=seats,
             finished_at=now,
+            round_types=held_round_types(round_types_of(r) for r in match.rounds if r.result),
         )
         result.save()
         tallies.add_matches([result])

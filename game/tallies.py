@@ -37,7 +37,8 @@ ROUND_COLUMNS = (
     "seat_kinds", "bot_n", "bot_e", "bot_s", "bot_w", "dealer", "blind_nils",
 )  # fmt: skip
 MATCH_COLUMNS = ("finished_at", "rules_key", "stand_in_rounds", "makeup_ns", "makeup_ew",
-                 "winner", "bot_n", "bot_e", "bot_s", "bot_w")  # fmt: skip
+                 "winner", "bot_n", "bot_e", "bot_s", "bot_w", "round_types_ns",
+                 "round_types_ew")  # fmt: skip
 CHUNK = 500  # cells per statement on the bulk paths
 
 

@@ -33,6 +33,8 @@ figure   who                 a                              b
          seat's bot name     (1 bids first, 4 the dealer)   its NIL_* code
 ``M``    the opponents'      1 if the partnership won       0
          bot key             the match
+``W``    ''                  a round type the partnership   0
+                             held in the match (once)
 =======  ==================  =============================  ==============================
 
 Sums (:data:`SUMS`): ``n`` (partnership-rounds, seat-rounds or partnership-matches),
@@ -53,7 +55,7 @@ KEY = ("span", "start", "rules_key", "stand_in", "makeup", "bot", "opp_makeup", 
 SUMS = ("n", "won", "made", "points", "nil_bids", "nil_made")
 
 ROUND_TYPE, NIL_POSITION, BID_SUM, POINTS, SEAT, MATCH = "T", "N", "B", "P", "S", "M"
-ACCURACY = "A"
+ACCURACY, MATCH_BY_TYPE = "A", "W"
 POINTS_BIN = 10  # points per bar of Figure 2
 # A seat's outcome in the seat figure, for a nil: besides tricks minus bid for other bids.
 NIL_MADE, NIL_SET, BLIND_NIL_MADE, BLIND_NIL_SET = 100, 101, 102, 103
@@ -121,6 +123,9 @@ def match_cells(m: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
                 m[f"makeup_{opp}"], m[f"bot_{side}"] == m[f"bot_{opp}"])  # fmt: skip
         won = int(m["winner"] == p)
         yield (*head, MATCH, m[f"bot_{opp}"], won, 0), [1, won, 0, 0, 0, 0]
+        for t, held in enumerate(m[f"round_types_{side}"], start=1):
+            if held == "1":
+                yield (*head, MATCH_BY_TYPE, "", t, 0), [1, won, 0, 0, 0, 0]
 
 
 def add(into: dict[Key, Sums], day: date, cells: Iterator[tuple[Key, Sums]]) -> None:

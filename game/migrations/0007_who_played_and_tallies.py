@@ -111,6 +111,7 @@ def backfill(apps, schema_editor):
             side_bot((m["bot_n"], m["bot_s"])),
             side_bot((m["bot_e"], m["bot_w"])),
         )
+        m["round_types_ns"] = m["round_types_ew"] = "0" * 10  # their tallies: migration 0009
         add(cells, timezone.localdate(m["finished_at"]), match_cells(m))
     RoundTally.objects.bulk_create(
         [RoundTally(**dict(zip(KEY, k)), **dict(zip(SUMS, v))) for k, v in cells.items()],

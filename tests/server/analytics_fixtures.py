@@ -31,7 +31,14 @@ from game import tallies
 from game.engine.round_types import round_type
 from game.engine.rules import Rules
 from game.models import MatchResult, RoundRecordRow, Seat, Table
-from game.round_columns import is_stand_in_round, makeup, nil_category, rules_key, side_bot
+from game.round_columns import (
+    held_round_types,
+    is_stand_in_round,
+    makeup,
+    nil_category,
+    rules_key,
+    side_bot,
+)
 
 RULES_A = Rules().to_dict()
 RULES_B = Rules(winning_goal=200, losing_goal=-100).to_dict()
@@ -87,6 +94,13 @@ def build() -> dict[str, Table]:
             bags_ew=0,
             rounds=len(rounds),
             stand_in_rounds=int(name == "D"),
+            **dict(
+                zip(
+                    ("round_types_ns", "round_types_ew"),
+                    held_round_types([int(round_type(r[2], s)) for s in range(4)] for r in rounds),
+                    strict=True,
+                )
+            ),
             version=0,
             rules_key=rules_key(rules),
             makeup_ns=makeup(kinds[0], kinds[2]),

@@ -189,7 +189,7 @@ def test_bad_stand_in_fields_in_an_import_are_refused() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_migration_0007_backfills_who_played_from_the_action_log(live: Any) -> None:
+def test_migrations_0007_and_0009_backfill_from_the_action_log_and_rounds(live: Any) -> None:
     rules = Rules(winning_goal=100, losing_goal=-100, blind_nil=False)
     table = make_table("HHBB", rules, stand_in_bots=True, bot="Random+Random")
     _play_with_timeouts(table, random.Random(5), live)
@@ -197,16 +197,19 @@ def test_migration_0007_backfills_who_played_from_the_action_log(live: Any) -> N
                "stand_in_round", "bot_ns", "bot_ew"]  # fmt: skip
     before = list(RoundRecordRow.objects.order_by("pk").values(*columns))
     assert any(r["stand_in_round"] for r in before)
-    results = list(MatchResult.objects.values_list("stand_in_rounds", flat=True))
-    assert results == [sum(r["stand_in_round"] for r in before)]
+    results = list(MatchResult.objects.values_list("stand_in_rounds", "round_types_ns",
+                                                   "round_types_ew"))  # fmt: skip
+    assert [r[0] for r in results] == [sum(r["stand_in_round"] for r in before)]
+    assert all("1" in r[1] and "1" in r[2] for r in results)
     cells = tallies.stored()
     RoundRecordRow.objects.update(stand_in_n=0, stand_in_e=0, stand_in_s=0, stand_in_w=0,
                                   stand_in_bids="0000", stand_in_round=False, bot_ns="",
                                   bot_ew="")  # fmt: skip
-    MatchResult.objects.update(stand_in_rounds=0)
+    MatchResult.objects.update(stand_in_rounds=0, round_types_ns="0" * 10, round_types_ew="0" * 10)
     RoundTally.objects.all().delete()
-    migration = importlib.import_module("game.migrations.0007_who_played_and_tallies")
-    migration.backfill(django_apps, None)
+    for name in ("0007_who_played_and_tallies", "0009_match_round_types"):
+        importlib.import_module(f"game.migrations.{name}").backfill(django_apps, None)
     assert list(RoundRecordRow.objects.order_by("pk").values(*columns)) == before
-    assert list(MatchResult.objects.values_list("stand_in_rounds", flat=True)) == results
+    assert list(MatchResult.objects.values_list("stand_in_rounds", "round_types_ns",
+                                                "round_types_ew")) == results  # fmt: skip
     assert tallies.stored() == cells

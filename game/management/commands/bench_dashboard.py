@@ -45,7 +45,7 @@ from game import exports, tallies
 from game.analytics import Filters
 from game.engine import Match, Rules, record_of, view_for
 from game.models import MatchResult, RoundRecordRow, RoundTally, Seat, Table
-from game.round_columns import result_values, round_values
+from game.round_columns import ROUND_TYPE_BY_LABEL, held_round_types, result_values, round_values
 from game.storage import result_row, round_row_from_record
 
 ROUNDS_PER_MATCH = 10
@@ -100,6 +100,10 @@ def _plan(rng: random.Random, pool: list[list[dict[str, Any]]], now: Any) -> Pla
                 plays[p] = 5
         stand_ins.append((plays, "".join(bids)))
     return kinds, bots, finished, recs, stand_ins, rng.randrange(2)
+
+
+def _held(recs: list[dict[str, Any]]) -> tuple[str, str]:
+    return held_round_types([ROUND_TYPE_BY_LABEL[t] for t in r["round_types"]] for r in recs)
 
 
 def _copy_text(value: Any) -> str:
@@ -283,6 +287,7 @@ class Command(BaseCommand):
                     rules, winner=winner, scores=last["scores_after"], bags=last["bags_after"],
                     rounds=len(recs), version=0, kinds=kinds, bot_names=bots,
                     finished_at=finished, stand_in_rounds=stand_in_rounds,
+                    round_types=_held(recs),
                 )  # fmt: skip
                 result["table_id"] = table_id
                 copiers[MatchResult].add(result)
@@ -322,6 +327,7 @@ class Command(BaseCommand):
             result = result_row(
                 table, winner=winner, scores=last["scores_after"], bags=last["bags_after"],
                 rounds=len(recs), version=0, seats=mine, finished_at=finished,
+                round_types=_held(recs),
             )  # fmt: skip
             result.stand_in_rounds = sum(r.stand_in_round for r in rows[-len(recs) :])
             results.append(result)
