@@ -45,8 +45,10 @@ from game.engine.state import Phase, RoundState
 from game.errors import BadAction, IllegalMove, NotPlaying, StaleVersion, TableNotFound
 from game.models import MatchResult, RoundRecordRow, Seat, Table
 from game.round_columns import (
+    held_round_types,
     is_stand_in_round,
     result_values,
+    round_types_of,
     round_values,
     seat_bot_names,
     seat_kinds,
@@ -232,6 +234,7 @@ def step(
             bot_names=bot_names,
             finished_at=now,
             stand_in_rounds=_stand_in_rounds(loaded.stand_ins, round_row),
+            round_types=held_round_types(round_types_of(r) for r in match.rounds if r.result),
         )
         result_row = MatchResult(table_id=table.pk, **values)
         table.status, table.finished_at = Table.Status.FINISHED, now
