@@ -11,10 +11,13 @@ requests, read from the outside (no instrumentation in the move path).
   benchmark's own scratch database (nothing else uses it).
 - Redis commands: ``INFO stats`` ``total_commands_processed`` of the whole
   server (on a shared server, other clients count too: say so).
+- The services' CPU: every ``postgres`` and ``redis-server`` process of the
+  machine (other clients of a shared server count too).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Iterable
@@ -83,3 +86,25 @@ def redis_commands(redis_url: str) -> int:
         return int(client.info("stats")["total_commands_processed"])
     finally:
         client.close()
+
+
+SERVICE_PROGRAMS = ("postgres", "redis-server")
+
+
+def service_cpu_seconds() -> dict[str, float]:
+    """CPU seconds used so far by all processes of each of SERVICE_PROGRAMS."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    used = dict.fromkeys(SERVICE_PROGRAMS, 0.0)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue  # gone meanwhile
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        if name in used:
+            fields = text.rsplit(")", 1)[1].split()
+            used[name] += (int(fields[11]) + int(fields[12])) / ticks
+    return used

@@ -37,10 +37,18 @@ def test_tcp_bytes_counts_this_process_s_connections_to_a_port() -> None:
 
 def test_wire_figures_are_per_action_over_the_measured_play() -> None:
     readings = {
-        "start": (wire.Bytes(1000, 2000), wire.Bytes(50, 60), 10, 500),
-        "stop": (wire.Bytes(5000, 10000), wire.Bytes(450, 860), 14, 504),
-    }
+        "start": (
+            wire.Bytes(1000, 2000), wire.Bytes(50, 60), 10, 500,
+            {"postgres": 1.0, "redis-server": 2.0},
+        ),
+        "stop": (
+            wire.Bytes(5000, 10000), wire.Bytes(450, 860), 14, 504,
+            {"postgres": 1.02, "redis-server": 2.004},
+        ),
+    }  # fmt: skip
     assert wire_figures(readings, 4) == {
+        "postgres_cpu_ms_per_action": 5.0,
+        "redis_cpu_ms_per_action": 1.0,
         "postgres_bytes_sent_per_action": 1000,
         "postgres_bytes_received_per_action": 2000,
         "postgres_commits_per_action": 1.0,
@@ -48,3 +56,9 @@ def test_wire_figures_are_per_action_over_the_measured_play() -> None:
         "redis_bytes_received_per_action": 200,
         "redis_commands_per_action": 1.0,
     }
+
+
+def test_service_cpu_is_read_for_each_program() -> None:
+    used = wire.service_cpu_seconds()
+    assert set(used) == {"postgres", "redis-server"}
+    assert all(seconds >= 0 for seconds in used.values())

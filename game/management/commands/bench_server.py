@@ -221,7 +221,7 @@ class Command(BaseCommand):
 
             database_url, redis_url = env.get("DATABASE_URL", ""), env.get("REDIS_URL")
             services = database_url.startswith("postgres") and redis_url is not None
-            wire_readings: dict[str, tuple[wire.Bytes, wire.Bytes, int, int]] = {}
+            wire_readings: dict[str, WireReading] = {}
 
             def read_wire(phase: str) -> None:
                 assert redis_url is not None
@@ -230,6 +230,7 @@ class Command(BaseCommand):
                     wire.tcp_bytes(pids, wire.port_of(redis_url, 6379)),
                     wire.postgres_commits(database_url),
                     wire.redis_commands(redis_url),
+                    wire.service_cpu_seconds(),
                 )
 
             def read_counters(phase: str) -> None:
@@ -324,7 +325,9 @@ class Command(BaseCommand):
                 f"{s['postgres_bytes_received_per_action']} received; Redis "
                 f"{s['redis_commands_per_action']} commands (whole server), "
                 f"{s['redis_bytes_sent_per_action']} bytes sent / "
-                f"{s['redis_bytes_received_per_action']} received (Daphne's side)"
+                f"{s['redis_bytes_received_per_action']} received (Daphne's side); CPU "
+                f"postgres {_ms(s['postgres_cpu_ms_per_action'], 3)} ms, redis-server "
+                f"{_ms(s['redis_cpu_ms_per_action'], 3)} ms (all their processes)"
             )
         if "note" in s:
             self.stdout.write(f"  {s['note']}")
@@ -401,16 +404,21 @@ def cpu_figures(
     }
 
 
-def wire_figures(
-    readings: dict[str, tuple[wire.Bytes, wire.Bytes, int, int]], actions: int
-) -> dict[str, float]:
+WireReading = tuple[wire.Bytes, wire.Bytes, int, int, dict[str, float]]
+
+
+def wire_figures(readings: dict[str, WireReading], actions: int) -> dict[str, float]:
     """Per action, over the measured play: bytes between Daphne and PostgreSQL
     and Redis (each way), PostgreSQL transactions, Redis commands (the whole
-    server's)."""
-    (pg0, redis0, commits0, commands0) = readings["start"]
-    (pg1, redis1, commits1, commands1) = readings["stop"]
+    server's), and the CPU of the machine's postgres and redis-server processes."""
+    (pg0, redis0, commits0, commands0, cpu0) = readings["start"]
+    (pg1, redis1, commits1, commands1, cpu1) = readings["stop"]
     pg, rd, n = pg1 - pg0, redis1 - redis0, max(1, actions)
     return {
+        "postgres_cpu_ms_per_action": round(1000 * (cpu1["postgres"] - cpu0["postgres"]) / n, 3),
+        "redis_cpu_ms_per_action": round(
+            1000 * (cpu1["redis-server"] - cpu0["redis-server"]) / n, 3
+        ),
         "postgres_bytes_sent_per_action": round(pg.sent / n),
         "postgres_bytes_received_per_action": round(pg.received / n),
         "postgres_commits_per_action": round((commits1 - commits0) / n, 2),
