@@ -8,7 +8,9 @@ round (scored more points in it than its opponents; a tie is not a win), how
 often it made its contract, and its points per round; rates with Wilson 95%
 intervals. The human-vs-bot gap per type is the human+bot win rate minus the
 bot+bot one, with Newcombe's interval for a difference of two proportions
-(built from the two Wilson intervals).
+(built from the two Wilson intervals). Beside them, the match's winner by
+the round types it held: of the finished matches in which the partnership had
+a round of that type, how many it won.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from bots.tournament import wilson_interval
 from game.analytics_filters import Filters, ratio, side_label, tallied
 from game.engine.round_types import RoundType
-from game.tally_keys import ROUND_TYPE
+from game.tally_keys import MATCH_BY_TYPE, ROUND_TYPE
 
 POOLED = (("HH", "human+human"), ("HB", "human+bot"), ("BB", "bot+bot"))
 
@@ -53,11 +55,10 @@ def difference(a: tuple[int, int], b: tuple[int, int]) -> dict[str, Any] | None:
     return {"difference": d, "ci95": [lo, hi]}
 
 
-def round_type_win_rates(filters: Filters) -> dict[str, Any]:
-    """Per round type and kind of measured partnership: n, win, made and points; the gap."""
+def _by_kind(groups: list[dict[str, Any]], bots: set[str]) -> dict[tuple[int, str], list[int]]:
+    """(round type, kind column) -> [n, won, made, points], BB also per bot key."""
     cells: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    bots: set[str] = set()
-    for g in tallied(filters, ROUND_TYPE, "a", "makeup", "bot"):
+    for g in groups:
         columns = [g["makeup"]]
         if g["makeup"] == "BB":
             columns.append("BB:" + g["bot"])
@@ -66,12 +67,33 @@ def round_type_win_rates(filters: Filters) -> dict[str, Any]:
             c = cells[g["a"], column]
             for i, s in enumerate(("n", "won", "made", "points")):
                 c[i] += g[s]
+    return cells
+
+
+def _match_cell(c: list[int]) -> dict[str, Any]:
+    n, won = c[0], c[1]
+    return {
+        "n": n,
+        "won": won,
+        "win_rate": ratio(won, n),
+        "win_ci95": list(wilson_interval(won, n)),
+    }
+
+
+def round_type_win_rates(filters: Filters) -> dict[str, Any]:
+    """Per round type and kind of measured partnership: n, win, made and points; the gap;
+    and the match win rate of the partnerships whose matches held that type."""
+    bots: set[str] = set()
+    cells = _by_kind(tallied(filters, ROUND_TYPE, "a", "makeup", "bot"), bots)
+    held = _by_kind(tallied(filters, MATCH_BY_TYPE, "a", "makeup", "bot"), bots)
     kinds = [{"key": k, "label": label} for k, label in POOLED]
     kinds += [{"key": "BB:" + b, "label": side_label("BB", b)} for b in sorted(bots)]
     rows = []
     for t in RoundType:
         by_kind = {k["key"]: _cell(cells[int(t), k["key"]]) for k in kinds}
+        matches = {k["key"]: _match_cell(held[int(t), k["key"]]) for k in kinds}
         hb, bb = by_kind["HB"], by_kind["BB"]
+        mhb, mbb = matches["HB"], matches["BB"]
         rows.append(
             {
                 "type": int(t),
@@ -79,6 +101,9 @@ def round_type_win_rates(filters: Filters) -> dict[str, Any]:
                 "cells": [by_kind[k["key"]] for k in kinds],
                 "by_kind": by_kind,
                 "gap": difference((hb["won"], hb["n"]), (bb["won"], bb["n"])),
+                "match_cells": [matches[k["key"]] for k in kinds],
+                "matches_by_kind": matches,
+                "match_gap": difference((mhb["won"], mhb["n"]), (mbb["won"], mbb["n"])),
             }
         )
     return {"kinds": kinds, "rows": rows}

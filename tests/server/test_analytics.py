@@ -172,6 +172,28 @@ def test_round_type_win_rates(tables: dict[str, Table]) -> None:
     assert (with_r8["we nil"]["HB"]["n"], with_r8["we nil"]["HB"]["won"]) == (3, 2)
 
 
+def test_match_winner_by_the_round_types_it_held(tables: dict[str, Table]) -> None:
+    rows = {r["label"]: r for r in analytics.round_type_win_rates(Filters())["rows"]}
+
+    def held(label: str, kind: str) -> tuple[int, int]:
+        c = rows[label]["matches_by_kind"][kind]
+        return c["n"], c["won"]
+
+    # A (won by E/W, the human+bot side) held over, we/partner/opponents nil, nil vs nil
+    # for both sides; B (won by N/S) over for both, we nil for N/S, double nil for E/W.
+    # C has no round rows, D is a match with a stand-in round: neither counts.
+    assert held("over", "HB") == (1, 1) and held("over", "BB") == (1, 0)
+    assert held("over", "HH") == (2, 1)
+    assert held("we nil", "HH") == (1, 1) and held("double nil", "HH") == (1, 0)
+    assert held("nil vs nil", "BB") == (1, 0) and held("under", "HB") == (0, 0)
+    assert rows["we nil"]["match_gap"]["difference"] == 1.0  # HB 1/1 - BB 0/1
+    assert rows["over"]["matches_by_kind"]["HH"]["win_ci95"] == approx(
+        list(wilson_interval(1, 2)))  # fmt: skip
+    with_d = {r["label"]: r["matches_by_kind"] for r in
+              analytics.round_type_win_rates(Filters(stand_ins=True))["rows"]}  # fmt: skip
+    assert (with_d["we nil"]["HB"]["n"], with_d["we nil"]["HB"]["won"]) == (2, 2)  # and D
+
+
 def test_a_stand_in_nil_is_left_out_unless_asked_for(tables: dict[str, Table]) -> None:
     # R8: the stand-in bot bid nil for E (a human): not a human nil by default.
     s = analytics.summary(Filters())

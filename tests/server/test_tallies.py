@@ -20,6 +20,7 @@ from game import analytics, exports, imports, moves, tallies
 from game.analytics import Filters
 from game.engine import Rules
 from game.models import MatchResult, RoundRecordRow, RoundTally, Table
+from game.round_columns import side_bot
 from game.storage import store_match
 from tests.server.helpers import QUICK_RULES, SHORT_RULES, human_move, make_table, play_humans
 from tests.server.test_exports import _random_match
@@ -83,6 +84,8 @@ def _varied_import(rng: random.Random) -> None:
                 item["table"] = f"c{copy}-{public_id}"[:16]
                 day = start + timedelta(days=k // 4)
                 item["finished_at"] = f"{day.isoformat()}T{rng.randrange(24):02d}:30:00+00:00"
+                if item["match_result"]:
+                    item["match_result"]["finished_at"] = item["finished_at"]
                 for p, seat in enumerate(item["seats"]):
                     seat.update(kind="bot" if kinds[p] == "B" else "human",
                                 bot=names[p % 2] if kinds[p] == "B" else None,
@@ -128,6 +131,38 @@ def _play_with_timeouts(table: Table, rng: random.Random, live: Any) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
+def _matches_by_hand(f: Filters) -> tuple[int, dict[tuple[int, str], list[int]]]:
+    """Matches with a measured partnership, and (round type held, make-up) -> [n, won]."""
+    types: dict[int, list[set[int]]] = {}
+    for r in RoundRecordRow.objects.all():
+        held = types.setdefault(r.table_id, [set(), set()])
+        for p, s in enumerate("nesw"):
+            held[p & 1].add(getattr(r, f"round_type_{s}"))
+    matches = 0
+    cells: dict[tuple[int, str], list[int]] = {}
+    for m in MatchResult.objects.all():
+        day = m.finished_at.date()
+        if (f.date_from and day < f.date_from) or (f.date_to and day > f.date_to):
+            continue
+        if m.stand_in_rounds and not f.stand_ins:
+            continue
+        measured = False
+        for p, side, opp in ((0, "ns", "ew"), (1, "ew", "ns")):
+            mk, bot = getattr(m, f"makeup_{side}"), side_bot(
+                (getattr(m, f"bot_{'ne'[p]}"), getattr(m, f"bot_{'sw'[p]}")))  # fmt: skip
+            if (f.makeups and mk not in f.makeups) or (f.bot and bot != f.bot):
+                continue
+            if f.against and getattr(m, f"makeup_{opp}") not in f.against:
+                continue
+            measured = True
+            for t in types.get(m.table_id, [set(), set()])[p]:
+                c = cells.setdefault((t, mk), [0, 0])
+                c[0] += 1
+                c[1] += m.winner == p
+        matches += measured
+    return matches, cells
+
+
 def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
     rng = random.Random(20)
     _varied_import(rng)
@@ -155,6 +190,11 @@ def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
                for r in table["rows"] for mk in ("BB", "HB", "HH")}  # fmt: skip
         assert {k: v for k, v in got.items() if v[0]} == cells, f
         assert analytics.bid_sum_distribution(f)["rounds"] == rounds
+        matches, held = _matches_by_hand(f)
+        assert analytics.summary(f)["matches"] == matches, f
+        got = {(r["type"], mk): [r["matches_by_kind"][mk]["n"], r["matches_by_kind"][mk]["won"]]
+               for r in table["rows"] for mk in ("BB", "HB", "HH")}  # fmt: skip
+        assert {k: v for k, v in got.items() if v[0]} == held, f
     before = analytics.all_analyses(Filters(stand_ins=True))
     RoundTally.objects.update(n=0)  # spoil them; the rebuild puts them right
     assert analytics.all_analyses(Filters(stand_ins=True)) != before
