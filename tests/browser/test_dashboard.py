@@ -51,6 +51,10 @@ def test_staff_dashboard_in_chromium(live_server: LiveServer, page: Page,
     expect(we_nil.nth(5)).to_have_text("2")  # HB n: R3 (E, set) and R4 (W, made)
     expect(we_nil.nth(6)).to_contain_text("50.0%")  # won R4 only
     expect(we_nil.nth(1)).to_have_text("0")  # no human+human partnership measured
+    # The match's winner by the round types it held: A, won by the human+bot side.
+    held = page.locator("table.dash-match-types tr[data-type='we nil'] td")
+    expect(held.nth(3)).to_have_text("1")  # HB n
+    expect(held.nth(4)).to_contain_text("100.0%")
     expect(page.locator("#win-rates")).to_contain_text("human & RB+SRP")
     expect(page.locator("#win-rates")).not_to_contain_text("human+human")
 
