@@ -108,7 +108,7 @@ def _run_all(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
 def all_analyses(filters: Filters) -> dict[str, Any]:
     """Every analysis for one set of filters (what the dashboard shows).
 
-    Nine grouped queries of the tallies, independent of each other: PostgreSQL
+    Ten grouped queries of the tallies, independent of each other: PostgreSQL
     answers them side by side on its cores.
     """
     jobs: dict[str, Callable[[], Any]] = {

@@ -62,6 +62,30 @@ def is_stand_in_round(plays: Sequence[int], bids: str) -> bool:
     return "1" in bids or any(p > STAND_IN_SHARE * CARDS_PER_SEAT for p in plays)
 
 
+StandIn = tuple[int, int, str]  # a stand-in's move: (round number, seat, action type)
+
+
+def last_round_stand_ins(
+    moves: Iterable[StandIn], round_number: int, last: StandIn | None
+) -> tuple[int, list[int], str]:
+    """(moves, cards played per seat, bids) of stand-ins in round ``round_number``, whose
+    ``last`` move (the last card) is not in the log yet (None: a human's own card)."""
+    mine = [(s, kind) for n, s, kind in moves if n == round_number]
+    if last is not None:
+        mine.append(last[1:])
+    return (len(mine), *stand_ins_of(mine))
+
+
+def match_stand_in_rounds(moves: Iterable[StandIn], last_round: int, last_is: bool) -> int:
+    """A match's stand-in rounds: those before its last round from their stand-in moves,
+    then the last round (``last_is``: it is one)."""
+    before: dict[int, list[tuple[int, str]]] = {}
+    for n, s, kind in moves:
+        if n != last_round:
+            before.setdefault(n, []).append((s, kind))
+    return sum(is_stand_in_round(*stand_ins_of(m)) for m in before.values()) + last_is
+
+
 def actor(kind: str, plays: int, bid_by_stand_in: bool) -> str:
     """A seat-round's actor kind: 'bot', 'human', or 'human+stand-in' (a stand-in moved)."""
     if kind == "B":
