@@ -46,13 +46,13 @@ from game.errors import BadAction, IllegalMove, NotPlaying, StaleVersion, TableN
 from game.models import MatchResult, RoundRecordRow, Seat, Table
 from game.round_columns import (
     held_round_types,
-    is_stand_in_round,
+    last_round_stand_ins,
+    match_stand_in_rounds,
     result_values,
     round_types_of,
     round_values,
     seat_bot_names,
     seat_kinds,
-    stand_ins_of,
 )
 
 log = logging.getLogger(__name__)
@@ -205,17 +205,15 @@ def step(
     kinds, bot_names = seat_kinds(seats), seat_bot_names(seats)
     round_row = None
     if round_over:
-        moves = [(n, s, kind) for n, s, kind in loaded.stand_ins if n == current.round_number]
-        if by_stand_in:
-            moves.append((current.round_number, seat, "play"))
-        plays, bids = stand_ins_of((s, kind) for _, s, kind in moves)
+        last = (current.round_number, seat, "play") if by_stand_in else None
+        count, plays, bids = last_round_stand_ins(loaded.stand_ins, current.round_number, last)
         values = round_values(
             record_of(current),
             version=match.version,
             kinds=kinds,
             bot_names=bot_names,
             finished_at=now,
-            stand_in_moves=len(moves),
+            stand_in_moves=count,
             stand_in_plays=plays,
             stand_in_bids=bids,
         )
@@ -233,7 +231,9 @@ def step(
             kinds=kinds,
             bot_names=bot_names,
             finished_at=now,
-            stand_in_rounds=_stand_in_rounds(loaded.stand_ins, round_row),
+            stand_in_rounds=match_stand_in_rounds(
+                loaded.stand_ins, current.round_number, bool(round_row and round_row.stand_in_round)
+            ),
             round_types=held_round_types(round_types_of(r) for r in match.rounds if r.result),
         )
         result_row = MatchResult(table_id=table.pk, **values)
@@ -254,18 +254,6 @@ def step(
         by_stand_in=by_stand_in,
     )
     return Outcome(result, table, seats, match, round_row, result_row, seat_change)
-
-
-def _stand_in_rounds(
-    stand_ins: tuple[tuple[int, int, str], ...], last: RoundRecordRow | None
-) -> int:
-    """The match's stand-in rounds: those before its last from the log, then the last."""
-    before: dict[int, list[tuple[int, str]]] = {}
-    for n, s, kind in stand_ins:
-        if last is None or n != last.round_number:
-            before.setdefault(n, []).append((s, kind))
-    count = sum(is_stand_in_round(*stand_ins_of(moves)) for moves in before.values())
-    return count + bool(last is not None and last.stand_in_round)
 
 
 def save_steps(outcome: Outcome, now: datetime) -> Generator[rows.Query, Any, None]:
