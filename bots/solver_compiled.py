@@ -1,0 +1,496 @@
+"""The exact solver compiled (numba): the same values as :mod:`bots.solver`, faster.
+
+:mod:`bots.solver` stays the readable reference; this module computes the
+same minimax value for the same objectives (``tests/bots/test_solver_compiled.py``
+compares the two on thousands of random positions). What differs is how:
+
+* the outcome so far is an index into tables made once per objective and
+  number of tricks left: ``idx = w0 + 14 w1 + 196 w2 + 2744 w3`` for the
+  tricks each seat took since the position. The objective's leaf value, the
+  least and greatest value any split of the remaining tricks can still give
+  (a cut at each trick's start, for every objective), the part of the outcome
+  the transposition table keys on and the offset its values are stored
+  relative to are all looked up by ``idx``;
+* the transposition table keys a trick's start on *relative ranks*: which
+  seat holds the 1st, 2nd, ... live card of each suit. Cards already played
+  do not matter, so positions that differ only in them share an entry (the
+  idea of partition search and of DDS's table, in its simplest form). It is
+  a fixed-size array in the process, shared by every solver; each solver has
+  its own generation in the key, so it sees only its own entries;
+* for the plain tricks objective at a trick's start the value is found by
+  null-window searches on the number of tricks (as DDS does), which cut far
+  more than one wide window.
+
+The first call compiles the kernels (a few seconds); ``cache=True`` keeps
+the machine code in ``__pycache__`` for the next processes.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+from game.engine.cards import SUIT_MASKS
+from game.engine.tricks import BEATERS, BELOW, winning_card
+
+from .solver import NilObjective, Objective, PointsObjective, Position
+
+STRIDE = (1, 14, 196, 2744)  # idx step when each seat takes a trick
+IDX_SIZE = 14**4
+TT_BITS = 20  # entries in the shared transposition table: 2**TT_BITS
+INF = 1_000_000_000
+
+
+# ----- bit tricks as LLVM intrinsics (one instruction each on x86-64) --------------
+
+
+@intrinsic
+def popcount(typingctx, x):  # noqa: ARG001
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@intrinsic
+def high_bit(typingctx, x):  # noqa: ARG001
+    """The index of the highest set bit (x > 0)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        lz = builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+        return builder.sub(ir.Constant(ir.IntType(64), 63), lz)
+
+    return sig, codegen
+
+
+@intrinsic
+def low_bit(typingctx, x):  # noqa: ARG001
+    """The index of the lowest set bit (x > 0)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
+
+    return sig, codegen
+
+
+# ----- constant tables --------------------------------------------------------------
+
+_SUIT = np.array(SUIT_MASKS, dtype=np.int64)
+_BELOW = np.array(BELOW, dtype=np.int64)
+_BEATERS = np.array(BEATERS, dtype=np.int64)
+# Lead order: spades high to low, then side-suit cards high to low (as the reference).
+_LEAD_KEY = np.array([-(c % 13) - (20 if c >= 39 else 0) for c in range(52)], dtype=np.int64)
+
+
+# ----- the search --------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _tt_key(h, leader, broken, meta):
+    """The table key of a trick's start: which seat holds each live card (in card
+    order, 2 bits a card), the live cards per suit, the leader, spades broken,
+    the objective's part of the outcome and the solver's generation (``meta``)."""
+    h0, h1, h2 = h[0], h[1], h[2]
+    live = h0 | h1 | h2 | h[3]
+    k1 = 0
+    k2 = 0
+    i = 0
+    m = live
+    while m:
+        low = m & -m
+        m ^= low
+        own = 0 if h0 & low else (1 if h1 & low else (2 if h2 & low else 3))
+        if i < 32:
+            k1 |= own << (2 * i)
+        else:
+            k2 |= own << (2 * (i - 32))
+        i += 1
+    counts = 0
+    for s in range(4):
+        counts |= popcount(live & _SUIT[s]) << (4 * s)
+    k3 = counts | (leader << 16) | (np.int64(broken) << 18) | (meta << 19)
+    return k1, k2, k3
+
+
+@njit(cache=True)
+def _slot(k1, k2, k3):
+    x = k1 * 0x9E3779B97F4A7C15 ^ k2 * 0xC2B2AE3D27D4EB4F ^ k3 * 0x165667B19E3779F9
+    x ^= x >> 29
+    return (x >> 11) & ((1 << TT_BITS) - 1)
+
+
+STRIDE_A = np.array(STRIDE, dtype=np.int64)
+
+# A frame's fields (one row of ``frames`` per depth: numba's cache cannot hold
+# a recursive function, numba issue 6061, so the search keeps its own stack).
+LEADER, POS, LEAD_SUIT, BEST, WINNER, BROKEN, IDX, LIVE = range(8)
+ALPHA, BETA, VALUE, SEAT, HAND, COUNT, NEXT = range(8, 15)
+TRICK_START, SLOT, K1, K2, K3, OFFSET, ALPHA0, BETA0, LOWER, UPPER = range(15, 25)
+
+
+@njit(cache=True)
+def _solve(h, leader, pos, lead_suit, best, winner, broken, live, alpha, beta, t, tt, tv, f, mv):
+    """Fail-soft alpha-beta from the position; returns its value for North/South.
+
+    ``h``: the four hands (changed during the search, restored at its end);
+    ``pos`` cards already on the trick (``lead_suit``, the ``best`` card so far
+    and its seat ``winner``; ``live``: the cards in the hands and on the
+    trick). ``t``: the objective's tables by ``idx`` (rows: leaf value, least
+    and greatest value still reachable, the key part, the offset);
+    ``tt``/``tv``: the table's keys and (lower, upper) bounds; ``f``: the
+    frames, with the node count at [63, 0] and the generation at [63, 1];
+    ``mv``: the candidate cards of each frame.
+    """
+    d = 0
+    idx = 0
+    while True:
+        # ---- enter a node at depth d (its parameters in the locals) ----
+        ready = False  # its value is known without a search: r
+        r = 0
+        trick_start = 0
+        s = k1 = k2 = k3 = off = lo = hi = 0
+        if pos == 0:
+            n = popcount(h[leader])
+            if n == 0:
+                r = t[0, idx]
+                ready = True
+            elif n == 1:  # the last trick plays itself
+                w = leader
+                b = high_bit(h[leader])
+                for i in range(1, 4):
+                    seat = (leader + i) & 3
+                    c = high_bit(h[seat])
+                    if (_BEATERS[b] >> c) & 1:
+                        b = c
+                        w = seat
+                r = t[0, idx + STRIDE_A[w]]
+                ready = True
+            else:
+                # Whatever is still reachable may already decide the window.
+                lo = t[1, idx]
+                hi = t[2, idx]
+                if hi <= alpha or lo == hi:
+                    r = hi
+                    ready = True
+                elif lo >= beta:
+                    r = lo
+                    ready = True
+                else:
+                    off = t[4, idx]
+                    k1, k2, k3 = _tt_key(h, leader, broken, t[3, idx] | (f[63, 1] << 24))
+                    s = _slot(k1, k2, k3)
+                    if tt[s, 0] == k1 and tt[s, 1] == k2 and tt[s, 2] == k3:
+                        lo = max(lo, tv[s, 0] + off)
+                        hi = min(hi, tv[s, 1] + off)
+                        if lo == hi or lo >= beta:
+                            r = lo
+                            ready = True
+                        elif hi <= alpha:
+                            r = hi
+                            ready = True
+                        else:
+                            alpha = max(alpha, lo)
+                            beta = min(beta, hi)
+                    trick_start = 1
+                    live = h[0] | h[1] | h[2] | h[3]
+        if ready:
+            if d == 0:
+                return r
+            d -= 1
+        else:
+            f[63, 0] += 1
+            seat = (leader + pos) & 3
+            hand = h[seat]
+            if pos:
+                legal = hand & _SUIT[lead_suit]
+                if legal == 0:
+                    legal = hand
+            elif broken:
+                legal = hand
+            else:
+                legal = hand & ~_SUIT[3]
+                if legal == 0:
+                    legal = hand
+            # Equivalent cards: keep the lowest of each run (no live card between).
+            row = mv[d]
+            n = 0
+            m = legal
+            while m:
+                c = low_bit(m)
+                m &= m - 1
+                below = live & _BELOW[c]
+                if below and (legal >> high_bit(below)) & 1:
+                    continue
+                row[n] = c
+                n += 1
+            # Move ordering.
+            if pos == 0:
+                for i in range(1, n):  # insertion sort by the lead key
+                    c = row[i]
+                    j = i - 1
+                    while j >= 0 and _LEAD_KEY[row[j]] > _LEAD_KEY[c]:
+                        row[j + 1] = row[j]
+                        j -= 1
+                    row[j + 1] = c
+            elif (winner ^ seat) & 1:  # an opponent is winning: cheapest winner first
+                beaters = _BEATERS[best]
+                w = 0
+                for i in range(n):  # a stable partition: winners, then losers
+                    c = row[i]
+                    if (beaters >> c) & 1:
+                        for j in range(i, w, -1):
+                            row[j] = row[j - 1]
+                        row[w] = c
+                        w += 1
+            fr = f[d]
+            fr[LEADER] = leader
+            fr[POS] = pos
+            fr[LEAD_SUIT] = lead_suit
+            fr[BEST] = best
+            fr[WINNER] = winner
+            fr[BROKEN] = broken
+            fr[IDX] = idx
+            fr[LIVE] = live
+            fr[ALPHA] = alpha
+            fr[BETA] = beta
+            fr[VALUE] = INF if seat & 1 else -INF
+            fr[SEAT] = seat
+            fr[HAND] = hand
+            fr[COUNT] = n
+            fr[NEXT] = 0
+            fr[TRICK_START] = trick_start
+            if trick_start:
+                fr[SLOT] = s
+                fr[K1] = k1
+                fr[K2] = k2
+                fr[K3] = k3
+                fr[OFFSET] = off
+                fr[ALPHA0] = alpha
+                fr[BETA0] = beta
+                fr[LOWER] = lo
+                fr[UPPER] = hi
+        # ---- frame d: take the child's value r (unless just entered), then the next card ----
+        fresh = not ready
+        while True:
+            fr = f[d]
+            if not fresh:
+                if fr[SEAT] & 1:
+                    if r < fr[VALUE]:
+                        fr[VALUE] = r
+                        if r < fr[BETA]:
+                            fr[BETA] = r
+                elif r > fr[VALUE]:
+                    fr[VALUE] = r
+                    if r > fr[ALPHA]:
+                        fr[ALPHA] = r
+            fresh = False
+            if fr[NEXT] < fr[COUNT] and fr[ALPHA] < fr[BETA]:
+                c = mv[d, fr[NEXT]]
+                fr[NEXT] += 1
+                seat = fr[SEAT]
+                h[seat] = fr[HAND] ^ (np.int64(1) << c)
+                p = fr[POS]
+                alpha = fr[ALPHA]
+                beta = fr[BETA]
+                broken = fr[BROKEN] | (c >= 39)
+                if p == 0:
+                    best = c
+                    winner = seat
+                    lead_suit = c // 13
+                else:
+                    lead_suit = fr[LEAD_SUIT]
+                    if (_BEATERS[fr[BEST]] >> c) & 1:
+                        best = c
+                        winner = seat
+                    else:
+                        best = fr[BEST]
+                        winner = fr[WINNER]
+                if p == 3:  # the trick is complete: its winner leads the next
+                    leader = winner
+                    pos = 0
+                    idx = fr[IDX] + STRIDE_A[winner]
+                else:
+                    leader = fr[LEADER]
+                    pos = p + 1
+                    idx = fr[IDX]
+                    live = fr[LIVE]
+                d += 1
+                break
+            # Every card tried (or a cut): the frame's value.
+            h[fr[SEAT]] = fr[HAND]
+            r = fr[VALUE]
+            if fr[TRICK_START]:
+                lo = fr[LOWER]
+                hi = fr[UPPER]
+                if r <= fr[ALPHA0]:
+                    hi = min(hi, r)
+                elif r >= fr[BETA0]:
+                    lo = max(lo, r)
+                else:
+                    lo = hi = r
+                s = fr[SLOT]
+                tt[s, 0] = fr[K1]
+                tt[s, 1] = fr[K2]
+                tt[s, 2] = fr[K3]
+                tv[s, 0] = lo - fr[OFFSET]
+                tv[s, 1] = hi - fr[OFFSET]
+            if d == 0:
+                return r
+            d -= 1
+
+
+# ----- the objective's tables -----------------------------------------------------------
+
+
+def _splits(total: int):
+    """Every (w0, w1, w2, w3) of tricks taken per seat with a sum of at most ``total``,
+    by sum, greatest sum first."""
+    for n in range(total, -1, -1):
+        for w0 in range(n + 1):
+            for w1 in range(n - w0 + 1):
+                for w2 in range(n - w0 - w1 + 1):
+                    yield n, (w0, w1, w2, n - w0 - w1 - w2)
+
+
+def objective_tables(objective: Objective, tricks_left: int) -> np.ndarray:
+    """The rows the kernel reads by ``idx`` for ``tricks_left`` tricks from the
+    position: the leaf value (when every trick is taken), the least and the
+    greatest value still reachable, the table's key part and the offset."""
+    t = np.zeros((5, IDX_SIZE), dtype=np.int64)
+    if isinstance(objective, PointsObjective):
+        objective._remaining_total = tricks_left
+    tracked = objective.tracked
+    for n, w in _splits(tricks_left):
+        idx = w[0] + 14 * w[1] + 196 * w[2] + 2744 * w[3]
+        ns = w[0] + w[2]
+        if n == tricks_left:
+            marks = [w[s] if objective.count_tracked else int(w[s] > 0) for s in tracked]
+            v = objective.value(ns, marks)
+            t[0, idx] = t[1, idx] = t[2, idx] = v
+        else:
+            nxt = [idx + STRIDE[s] for s in range(4)]
+            t[1, idx] = min(t[1, j] for j in nxt)
+            t[2, idx] = max(t[2, j] for j in nxt)
+        if objective.separable:
+            t[3, idx] = sum(int(w[s] > 0) << j for j, s in enumerate(tracked))
+            t[4, idx] = ns
+        else:
+            t[3, idx] = ns | sum(w[s] << (4 + 4 * j) for j, s in enumerate(tracked))
+    return t
+
+
+# ----- the shared transposition table and the solver ----------------------------------
+
+_table: tuple[np.ndarray, np.ndarray] | None = None
+_generation = itertools.count(1)
+MAX_GENERATION = 1 << 20  # fits the key; the table is wiped when it wraps
+
+
+def _shared_table() -> tuple[np.ndarray, np.ndarray]:
+    global _table
+    if _table is None:
+        _table = (
+            np.full((1 << TT_BITS, 3), -1, dtype=np.int64),
+            np.zeros((1 << TT_BITS, 2), dtype=np.int64),
+        )
+    return _table
+
+
+def _new_generation() -> int:
+    global _generation
+    g = next(_generation)
+    if g >= MAX_GENERATION:
+        tt, _ = _shared_table()
+        tt.fill(-1)
+        _generation = itertools.count(2)
+        g = 1
+    return g
+
+
+class CompiledSolver:
+    """The drop-in for :class:`bots.solver.Solver`: the same objectives and values.
+
+    Like the reference it keeps its table entries between calls (positions of
+    one sampled deal share many); with the points objective only between
+    positions with as many tricks left. :meth:`clear` forgets them.
+    """
+
+    def __init__(self, objective: Objective | None = None) -> None:
+        from .solver import TricksObjective
+
+        self.objective = objective or TricksObjective()
+        self.bisect = type(self.objective) is TricksObjective
+        self._tables: dict[int, np.ndarray] = {}
+        self._frames = np.zeros((64, 32), dtype=np.int64)
+        self._moves = np.zeros((64, 16), dtype=np.int64)
+        self._frames[63, 1] = _new_generation()
+        self._tricks_left: int | None = None
+        self.nodes = 0
+
+    def clear(self) -> None:
+        self._frames[63, 1] = _new_generation()
+        self._tricks_left = None
+
+    def tables(self, tricks_left: int) -> np.ndarray:
+        t = self._tables.get(tricks_left)
+        if t is None:
+            t = self._tables[tricks_left] = objective_tables(self.objective, tricks_left)
+        return t
+
+    def value(self, position: Position, alpha: int = -(10**9), beta: int = 10**9) -> int:
+        """The minimax value (for North/South) of the objective from ``position``."""
+        left = position.hands[position.leader].bit_count() + (1 if position.trick else 0)
+        if left != self._tricks_left:
+            if not self.objective.separable:  # keys count the outcome since the position
+                self.clear()
+            self._tricks_left = left
+        t = self.tables(left)
+        tt, tv = _shared_table()
+        frames, moves = self._frames, self._moves
+        frames[63, 0] = 0
+        h = np.array(position.hands, dtype=np.int64)
+        trick = position.trick
+        alpha = max(alpha, -INF + 1)
+        beta = min(beta, INF - 1)
+        broken = int(position.spades_broken)
+        if trick:
+            best, winner = winning_card(position.leader, trick)
+            live = int(h[0] | h[1] | h[2] | h[3])
+            for c in trick:
+                live |= 1 << c
+            node = (position.leader, len(trick), trick[0] // 13, best, winner, broken, live)
+        else:
+            node = (position.leader, 0, 0, -1, position.leader, broken, 0)
+        if self.bisect and alpha <= t[1, 0] and beta > t[2, 0]:
+            # Null windows on the trick count: each search only asks "at least m?".
+            lo, hi = int(t[1, 0]), int(t[2, 0])
+            while lo < hi:
+                m = (lo + hi + 1) // 2
+                v = _solve(h, *node, m - 1, m, t, tt, tv, frames, moves)
+                if v >= m:
+                    lo = v
+                else:
+                    hi = v
+            v = lo
+        else:
+            v = _solve(h, *node, alpha, beta, t, tt, tv, frames, moves)
+        self.nodes = int(frames[63, 0])
+        return int(v)
+
+
+def max_tricks(position: Position, partnership: int) -> int:
+    """:func:`bots.solver.max_tricks`, compiled."""
+    ns = CompiledSolver().value(position)
+    left = position.hands[position.leader].bit_count() + (1 if position.trick else 0)
+    return ns if partnership == 0 else left - ns
+
+
+__all__ = ["CompiledSolver", "NilObjective", "PointsObjective", "max_tricks", "objective_tables"]

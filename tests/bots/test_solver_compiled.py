@@ -1,0 +1,161 @@
+"""The compiled solver gives exactly the reference solver's values (bots/solver.py),
+for the three objectives, on thousands of random positions."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bots import solver_compiled
+from bots.solver import (
+    NilObjective,
+    PointsObjective,
+    Position,
+    Solver,
+    TricksObjective,
+    random_position,
+)
+from bots.solver_compiled import CompiledSolver, max_tricks, objective_tables
+from game.engine.cards import parse_hand
+from game.engine.rules import Rules
+
+
+def random_objectives(rng: random.Random, rules: Rules):
+    """A nil objective and two equal points objectives (one per solver) with random
+    nil bidders, bids, tricks already taken, scores and bags."""
+    nil_seats = sorted(rng.sample(range(4), rng.choice((0, 1, 1, 2, 3))))
+    bids = [0 if s in nil_seats else rng.randint(1, 6) for s in range(4)]
+    blind = [s in nil_seats and rng.random() < 0.2 for s in range(4)]
+    before = [rng.randint(0, 3) if s not in nil_seats else rng.randint(0, 1) for s in range(4)]
+    scores = (rng.randint(-150, 450), rng.randint(-150, 450))
+    bags = (rng.randrange(10), rng.randrange(10))
+
+    def points() -> PointsObjective:
+        return PointsObjective(rules, bids, blind, before, scores, bags)
+
+    return nil_seats, points
+
+
+def a_position(rng: random.Random, k: int, i: int) -> Position:
+    p = random_position(rng, k, spades_first=i % 2 == 0, trick_cards=(0, 0, 1, 2, 3)[i % 5])
+    if i % 4 == 3 and not any(c >= 39 for c in p.trick):
+        p = p._replace(spades_broken=False)  # random play nearly always breaks spades
+    p.check()
+    return p
+
+
+# (cards per hand, positions): 3,000 positions, each solved for three objectives.
+PLAN = [(1, 100), (2, 900), (3, 900), (4, 800), (5, 250), (6, 50)]
+
+
+def test_same_values_as_the_reference_on_3000_random_positions() -> None:
+    rng = random.Random(20261201)
+    rules = Rules()
+    checked = 0
+    for k, count in PLAN:
+        for i in range(count):
+            p = a_position(rng, k, i)
+            nil_seats, points = random_objectives(rng, rules)
+            for make in (TricksObjective, lambda s=nil_seats: NilObjective(s), points):
+                want = Solver(make()).value(p)
+                got = CompiledSolver(make()).value(p)
+                assert got == want, (p, nil_seats, type(make()).__name__)
+            checked += 1
+    assert checked == 3000
+
+
+def test_kept_tables_give_what_fresh_solvers_give() -> None:
+    # UCT keeps one solver for all the deals of a decision: entries must carry
+    # over only where they fit (the points objective's keys count the outcome
+    # since the position, so only positions with as many tricks left share them).
+    rng = random.Random(7)
+    rules = Rules()
+    for _ in range(12):
+        nil_seats, points = random_objectives(rng, rules)
+        kept = [CompiledSolver(points()), CompiledSolver(NilObjective(nil_seats))]
+        for k in (4, 4, 3, 4, 5, 3, 2, 4, 5) * 4:
+            p = random_position(rng, k, mid_trick=rng.random() < 0.5)
+            assert kept[0].value(p) == Solver(points()).value(p), p
+            assert kept[1].value(p) == Solver(NilObjective(nil_seats)).value(p), p
+
+
+def test_a_window_gives_a_bound_on_the_true_value() -> None:
+    # Fail-soft: a value at or below alpha is an upper bound, at or above beta a
+    # lower bound, in between exact; the table must keep that true across calls.
+    rng = random.Random(11)
+    rules = Rules()
+    solver = CompiledSolver(PointsObjective(rules, [3, 4, 2, 3], [False] * 4, [0] * 4))
+    for _ in range(300):
+        p = random_position(rng, rng.randint(2, 5), mid_trick=rng.random() < 0.3)
+        true = Solver(PointsObjective(rules, [3, 4, 2, 3], [False] * 4, [0] * 4)).value(p)
+        a = rng.randint(-250, 200)
+        b = a + rng.randint(1, 120)
+        v = solver.value(p, a, b)
+        if v <= a:
+            assert true <= v
+        elif v >= b:
+            assert true >= v
+        else:
+            assert true == v
+
+
+def test_whole_deals_by_hand() -> None:
+    # North holds ten spades and the side suits' aces, East the other three spades.
+    north = parse_hand("AS KS QS JS TS 9S 8S 7S 6S 5S AH AD AC")
+    east = parse_hand("4S 3S 2S KH QH JH TH 9H KD QD JD TD 9D")
+    south = parse_hand("KC QC JC TC 9C 8C 7C 6C 5C 4C 3C 2C 8H")
+    west = (1 << 52) - 1 ^ north ^ east ^ south
+    p = Position((north, east, south, west), leader=0, trick=(), spades_broken=True)
+    p.check()
+    # North draws the three small spades in three rounds and cashes the rest.
+    assert max_tricks(p, 0) == 13
+    # East to lead takes nothing either: North wins or ruffs every lead.
+    assert max_tricks(p._replace(leader=1), 1) == 0
+    # Unbroken, North must lead a side suit: East ruffs the ace of clubs with the
+    # two of spades and South's clubs are dead, so North/South lose tricks.
+    assert max_tricks(p._replace(spades_broken=False), 0) < 13
+
+
+def rotated(p: Position) -> Position:
+    """The same deal one seat to the left: East/West's tricks become North/South's."""
+    h = p.hands
+    return Position((h[3], h[0], h[1], h[2]), (p.leader + 1) & 3, p.trick, p.spades_broken)
+
+
+def swap_clubs_and_hearts(p: Position) -> Position:
+    def swap(mask: int) -> int:
+        clubs, hearts = mask & 0x1FFF, mask >> 26 & 0x1FFF
+        return mask & ~(0x1FFF | 0x1FFF << 26) | hearts | clubs << 26
+
+    return p._replace(hands=tuple(swap(m) for m in p.hands))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_13_cards_the_same_deal_seen_from_the_other_side(seed: int) -> None:
+    # No reference solves 13 cards in a test's time; the deal turned one seat
+    # (the other side's tricks) and with two side suits swapped must agree.
+    p = random_position(random.Random(seed), 13)
+    ns = CompiledSolver().value(p)
+    assert CompiledSolver().value(rotated(p)) == 13 - ns
+    assert CompiledSolver().value(swap_clubs_and_hearts(p)) == ns
+    assert CompiledSolver(NilObjective([])).value(p) == ns
+
+
+def test_objective_tables_reach_every_split() -> None:
+    t = objective_tables(TricksObjective(), 3)
+    # From the start North/South take 0..3; after North takes two, 2..3.
+    assert (t[1, 0], t[2, 0]) == (0, 3)
+    assert (t[1, 2], t[2, 2]) == (2, 3)
+
+
+def test_the_generation_wraps_by_wiping_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    import itertools
+
+    monkeypatch.setattr(
+        solver_compiled, "_generation", itertools.count(solver_compiled.MAX_GENERATION)
+    )
+    s = CompiledSolver()
+    p = random_position(random.Random(3), 4)
+    assert s.value(p) == Solver().value(p)
+    assert (solver_compiled._shared_table()[0][:, 2] >> 43).max() < 2
