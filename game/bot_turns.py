@@ -47,7 +47,7 @@ from django.db import InterfaceError, OperationalError
 
 from bots.registry import DEFAULT_BOT, make_bot
 from bots.uct import UCT
-from game import sweeper, turns
+from game import redis_clients, sweeper, turns
 from game.engine import view_for
 from game.engine.actions import Bid, Play
 from game.engine.state import Phase
@@ -352,7 +352,17 @@ def submit_fallback(
     return fallback_turn(table_id, seat, version, fallback, started, budget, stand_in)
 
 
+# After a broker outage every worker reconnects and asks for the whole sweep:
+# one of them makes it (a Redis key held this long), the others skip.
+RESWEEP_KEY, RESWEEP_HOLD_SECONDS = "spades:sweep-every-table", 10
+
+
 @shared_task(name=SWEEP_TASK, ignore_result=True)
-def sweep_overdue() -> int:
-    """Celery beat's periodic sweep (``game.sweeper``): lost moves scheduled again."""
-    return len(sweeper.sweep())
+def sweep_overdue(every: bool = False) -> int:
+    """Celery beat's periodic sweep (``game.sweeper``): lost moves scheduled
+    again; ``every``: after a broker outage, every table's next automatic move."""
+    if every and not redis_clients.sync_client().set(
+        RESWEEP_KEY, 1, nx=True, ex=RESWEEP_HOLD_SECONDS
+    ):
+        return 0
+    return len(sweeper.sweep(every=every))

@@ -13,7 +13,9 @@ It runs every :data:`SWEEP_EVERY_SECONDS`: from Celery beat on the
 production stack (``game.bot_turns.sweep_overdue``), from the embedded
 server's runner once a table socket has opened there
 (:func:`start_in_process`; a socket opening also resumes its own table), or
-by ``manage.py sweep_overdue_turns`` from cron.
+by ``manage.py sweep_overdue_turns`` from cron. A Celery worker that connects
+to the broker again after losing it asks for one sweep of every table at once
+(``spadesite/celery.py``), since the broker may have come back empty.
 """
 
 from __future__ import annotations
@@ -38,14 +40,18 @@ SWEEP_EVERY_SECONDS = 15.0
 OVERDUE_AFTER_SECONDS = 15.0
 
 
-def overdue_plans(now: datetime | None = None) -> list[turns.TurnPlan]:
-    """The due moves of playing tables that look lost, to be made at once."""
+def overdue_plans(now: datetime | None = None, *, every: bool = False) -> list[turns.TurnPlan]:
+    """The due moves of playing tables that look lost, to be made at once.
+
+    With ``every``: every playing table's next bot or stand-in move, each at
+    its own time (what is left of its delay). That is for a broker that came
+    back empty (a Redis restart loses the queued moves): nothing is overdue
+    yet, but every queued move is gone."""
     now = now or timezone.now()
     plans = []
-    waiting = Table.objects.filter(
-        status=Table.Status.PLAYING,
-        turn_started_at__lt=now - timedelta(seconds=OVERDUE_AFTER_SECONDS),
-    ).prefetch_related("seats")
+    waiting = Table.objects.filter(status=Table.Status.PLAYING).prefetch_related("seats")
+    if not every:
+        waiting = waiting.filter(turn_started_at__lt=now - timedelta(seconds=OVERDUE_AFTER_SECONDS))
     for table in waiting:
         match = load_match(table)
         if match.is_over:
@@ -59,26 +65,33 @@ def overdue_plans(now: datetime | None = None) -> list[turns.TurnPlan]:
         # The latest a move made in time comes: its delay (a bot's pace or a
         # human's timer), plus the pause after a finished trick.
         due = plan.delay + turns.bot_delay_for(table) * turns.TRICK_PAUSE
-        if waited > due + OVERDUE_AFTER_SECONDS:
+        if every:
+            left = max(0.0, plan.delay - waited)
+            plans.append(
+                turns.TurnPlan(table.pk, plan.seat, plan.version, left, plan.stand_in, plan.away)
+            )
+        elif waited > due + OVERDUE_AFTER_SECONDS:
             plans.append(
                 turns.TurnPlan(table.pk, plan.seat, plan.version, 0.0, plan.stand_in, plan.away)
             )
     return plans
 
 
-def sweep(now: datetime | None = None) -> list[int]:
-    """Schedule every lost move again; the tables it did that for."""
+def sweep(now: datetime | None = None, *, every: bool = False) -> list[int]:
+    """Schedule every lost move again (with ``every``: every table's next
+    automatic move, see :func:`overdue_plans`); the tables it did that for."""
     swept = []
-    for plan in overdue_plans(now):
+    for plan in overdue_plans(now, every=every):
         try:
             turns.schedule(plan)
         except Exception:
             log.exception("sweep: scheduling table %s again failed", plan.table_id)
             continue
-        log.warning(
-            "sweep: table %s waited too long for seat %s at version %s: move scheduled again",
-            plan.table_id, plan.seat, plan.version,
-        )  # fmt: skip
+        if not every:
+            log.warning(
+                "sweep: table %s waited too long for seat %s at version %s: move scheduled again",
+                plan.table_id, plan.seat, plan.version,
+            )  # fmt: skip
         swept.append(plan.table_id)
     return swept
 

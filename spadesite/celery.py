@@ -9,7 +9,7 @@ import logging
 import os
 from typing import Any
 
-from celery import Celery
+from celery import Celery, bootsteps
 from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
 from kombu.transport import redis as kombu_redis
 
@@ -52,6 +52,24 @@ def _close_failed_or_old_connections(**_: Any) -> None:
 app.conf.beat_schedule = {
     "sweep-overdue-turns": {"task": "game.bot_turns.sweep_overdue", "schedule": 15.0},
 }
+
+
+class SweepAfterReconnect(bootsteps.StartStopStep):
+    """A worker that connects to the broker again after losing it asks for a
+    sweep of every table (game/sweeper.py): a restarted Redis comes back
+    without the queued bot moves, and the periodic sweep would find them only
+    once they are well overdue (15 s past due, every 15 s)."""
+
+    requires = {"celery.worker.consumer.tasks:Tasks"}
+
+    def start(self, parent: Any) -> None:
+        if parent.restart_count > 0:  # 0 on the first connection
+            parent.app.send_task(
+                "game.bot_turns.sweep_overdue", kwargs={"every": True}, queue="bots"
+            )
+
+
+app.steps["consumer"].add(SweepAfterReconnect)
 
 # A list of (glob, route) pairs is matched in order, first match wins, so the
 # narrower search pattern must come before the catch-all for bot tasks.

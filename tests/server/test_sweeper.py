@@ -125,3 +125,45 @@ def test_the_embedded_server_sweeps_on_its_runner(
     settings.SPADES_BOTS_IN_PROCESS = False
     monkeypatch.setattr(sweeper, "_started", False)
     assert sweeper.start_in_process() is False  # Celery beat's job there
+
+
+def test_after_a_broker_outage_every_tables_next_move_is_scheduled_at_its_time(
+    lost: list[turns.TurnPlan],
+) -> None:
+    """A broker that came back empty lost every queued move, overdue or not:
+    the whole sweep schedules each table's next bot or stand-in move with
+    what is left of its delay, and leaves a human's own turn alone."""
+    bots = make_table("BBBB")
+    timer = make_table("HHHH", stand_in_bots=True)
+    own_turn = make_table("HHHH")
+    lost.clear()
+    _waited(bots, 0.2)
+    _waited(timer, 10)
+    assert sweeper.sweep() == []  # nothing overdue yet
+    assert sorted(sweeper.sweep(every=True)) == sorted([bots.pk, timer.pk])
+    plans = {plan.table_id: plan for plan in lost}
+    assert set(plans) == {bots.pk, timer.pk} and own_turn.pk not in plans
+    assert plans[timer.pk].stand_in
+    assert timer.turn_seconds - 11 < plans[timer.pk].delay < timer.turn_seconds - 9
+    assert 0 <= plans[bots.pk].delay < turns.bot_delay_for(bots)
+
+
+def test_the_whole_sweep_after_an_outage_runs_once_for_all_workers(
+    monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+) -> None:
+    held: set[str] = set()
+
+    class Redis:
+        def set(self, key: str, value: Any, nx: bool, ex: int) -> bool:
+            assert nx and ex == bot_turns.RESWEEP_HOLD_SECONDS
+            if key in held:
+                return False
+            held.add(key)
+            return True
+
+    monkeypatch.setattr(bot_turns.redis_clients, "sync_client", Redis)
+    table = make_table("BBBB")
+    lost.clear()
+    assert bot_turns.sweep_overdue(every=True) == 1  # the first worker back
+    assert bot_turns.sweep_overdue(every=True) == 0  # the others skip
+    assert [plan.table_id for plan in lost] == [table.pk]
