@@ -98,6 +98,18 @@ def test_bad_filters_say_why_and_show_nothing(staff: Client, tables: dict[str, T
     response = staff.get(URL, {"makeup": "XX"})
     assert "Select a valid choice" in response.content.decode()
     assert staff.get(URL + "export.csv", {"date_from": "nope"}).status_code == 400
+    for bad in ({"bot": "Nobody+Nothing"}, {"against": "XX"}, {"stand_ins": "maybe"},
+                {"rules": "0123456789ab"}):  # fmt: skip
+        response = staff.get(URL, bad)
+        if "stand_ins" in bad:  # a checkbox: any value is on, nothing to refuse
+            assert response.context["data"] is not None
+            continue
+        assert response.context["data"] is None, bad
+        assert "Select a valid choice" in response.content.decode()
+        assert staff.get(URL + "export.jsonl", bad).status_code == 400
+    response = staff.get(URL, {"bot": "RB+SRP", "makeup": "HH"})
+    assert "a human+human partnership has no bot" in response.content.decode()
+    assert response.context["data"] is None
 
 
 def test_exports_download_with_the_filters(staff: Client) -> None:
