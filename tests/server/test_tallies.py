@@ -253,3 +253,31 @@ def test_migrations_0007_and_0009_backfill_from_the_action_log_and_rounds(live: 
     assert list(MatchResult.objects.values_list("stand_in_rounds", "round_types_ns",
                                                 "round_types_ew")) == results  # fmt: skip
     assert tallies.stored() == cells
+
+
+def _round(points_ns: int, points_ew: int) -> dict[str, Any]:
+    """A stored round's columns as round_cells reads them: 4 bids 3, made."""
+    from game.round_columns import NIL_CATEGORIES, SEATS
+
+    r: dict[str, Any] = {
+        "rules_key": "k", "stand_in_round": False, "nil_category": NIL_CATEGORIES[0],
+        "seat_kinds": "HBHB", "dealer": 0, "blind_nils": "0000",
+        "points_ns": points_ns, "points_ew": points_ew,
+    }  # fmt: skip
+    for s in SEATS:
+        r.update({f"bid_{s}": 3, f"tricks_{s}": 3, f"round_type_{s}": 1, f"bot_{s}": ""})
+    for side in ("ns", "ew"):
+        r.update({f"makeup_{side}": "HB", f"bot_{side}": "", f"made_{side}": True,
+                  f"nil_bids_{side}": 0, f"nil_made_{side}": 0})  # fmt: skip
+    return r
+
+
+def test_a_tied_round_is_won_by_neither_partnership() -> None:
+    from game.tally_keys import ROUND_TYPE, round_cells
+
+    def won(r: dict[str, Any]) -> list[int]:
+        return [sums[1] for key, sums in round_cells(r) if key[6] == ROUND_TYPE]
+
+    assert won(_round(60, 60)) == [0, 0]
+    assert won(_round(61, 60)) == [1, 0]
+    assert won(_round(-10, 60)) == [0, 1]
