@@ -121,10 +121,90 @@ def _tt_key(h, leader, broken, meta):
 
 
 @njit(cache=True)
+def _quick_tricks(h, leader, broken):
+    """Tricks the leader takes for sure by cashing its own top cards: in each suit
+    the run of the highest live cards it holds, in a side suit no longer than
+    the shortest holding of an opponent who could ruff (holds a spade). It
+    keeps the lead throughout, so the suits add up (a lower bound for its side)."""
+    hand = h[leader]
+    o1 = h[(leader + 1) & 3]
+    o2 = h[(leader + 3) & 3]
+    live = h[0] | h[1] | h[2] | h[3]
+    q = 0
+    for s in range(4):
+        if s == 3 and not broken and hand & ~_SUIT[3]:
+            continue  # spades may not be led yet
+        m = live & _SUIT[s]
+        if not hand & m:
+            continue
+        run = 0
+        while m:
+            top = high_bit(m)
+            if not (hand >> top) & 1:
+                break
+            run += 1
+            m ^= np.int64(1) << top
+        if s != 3:
+            if o1 & _SUIT[3]:
+                run = min(run, popcount(o1 & _SUIT[s]))
+            if o2 & _SUIT[3]:
+                run = min(run, popcount(o2 & _SUIT[s]))
+        q += run
+    return q
+
+
+@njit(cache=True)
+def _top_spades(h, side):
+    """Tricks ``side`` (0 North/South, 1 East/West) takes for sure with spades: the
+    run of the highest live spades held by its seat that holds the top one (the
+    top live spade wins whenever it is played, and the seat plays one a trick)."""
+    spades = (h[0] | h[1] | h[2] | h[3]) & _SUIT[3]
+    if not spades:
+        return 0
+    top = high_bit(spades)
+    seat = 0
+    for i in range(4):
+        if (h[i] >> top) & 1:
+            seat = i
+    if (seat & 1) != side:
+        return 0
+    run = 0
+    hand = h[seat]
+    m = spades
+    while m:
+        top = high_bit(m)
+        if not (hand >> top) & 1:
+            break
+        run += 1
+        m ^= np.int64(1) << top
+    return run
+
+
+@njit(cache=True)
+def _lead_key(h, leader, c, live):
+    """Lead order, lowest key first: a side suit an opponent can ruff last; the
+    suit's top live card (a winner) first; low toward partner's top card next;
+    then spades high to low and side cards high to low, as the reference."""
+    s = c // 13
+    suit = _SUIT[s]
+    o1 = h[(leader + 1) & 3]
+    o2 = h[(leader + 3) & 3]
+    score = 0
+    if s != 3 and ((not o1 & suit and o1 & _SUIT[3]) or (not o2 & suit and o2 & _SUIT[3])):
+        score -= 4
+    top = high_bit(live & suit)
+    if c == top:
+        score += 2
+    elif (h[(leader + 2) & 3] >> top) & 1:
+        score += 1
+    return -score * 64 + _LEAD_KEY[c]
+
+
+@njit(cache=True)
 def _slot(k1, k2, k3):
     x = k1 * 0x9E3779B97F4A7C15 ^ k2 * 0xC2B2AE3D27D4EB4F ^ k3 * 0x165667B19E3779F9
     x ^= x >> 29
-    return (x >> 11) & ((1 << TT_BITS) - 1)
+    return (x >> 11) & ((1 << TT_BITS) - 2)  # the even slot of a pair
 
 
 STRIDE_A = np.array(STRIDE, dtype=np.int64)
@@ -133,17 +213,20 @@ STRIDE_A = np.array(STRIDE, dtype=np.int64)
 # a recursive function, numba issue 6061, so the search keeps its own stack).
 LEADER, POS, LEAD_SUIT, BEST, WINNER, BROKEN, IDX, LIVE = range(8)
 ALPHA, BETA, VALUE, SEAT, HAND, COUNT, NEXT = range(8, 15)
-TRICK_START, SLOT, K1, K2, K3, OFFSET, ALPHA0, BETA0, LOWER, UPPER = range(15, 25)
+TRICK_START, SLOT, K1, K2, K3, OFFSET, ALPHA0, BETA0, LOWER, UPPER, BEST_CARD = range(15, 26)
 
 
 @njit(cache=True)
-def _solve(h, leader, pos, lead_suit, best, winner, broken, live, alpha, beta, t, tt, tv, f, mv):
+def _solve(
+    h, leader, pos, lead_suit, best, winner, broken, live, alpha, beta, quick, t, tt, tv, f, mv
+):
     """Fail-soft alpha-beta from the position; returns its value for North/South.
 
     ``h``: the four hands (changed during the search, restored at its end);
     ``pos`` cards already on the trick (``lead_suit``, the ``best`` card so far
     and its seat ``winner``; ``live``: the cards in the hands and on the
-    trick). ``t``: the objective's tables by ``idx`` (rows: leaf value, least
+    trick). ``quick``: the objective is the trick count (quick tricks bound it).
+    ``t``: the objective's tables by ``idx`` (rows: leaf value, least
     and greatest value still reachable, the key part, the offset);
     ``tt``/``tv``: the table's keys and (lower, upper) bounds; ``f``: the
     frames, with the node count at [63, 0] and the generation at [63, 1];
@@ -157,6 +240,7 @@ def _solve(h, leader, pos, lead_suit, best, winner, broken, live, alpha, beta, t
         r = 0
         trick_start = 0
         s = k1 = k2 = k3 = off = lo = hi = 0
+        hint = -1  # the table's best lead here: suit * 16 + live cards above it
         if pos == 0:
             n = popcount(h[leader])
             if n == 0:
@@ -177,6 +261,16 @@ def _solve(h, leader, pos, lead_suit, best, winner, broken, live, alpha, beta, t
                 # Whatever is still reachable may already decide the window.
                 lo = t[1, idx]
                 hi = t[2, idx]
+                if quick:
+                    q = max(_quick_tricks(h, leader, broken), _top_spades(h, leader & 1))
+                    q = min(q, n)
+                    them = min(_top_spades(h, 1 - (leader & 1)), n - q)
+                    if leader & 1:
+                        hi = min(hi, t[4, idx] + n - q)
+                        lo = max(lo, t[4, idx] + them)
+                    else:
+                        lo = max(lo, t[4, idx] + q)
+                        hi = min(hi, t[4, idx] + n - them)
                 if hi <= alpha or lo == hi:
                     r = hi
                     ready = True
@@ -186,8 +280,16 @@ def _solve(h, leader, pos, lead_suit, best, winner, broken, live, alpha, beta, t
                 else:
                     off = t[4, idx]
                     k1, k2, k3 = _tt_key(h, leader, broken, t[3, idx] | (f[63, 1] << 24))
+                    # Two slots a key: a position with more cards left (dearer to
+                    # search again) keeps its slot against one with fewer.
                     s = _slot(k1, k2, k3)
+                    if not (tt[s, 0] == k1 and tt[s, 1] == k2 and tt[s, 2] == k3):
+                        if tt[s + 1, 0] == k1 and tt[s + 1, 1] == k2 and tt[s + 1, 2] == k3:
+                            s += 1
+                        elif tv[s, 3] > tv[s + 1, 3]:
+                            s += 1  # a miss: the slot a store would take
                     if tt[s, 0] == k1 and tt[s, 1] == k2 and tt[s, 2] == k3:
+                        hint = tv[s, 2]
                         lo = max(lo, tv[s, 0] + off)
                         hi = min(hi, tv[s, 1] + off)
                         if lo == hi or lo >= beta:
@@ -233,13 +335,32 @@ def _solve(h, leader, pos, lead_suit, best, winner, broken, live, alpha, beta, t
                 n += 1
             # Move ordering.
             if pos == 0:
+                keys = mv[64 + d]  # the keys of this depth's leads
+                for i in range(n):
+                    keys[i] = _lead_key(h, leader, row[i], live)
                 for i in range(1, n):  # insertion sort by the lead key
                     c = row[i]
+                    kc = keys[i]
                     j = i - 1
-                    while j >= 0 and _LEAD_KEY[row[j]] > _LEAD_KEY[c]:
+                    while j >= 0 and keys[j] > kc:
                         row[j + 1] = row[j]
+                        keys[j + 1] = keys[j]
                         j -= 1
                     row[j + 1] = c
+                    keys[j + 1] = kc
+                if hint >= 0:  # the best lead found before, first
+                    above = hint & 15
+                    m = live & _SUIT[hint >> 4]
+                    for _ in range(above):
+                        m ^= np.int64(1) << high_bit(m)
+                    if m:
+                        c = high_bit(m)
+                        for i in range(n):
+                            if row[i] == c:
+                                for j in range(i, 0, -1):
+                                    row[j] = row[j - 1]
+                                row[0] = c
+                                break
             elif (winner ^ seat) & 1:  # an opponent is winning: cheapest winner first
                 beaters = _BEATERS[best]
                 w = 0
@@ -267,6 +388,7 @@ def _solve(h, leader, pos, lead_suit, best, winner, broken, live, alpha, beta, t
             fr[COUNT] = n
             fr[NEXT] = 0
             fr[TRICK_START] = trick_start
+            fr[BEST_CARD] = row[0]
             if trick_start:
                 fr[SLOT] = s
                 fr[K1] = k1
@@ -285,10 +407,12 @@ def _solve(h, leader, pos, lead_suit, best, winner, broken, live, alpha, beta, t
                 if fr[SEAT] & 1:
                     if r < fr[VALUE]:
                         fr[VALUE] = r
+                        fr[BEST_CARD] = mv[d, fr[NEXT] - 1]
                         if r < fr[BETA]:
                             fr[BETA] = r
                 elif r > fr[VALUE]:
                     fr[VALUE] = r
+                    fr[BEST_CARD] = mv[d, fr[NEXT] - 1]
                     if r > fr[ALPHA]:
                         fr[ALPHA] = r
             fresh = False
@@ -342,6 +466,9 @@ def _solve(h, leader, pos, lead_suit, best, winner, broken, live, alpha, beta, t
                 tt[s, 2] = fr[K3]
                 tv[s, 0] = lo - fr[OFFSET]
                 tv[s, 1] = hi - fr[OFFSET]
+                c = fr[BEST_CARD]
+                tv[s, 2] = (c // 13) << 4 | popcount(fr[LIVE] & _SUIT[c // 13] & ~((2 << c) - 1))
+                tv[s, 3] = popcount(fr[LIVE])
             if d == 0:
                 return r
             d -= 1
@@ -387,6 +514,40 @@ def objective_tables(objective: Objective, tricks_left: int) -> np.ndarray:
     return t
 
 
+_TABLES: dict[tuple, np.ndarray] = {}
+MAX_TABLES = 2048  # objectives' tables kept in the process (about 1.5 MB each)
+
+
+def _objective_key(objective: Objective) -> tuple | None:
+    """What an objective's tables depend on, or None for an unknown kind."""
+    from .solver import TricksObjective
+
+    kind = type(objective)
+    if kind is TricksObjective:
+        return ("tricks",)
+    if kind is NilObjective:
+        return ("nil", objective.tracked)
+    if kind is PointsObjective:
+        o = objective
+        return ("points", o.rules, o.bids, o.blind, o.tricks_won, o.scores, o.bags)
+    return None
+
+
+def shared_tables(objective: Objective, tricks_left: int) -> np.ndarray:
+    """:func:`objective_tables`, made once per process for equal objectives (the
+    bench's and UCT's many solvers of one objective share them)."""
+    key = _objective_key(objective)
+    if key is None:
+        return objective_tables(objective, tricks_left)
+    key = (*key, tricks_left)
+    t = _TABLES.get(key)
+    if t is None:
+        if len(_TABLES) >= MAX_TABLES:
+            _TABLES.clear()
+        t = _TABLES[key] = objective_tables(objective, tricks_left)
+    return t
+
+
 # ----- the shared transposition table and the solver ----------------------------------
 
 _table: tuple[np.ndarray, np.ndarray] | None = None
@@ -399,7 +560,7 @@ def _shared_table() -> tuple[np.ndarray, np.ndarray]:
     if _table is None:
         _table = (
             np.full((1 << TT_BITS, 3), -1, dtype=np.int64),
-            np.zeros((1 << TT_BITS, 2), dtype=np.int64),
+            np.zeros((1 << TT_BITS, 4), dtype=np.int64),
         )
     return _table
 
@@ -430,7 +591,7 @@ class CompiledSolver:
         self.bisect = type(self.objective) is TricksObjective
         self._tables: dict[int, np.ndarray] = {}
         self._frames = np.zeros((64, 32), dtype=np.int64)
-        self._moves = np.zeros((64, 16), dtype=np.int64)
+        self._moves = np.zeros((128, 16), dtype=np.int64)  # cards by depth, then lead keys
         self._frames[63, 1] = _new_generation()
         self._tricks_left: int | None = None
         self.nodes = 0
@@ -442,7 +603,7 @@ class CompiledSolver:
     def tables(self, tricks_left: int) -> np.ndarray:
         t = self._tables.get(tricks_left)
         if t is None:
-            t = self._tables[tricks_left] = objective_tables(self.objective, tricks_left)
+            t = self._tables[tricks_left] = shared_tables(self.objective, tricks_left)
         return t
 
     def value(self, position: Position, alpha: int = -(10**9), beta: int = 10**9) -> int:
@@ -469,19 +630,20 @@ class CompiledSolver:
             node = (position.leader, len(trick), trick[0] // 13, best, winner, broken, live)
         else:
             node = (position.leader, 0, 0, -1, position.leader, broken, 0)
+        quick = int(self.bisect)
         if self.bisect and alpha <= t[1, 0] and beta > t[2, 0]:
             # Null windows on the trick count: each search only asks "at least m?".
             lo, hi = int(t[1, 0]), int(t[2, 0])
             while lo < hi:
                 m = (lo + hi + 1) // 2
-                v = _solve(h, *node, m - 1, m, t, tt, tv, frames, moves)
+                v = _solve(h, *node, m - 1, m, 1, t, tt, tv, frames, moves)
                 if v >= m:
                     lo = v
                 else:
                     hi = v
             v = lo
         else:
-            v = _solve(h, *node, alpha, beta, t, tt, tv, frames, moves)
+            v = _solve(h, *node, alpha, beta, quick, t, tt, tv, frames, moves)
         self.nodes = int(frames[63, 0])
         return int(v)
 
