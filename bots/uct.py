@@ -57,6 +57,7 @@ from .base import Player
 from .knowledge import Knowledge, lowest
 from .sampling import ImpossibleDeal, Sampler, WeightedSampler
 from .solver import PointsObjective, Position, Solver
+from .solver_compiled import CompiledSolver
 from .srp import SRP
 
 # The registered UCT players' budget per move: seconds, and optionally a number
@@ -80,6 +81,10 @@ SAMPLINGS = ("uniform", "bids")
 # two best cards' difference has half the standard error (median 1.99 over 20
 # positions with 7-13 tricks left: manage.py search_regret, docs/bots.md).
 ROOTS = ("ucb", "paired")
+# Which exact solver ends a playout: the compiled one (bots/solver_compiled.py) or
+# the pure-Python reference (bots/solver.py). Both give the same values, so a
+# search with a fixed iteration count and seed makes the same choice with either.
+SOLVERS = ("compiled", "reference")
 
 
 @dataclass
@@ -176,9 +181,13 @@ class UCTSearch:
         policy: str = "srp",
         sampling: str = "uniform",
         root: str = "ucb",
+        solver: str = "compiled",
     ) -> None:
         if view.seat is None or view.phase is not Phase.PLAYING or view.to_act != view.seat:
             raise ValueError("UCT searches for the seat to play")
+        if solver not in SOLVERS:
+            raise ValueError(f"solver is one of {', '.join(SOLVERS)}")
+        self.solver_class = CompiledSolver if solver == "compiled" else Solver
         if policy not in ("srp", "fast"):
             raise ValueError("policy is 'srp' or 'fast'")
         if sampling not in SAMPLINGS:
@@ -213,7 +222,7 @@ class UCTSearch:
         self.bids = bids
         # One solver per tricks-won split at the solve: its table then carries
         # over between deals (positions with as many tricks left).
-        self.solvers: dict[tuple[int, ...], Solver] = {}
+        self.solvers: dict[tuple[int, ...], Solver | CompiledSolver] = {}
         # When every hand already fits the solver, an iteration is a pure function
         # of (deal, root card): the deal space is small (3 tricks left: at most
         # 1,680 deals) and repeats, so remember each value instead of re-solving.
@@ -338,7 +347,7 @@ class UCTSearch:
         solver = self.solvers.get(won)
         if solver is None:
             objective = PointsObjective(v.rules, self.bids, v.blind, won, v.scores, v.bags)
-            solver = self.solvers[won] = Solver(objective)
+            solver = self.solvers[won] = self.solver_class(objective)
         p = Position(
             (r.hands[0], r.hands[1], r.hands[2], r.hands[3]),
             r.leader,

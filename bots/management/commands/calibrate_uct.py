@@ -1,7 +1,7 @@
 """``manage.py calibrate_uct``: how many iterations a UCT player's search makes in its budget.
 
     python manage.py calibrate_uct [--tricks 3,5,7] [--positions 20] [--budget 1.0]
-        [--root ucb|paired] [--seed 11] [--json FILE]
+        [--root ucb|paired] [--solver compiled|reference] [--seed 11] [--json FILE]
 
 Tournaments run UCT players on a fixed iteration count (``SPADES_UCT_ITERATIONS``)
 equal to what the time budget buys on a quiet core, so that their results
@@ -15,7 +15,9 @@ It prints the median and the 10th and 90th percentiles of the iterations
 made, the median per tricks left (a tournament's budget is the median at the
 window's first trick: no move then takes much over the budget), and how many
 searched moves a round has (all four seats). ``--root paired`` measures the paired root
-(``UCT<X>p``), whose iterations are playouts too. Run it on a quiet machine:
+(``UCT<X>p``), whose iterations are playouts too. ``--solver reference`` ends the
+playouts with the pure-Python solver instead of the compiled one (the same values:
+a before/after measure on the same positions). Run it on a quiet machine:
 the load average is printed beside the figures (this command keeps one core
 busy itself).
 """
@@ -31,7 +33,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from bots.registry import make_bot
-from bots.uct import ROOTS, UCT, UCTSearch
+from bots.uct import ROOTS, SOLVERS, UCT, UCTSearch
 from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
@@ -87,6 +89,9 @@ class Command(BaseCommand):
         parser.add_argument("--positions", type=int, default=20, help="positions per X")
         parser.add_argument("--budget", type=float, default=1.0, help="seconds per search")
         parser.add_argument("--root", choices=ROOTS, default="ucb", help="the search's root rule")
+        parser.add_argument(
+            "--solver", choices=SOLVERS, default="compiled", help="the exact solver of the playouts"
+        )
         parser.add_argument("--seed", type=int, default=11)
         parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
 
@@ -101,7 +106,7 @@ class Command(BaseCommand):
             raise CommandError("--positions and --budget must be positive")
         self.stdout.write(
             f"calibrate_uct: {opts['positions']} positions per X, {opts['budget']} s each, "
-            f"seed {opts['seed']}, {os.cpu_count()} CPUs"
+            f"seed {opts['seed']}, {opts['solver']} solver, {os.cpu_count()} CPUs"
         )
         rows = []
         for x in tricks:
@@ -110,7 +115,7 @@ class Command(BaseCommand):
             by_left: dict[int, list[int]] = {}
             for i, view in enumerate(views):
                 rng = random.Random(f"calibrate-uct/{opts['seed']}/{x}/{i}")
-                search = UCTSearch(view, root=opts["root"])
+                search = UCTSearch(view, root=opts["root"], solver=opts["solver"])
                 n = search.run(rng, budget=opts["budget"]).iterations
                 made.append(n)
                 by_left.setdefault(13 - len(view.tricks), []).append(n)
@@ -129,6 +134,7 @@ class Command(BaseCommand):
                     for left, ns in sorted(by_left.items(), reverse=True)
                 },
                 "seed": opts["seed"],
+                "solver": opts["solver"],
                 # The 1-minute load average after the searches; this command keeps
                 # one core busy itself, so above ~1.5 something else was running.
                 "load_average": round(os.getloadavg()[0], 2),
