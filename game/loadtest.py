@@ -37,21 +37,31 @@ LOST_AFTER_SECONDS = 5.0
 
 
 def prepare_tables(
-    count: int, seed: int = 1, rules: dict[str, Any] | None = None
+    count: int,
+    seed: int = 1,
+    rules: dict[str, Any] | None = None,
+    bots: dict[int, str] | None = None,
+    bot_delay: float | None = None,
 ) -> list[dict[str, Any]]:
-    """``count`` started tables of four guests (default rules unless ``rules``, a
-    ``Rules.to_dict()``): [{"public_id", "pk", "sessions": [4 keys], "cookie"}]."""
+    """``count`` started tables of guests (default rules unless ``rules``, a
+    ``Rules.to_dict()``), with the bot ``bots[seat]`` at those seats:
+    [{"public_id", "pk", "sessions": [4 session keys, None at a bot], "cookie"}]."""
     from django.conf import settings
     from django.contrib.sessions.backends.db import SessionStore
 
     from game import identity, seating
 
     rng = random.Random(seed)
+    bots = bots or {}
     tables = []
     for number in range(count):
-        table = seating.create_table(rules=rules, stand_in_bots=False)
-        keys = []
+        table = seating.create_table(rules=rules, stand_in_bots=False, bot_delay=bot_delay)
+        keys: list[str | None] = []
         for position in range(4):
+            if position in bots:
+                seating.add_bot(table, position, bots[position])
+                keys.append(None)
+                continue
             guest_id = f"bench-{number}-{position}-{rng.getrandbits(48):012x}"
             session = SessionStore()
             session[identity.GUEST_ID_KEY] = guest_id

@@ -59,14 +59,15 @@ class Cluster:
         bot name): [{"pk", "public_id", "sessions": {seat: key}, "cookie"}]."""
         code = (
             "import json\n"
-            "from tests.server.cluster import prepare_tables\n"
+            "from game.loadtest import prepare_tables\n"
             f"print(json.dumps(prepare_tables({count}, {seed}, {RULES.to_dict()!r},"
             f" {bots or {}!r}, {bot_delay!r})))\n"
         )
         out = stackprocs.manage(self.env, "shell", "-c", code)
         tables = json.loads(out.strip().splitlines()[-1])
         for table in tables:
-            table["sessions"] = {int(k): v for k, v in table["sessions"].items()}
+            keys = table["sessions"]
+            table["sessions"] = {seat: key for seat, key in enumerate(keys) if key is not None}
         return tables  # type: ignore[no-any-return]
 
     def players(self, table: dict[str, Any], seed: int) -> Players:
@@ -189,42 +190,6 @@ def running_cluster(
                 stackprocs.stop(process)
             stackprocs.stop(cluster.redis_server)
             stackprocs.drop_database(admin_url, name)
-
-
-def prepare_tables(
-    count: int,
-    seed: int,
-    rules: dict[str, Any],
-    bots: dict[int, str],
-    bot_delay: float | None,
-) -> list[dict[str, Any]]:
-    """Run in the stack's ``manage.py shell``: see :meth:`Cluster.make_tables`."""
-    from django.conf import settings
-    from django.contrib.sessions.backends.db import SessionStore
-
-    from game import identity, seating
-
-    rng = random.Random(seed)
-    tables = []
-    for number in range(count):
-        table = seating.create_table(rules=rules, stand_in_bots=False, bot_delay=bot_delay)
-        sessions = {}
-        for position in range(4):
-            if position in bots:
-                seating.add_bot(table, position, bots[position])
-                continue
-            guest_id = f"cluster-{number}-{position}-{rng.getrandbits(48):012x}"
-            session = SessionStore()
-            session[identity.GUEST_ID_KEY] = guest_id
-            session[identity.GUEST_NAME_KEY] = f"Player {number}.{position}"
-            session.create()
-            sessions[position] = session.session_key
-            seating.take_seat(
-                table, position, guest_id=guest_id, guest_name=f"Player {number}.{position}"
-            )
-        seating.start_table(table)
-        tables.append({"public_id": table.public_id, "pk": table.pk, "sessions": sessions})
-    return [{**t, "cookie": settings.SESSION_COOKIE_NAME} for t in tables]
 
 
 @dataclass
