@@ -8,7 +8,8 @@ requests, read from the outside (no instrumentation in the move path).
   long-lived ones: the asyncio pool's PostgreSQL connections, the channel
   layer's Redis connections.
 - PostgreSQL transactions: ``pg_stat_database.xact_commit`` of the
-  benchmark's own scratch database (nothing else uses it).
+  benchmark's own scratch database (nothing else uses it); the WAL it makes
+  (``pg_stat_wal.wal_bytes``, the whole server's).
 - Redis commands: ``INFO stats`` ``total_commands_processed`` of the whole
   server (on a shared server, other clients count too: say so).
 - The services' CPU: every ``postgres`` and ``redis-server`` process of the
@@ -69,14 +70,17 @@ def port_of(url: str, default: int) -> int:
     return urlsplit(url).port or default
 
 
-def postgres_commits(database_url: str) -> int:
-    """Transactions committed in the URL's database so far."""
+def postgres_commits(database_url: str) -> tuple[int, int]:
+    """(transactions committed in the URL's database, WAL bytes the whole server
+    wrote) so far."""
     name = urlsplit(database_url).path.lstrip("/")
     with psycopg.connect(database_url, connect_timeout=5) as conn:
         row = conn.execute(
-            "SELECT xact_commit FROM pg_stat_database WHERE datname = %s", [name]
+            "SELECT xact_commit, (SELECT wal_bytes FROM pg_stat_wal)"
+            " FROM pg_stat_database WHERE datname = %s",
+            [name],
         ).fetchone()
-    return int(row[0]) if row else 0
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 def redis_commands(redis_url: str) -> int:

@@ -38,11 +38,11 @@ def test_tcp_bytes_counts_this_process_s_connections_to_a_port() -> None:
 def test_wire_figures_are_per_action_over_the_measured_play() -> None:
     readings = {
         "start": (
-            wire.Bytes(1000, 2000), wire.Bytes(50, 60), 10, 500,
+            wire.Bytes(1000, 2000), wire.Bytes(50, 60), (10, 7000), 500,
             {"postgres": 1.0, "redis-server": 2.0},
         ),
         "stop": (
-            wire.Bytes(5000, 10000), wire.Bytes(450, 860), 14, 504,
+            wire.Bytes(5000, 10000), wire.Bytes(450, 860), (14, 11000), 504,
             {"postgres": 1.02, "redis-server": 2.004},
         ),
     }  # fmt: skip
@@ -52,6 +52,7 @@ def test_wire_figures_are_per_action_over_the_measured_play() -> None:
         "postgres_bytes_sent_per_action": 1000,
         "postgres_bytes_received_per_action": 2000,
         "postgres_commits_per_action": 1.0,
+        "postgres_wal_bytes_per_action": 1000,
         "redis_bytes_sent_per_action": 100,
         "redis_bytes_received_per_action": 200,
         "redis_commands_per_action": 1.0,

@@ -321,6 +321,7 @@ class Command(BaseCommand):
         if "postgres_commits_per_action" in s:
             self.stdout.write(
                 f"  per action: PostgreSQL {s['postgres_commits_per_action']} commits, "
+                f"{s['postgres_wal_bytes_per_action']} bytes of WAL (whole server), "
                 f"{s['postgres_bytes_sent_per_action']} bytes sent / "
                 f"{s['postgres_bytes_received_per_action']} received; Redis "
                 f"{s['redis_commands_per_action']} commands (whole server), "
@@ -404,15 +405,15 @@ def cpu_figures(
     }
 
 
-WireReading = tuple[wire.Bytes, wire.Bytes, int, int, dict[str, float]]
+WireReading = tuple[wire.Bytes, wire.Bytes, tuple[int, int], int, dict[str, float]]
 
 
 def wire_figures(readings: dict[str, WireReading], actions: int) -> dict[str, float]:
     """Per action, over the measured play: bytes between Daphne and PostgreSQL
     and Redis (each way), PostgreSQL transactions, Redis commands (the whole
     server's), and the CPU of the machine's postgres and redis-server processes."""
-    (pg0, redis0, commits0, commands0, cpu0) = readings["start"]
-    (pg1, redis1, commits1, commands1, cpu1) = readings["stop"]
+    (pg0, redis0, (commits0, wal0), commands0, cpu0) = readings["start"]
+    (pg1, redis1, (commits1, wal1), commands1, cpu1) = readings["stop"]
     pg, rd, n = pg1 - pg0, redis1 - redis0, max(1, actions)
     return {
         "postgres_cpu_ms_per_action": round(1000 * (cpu1["postgres"] - cpu0["postgres"]) / n, 3),
@@ -422,6 +423,7 @@ def wire_figures(readings: dict[str, WireReading], actions: int) -> dict[str, fl
         "postgres_bytes_sent_per_action": round(pg.sent / n),
         "postgres_bytes_received_per_action": round(pg.received / n),
         "postgres_commits_per_action": round((commits1 - commits0) / n, 2),
+        "postgres_wal_bytes_per_action": round((wal1 - wal0) / n),
         "redis_bytes_sent_per_action": round(rd.sent / n),
         "redis_bytes_received_per_action": round(rd.received / n),
         "redis_commands_per_action": round((commands1 - commands0) / n, 2),
