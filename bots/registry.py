@@ -8,6 +8,7 @@ from functools import partial
 from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
+from .pimc import PIMC
 from .srp import SRP
 from .success_curves import make_bis
 from .uct import UCT
@@ -38,6 +39,9 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     **{f"UCT{x}b": partial(UCT, x, sampling="bids") for x in SEARCH_WINDOWS},
     # The same, every root card played on each sampled deal (bots.uct.ROOTS).
     **{f"UCT{x}p": partial(UCT, x, root="paired") for x in SEARCH_WINDOWS},
+    # Perfect-information Monte Carlo from the first trick (bots.pimc): sampled
+    # deals (bid-informed), each solved exactly for the points gap.
+    "PIMC": PIMC,
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"
@@ -54,7 +58,11 @@ def bot_names() -> list[str]:
 
 def player_title(player: str) -> str:
     """How a menu names a playing module: what it does, then its registry name."""
-    titles = {"SRP": "Strong rule-based play", "WRP": "Weak rule-based play"}
+    titles = {
+        "SRP": "Strong rule-based play",
+        "WRP": "Weak rule-based play",
+        "PIMC": "Sampled deals solved exactly, every trick",
+    }
     if player in titles:
         return f"{titles[player]} ({player})"
     if player.startswith("UCT"):
