@@ -1,23 +1,33 @@
 """Engine benchmark: full random rounds per second.
 
 A round is a seeded deal, four random bids, 52 random legal plays and the
-scoring. Two paths are timed: the fast path (what simulations and
-tournaments use) and the checked ``RoundState.apply`` path (what a live
-table uses). Each figure is the median of several runs.
+scoring. Three paths are timed: the fast path (what simulations and
+tournaments use), the same round compiled (``fast_compiled.py``: the whole
+loop in machine code) and the checked ``RoundState.apply`` path (what a live
+table uses). Each figure is the median of several runs. When OpenSpiel is
+importable here, or in a side environment's Python (``peer_python``, running
+``openspiel_peer.py``), its C++ ``evaluate_bots`` on random Spades rounds is
+timed in the same run, with the ratio: OpenSpiel is a peer to measure
+against, never a dependency.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import platform
 import random
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from .actions import Bid, Play
 from .cards import cards_of, left_of
 from .deal import deal_hands
 from .fast import play_random
+from .fast_compiled import compiled_rounds
 from .rules import Rules
 from .scoring import score_round
 from .state import RoundState
@@ -63,14 +73,54 @@ def _median_rate(fn: Callable[[int, int], int], n: int, runs: int, seed: int) ->
     return rates
 
 
+PEER_SCRIPT = Path(__file__).resolve().parent / "openspiel_peer.py"
+
+
+def openspiel_rates(
+    rounds: int, runs: int, seed: int, peer_python: str | None
+) -> list[float] | None:
+    """OpenSpiel's rounds/s per run, in-process or through ``peer_python``; None if neither."""
+    try:
+        from . import openspiel_peer
+
+        return openspiel_peer.rates(rounds, runs, seed)
+    except ImportError:
+        pass
+    if not peer_python or not os.access(peer_python, os.X_OK):
+        return None
+    done = subprocess.run(
+        [peer_python, str(PEER_SCRIPT), str(rounds), str(runs), str(seed)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return [float(x) for x in json.loads(done.stdout)]
+
+
 def run(
-    rounds: int = 20_000, runs: int = 5, seed: int = 1, out: Callable[[str], None] = print
+    rounds: int = 20_000,
+    runs: int = 5,
+    seed: int = 1,
+    out: Callable[[str], None] = print,
+    peer_python: str | None = None,
 ) -> dict:
     out(f"Python {platform.python_version()} ({platform.python_implementation()}), "
-        f"{platform.machine()}; {runs} runs of {rounds} rounds, seed {seed}")  # fmt: skip
+        f"{platform.machine()}; {runs} runs of {rounds} rounds, seed {seed}; "
+        f"load {os.getloadavg()[0]:.2f}")  # fmt: skip
     fast = _median_rate(fast_rounds, rounds, runs, seed)
     out(f"fast path:    median {statistics.median(fast):>9,.0f} rounds/s "
         f"(runs: {', '.join(f'{r:,.0f}' for r in fast)})")  # fmt: skip
+    compiled_rounds(1, seed)  # compile (or load the cached machine code) before timing
+    compiled = _median_rate(compiled_rounds, rounds * 10, runs, seed)
+    out(f"compiled:     median {statistics.median(compiled):>9,.0f} rounds/s "
+        f"(runs of {rounds * 10} rounds: {', '.join(f'{r:,.0f}' for r in compiled)})")  # fmt: skip
+    peer = openspiel_rates(rounds, runs, seed, peer_python)
+    if peer is None:
+        out("OpenSpiel:    not available (no open_spiel here or in --peer-python)")
+    else:
+        ratio = statistics.median(compiled) / statistics.median(peer)
+        slow = statistics.median(fast) / statistics.median(peer)
+        out(f"OpenSpiel:    median {statistics.median(peer):>9,.0f} rounds/s (C++ evaluate_bots; "
+            f"runs: {', '.join(f'{r:,.0f}' for r in peer)}); compiled / OpenSpiel {ratio:.1f}x, "
+            f"fast path / OpenSpiel {slow:.2f}x")  # fmt: skip
     checked_n = max(1, rounds // 10)
     checked = _median_rate(checked_rounds, checked_n, runs, seed)
     out(f"checked path: median {statistics.median(checked):>9,.0f} rounds/s "
@@ -81,7 +131,10 @@ def run(
         "runs": runs,
         "seed": seed,
         "fast_rounds_per_s": statistics.median(fast),
+        "compiled_rounds_per_s": statistics.median(compiled),
+        "openspiel_rounds_per_s": statistics.median(peer) if peer else None,
         "checked_rounds_per_s": statistics.median(checked),
+        "load_average": round(os.getloadavg()[0], 2),
     }
 
 

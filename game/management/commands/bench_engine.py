@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from django.core.management.base import BaseCommand
@@ -18,13 +19,22 @@ class Command(BaseCommand):
         parser.add_argument("--runs", type=int, default=5, help="runs (the median is reported)")
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+        parser.add_argument(
+            "--peer-python",
+            default=os.environ.get("SPADES_PEER_PYTHON"),
+            help="a Python with open_spiel installed, to time OpenSpiel in the same run",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if opts["rounds"] < 1 or opts["runs"] < 1:
             self.stderr.write("--rounds and --runs must be at least 1")
             return
         figures = bench.run(
-            rounds=opts["rounds"], runs=opts["runs"], seed=opts["seed"], out=self.stdout.write
+            rounds=opts["rounds"],
+            runs=opts["runs"],
+            seed=opts["seed"],
+            out=self.stdout.write,
+            peer_python=opts["peer_python"],
         )
         if opts["json"]:
             with open(opts["json"], "w") as f:
