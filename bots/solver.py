@@ -34,6 +34,10 @@ tricks North/South take from the position on):
   tricks already taken, the scores and the bags: what UCT scores a sampled
   deal by.
 
+This is the readable reference: :mod:`bots.solver_compiled` computes the same
+values compiled (tested equal on thousands of positions), tens of times faster,
+and answers whole 13-card deals; UCT and PIMC use it.
+
 The k limit. Measured with ``python -m bots.solver --bench --samples 200
 --seed 1`` on two shared cores under a load of about 12 (CPU time of the
 process; the wall clock was 1-3x that): median / p99 per position 1.1 / 6.5 ms

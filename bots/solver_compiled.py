@@ -17,18 +17,28 @@ compares the two on thousands of random positions). What differs is how:
   idea of partition search and of DDS's table, in its simplest form). It is
   a fixed-size array in the process, shared by every solver; each solver has
   its own generation in the key, so it sees only its own entries;
-* for the plain tricks objective at a trick's start the value is found by
-  null-window searches on the number of tricks (as DDS does), which cut far
-  more than one wide window.
+* a full-window call searches by null windows (as DDS does): a binary search
+  over the objective's possible values, each step asking only "at least
+  this?" (the trick count always; the other objectives from
+  :data:`BISECT_FROM` tricks left);
+* for the trick count, quick tricks (the leader's top cards it can cash) and
+  the top spades each side holds bound the value at each trick's start;
+* leads are ordered (a side suit an opponent can ruff last, the suit's top
+  card first, low toward partner's top card), the table's best lead first;
+* the search keeps its own stack (``frames``): numba's cache cannot hold a
+  recursive function (numba issue 6061).
 
-The first call compiles the kernels (a few seconds); ``cache=True`` keeps
-the machine code in ``__pycache__`` for the next processes.
+The first call compiles the kernels (about 4 s); ``cache=True`` keeps the
+machine code in ``__pycache__``, and later processes load it in under a
+second (:func:`warm_up`). Measured against DDS: ``manage.py bench_solver``
+(docs/bots.md, "Compiled search").
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
+import random
 
 import numpy as np
 from llvmlite import ir
@@ -669,6 +679,15 @@ class CompiledSolver:
         return int(v)
 
 
+def warm_up() -> None:
+    """Compile the kernels, or load them from numba's cache, and allocate the shared
+    table (about 0.8 s from the cache): a process that searches under a time
+    budget calls it once at its start, so its first move does not pay for it."""
+    from .solver import random_position
+
+    CompiledSolver().value(random_position(random.Random(0), 3))
+
+
 def max_tricks(position: Position, partnership: int) -> int:
     """:func:`bots.solver.max_tricks`, compiled."""
     ns = CompiledSolver().value(position)
@@ -676,4 +695,11 @@ def max_tricks(position: Position, partnership: int) -> int:
     return ns if partnership == 0 else left - ns
 
 
-__all__ = ["CompiledSolver", "NilObjective", "PointsObjective", "max_tricks", "objective_tables"]
+__all__ = [
+    "CompiledSolver",
+    "NilObjective",
+    "PointsObjective",
+    "max_tricks",
+    "objective_tables",
+    "warm_up",
+]
