@@ -337,7 +337,6 @@ def _solve(
                 if legal == 0:
                     legal = hand
             # Equivalent cards: keep the lowest of each run (no live card between).
-            row = mv[d]
             n = 0
             m = legal
             while m:
@@ -346,23 +345,22 @@ def _solve(
                 below = live & _BELOW[c]
                 if below and (legal >> high_bit(below)) & 1:
                     continue
-                row[n] = c
+                mv[d, n] = c
                 n += 1
             # Move ordering.
             if pos == 0:
-                keys = mv[64 + d]  # the keys of this depth's leads
                 for i in range(n):
-                    keys[i] = _lead_key(h, leader, row[i], live)
+                    mv[64 + d, i] = _lead_key(h, leader, mv[d, i], live)
                 for i in range(1, n):  # insertion sort by the lead key
-                    c = row[i]
-                    kc = keys[i]
+                    c = mv[d, i]
+                    kc = mv[64 + d, i]
                     j = i - 1
-                    while j >= 0 and keys[j] > kc:
-                        row[j + 1] = row[j]
-                        keys[j + 1] = keys[j]
+                    while j >= 0 and mv[64 + d, j] > kc:
+                        mv[d, j + 1] = mv[d, j]
+                        mv[64 + d, j + 1] = mv[64 + d, j]
                         j -= 1
-                    row[j + 1] = c
-                    keys[j + 1] = kc
+                    mv[d, j + 1] = c
+                    mv[64 + d, j + 1] = kc
                 if hint >= 0:  # the best lead found before, first
                     above = hint & 15
                     m = live & _SUIT[hint >> 4]
@@ -371,119 +369,117 @@ def _solve(
                     if m:
                         c = high_bit(m)
                         for i in range(n):
-                            if row[i] == c:
+                            if mv[d, i] == c:
                                 for j in range(i, 0, -1):
-                                    row[j] = row[j - 1]
-                                row[0] = c
+                                    mv[d, j] = mv[d, j - 1]
+                                mv[d, 0] = c
                                 break
             elif (winner ^ seat) & 1:  # an opponent is winning: cheapest winner first
                 beaters = _BEATERS[best]
                 w = 0
                 for i in range(n):  # a stable partition: winners, then losers
-                    c = row[i]
+                    c = mv[d, i]
                     if (beaters >> c) & 1:
                         for j in range(i, w, -1):
-                            row[j] = row[j - 1]
-                        row[w] = c
+                            mv[d, j] = mv[d, j - 1]
+                        mv[d, w] = c
                         w += 1
-            fr = f[d]
-            fr[LEADER] = leader
-            fr[POS] = pos
-            fr[LEAD_SUIT] = lead_suit
-            fr[BEST] = best
-            fr[WINNER] = winner
-            fr[BROKEN] = broken
-            fr[IDX] = idx
-            fr[LIVE] = live
-            fr[ALPHA] = alpha
-            fr[BETA] = beta
-            fr[VALUE] = INF if seat & 1 else -INF
-            fr[SEAT] = seat
-            fr[HAND] = hand
-            fr[COUNT] = n
-            fr[NEXT] = 0
-            fr[TRICK_START] = trick_start
-            fr[BEST_CARD] = row[0]
+            f[d, LEADER] = leader
+            f[d, POS] = pos
+            f[d, LEAD_SUIT] = lead_suit
+            f[d, BEST] = best
+            f[d, WINNER] = winner
+            f[d, BROKEN] = broken
+            f[d, IDX] = idx
+            f[d, LIVE] = live
+            f[d, ALPHA] = alpha
+            f[d, BETA] = beta
+            f[d, VALUE] = INF if seat & 1 else -INF
+            f[d, SEAT] = seat
+            f[d, HAND] = hand
+            f[d, COUNT] = n
+            f[d, NEXT] = 0
+            f[d, TRICK_START] = trick_start
+            f[d, BEST_CARD] = mv[d, 0]
             if trick_start:
-                fr[SLOT] = s
-                fr[K1] = k1
-                fr[K2] = k2
-                fr[K3] = k3
-                fr[OFFSET] = off
-                fr[ALPHA0] = alpha
-                fr[BETA0] = beta
-                fr[LOWER] = lo
-                fr[UPPER] = hi
+                f[d, SLOT] = s
+                f[d, K1] = k1
+                f[d, K2] = k2
+                f[d, K3] = k3
+                f[d, OFFSET] = off
+                f[d, ALPHA0] = alpha
+                f[d, BETA0] = beta
+                f[d, LOWER] = lo
+                f[d, UPPER] = hi
         # ---- frame d: take the child's value r (unless just entered), then the next card ----
         fresh = not ready
         while True:
-            fr = f[d]
             if not fresh:
-                if fr[SEAT] & 1:
-                    if r < fr[VALUE]:
-                        fr[VALUE] = r
-                        fr[BEST_CARD] = mv[d, fr[NEXT] - 1]
-                        if r < fr[BETA]:
-                            fr[BETA] = r
-                elif r > fr[VALUE]:
-                    fr[VALUE] = r
-                    fr[BEST_CARD] = mv[d, fr[NEXT] - 1]
-                    if r > fr[ALPHA]:
-                        fr[ALPHA] = r
+                if f[d, SEAT] & 1:
+                    if r < f[d, VALUE]:
+                        f[d, VALUE] = r
+                        f[d, BEST_CARD] = mv[d, f[d, NEXT] - 1]
+                        if r < f[d, BETA]:
+                            f[d, BETA] = r
+                elif r > f[d, VALUE]:
+                    f[d, VALUE] = r
+                    f[d, BEST_CARD] = mv[d, f[d, NEXT] - 1]
+                    if r > f[d, ALPHA]:
+                        f[d, ALPHA] = r
             fresh = False
-            if fr[NEXT] < fr[COUNT] and fr[ALPHA] < fr[BETA]:
-                c = mv[d, fr[NEXT]]
-                fr[NEXT] += 1
-                seat = fr[SEAT]
-                h[seat] = fr[HAND] ^ (np.int64(1) << c)
-                p = fr[POS]
-                alpha = fr[ALPHA]
-                beta = fr[BETA]
-                broken = fr[BROKEN] | (c >= 39)
+            if f[d, NEXT] < f[d, COUNT] and f[d, ALPHA] < f[d, BETA]:
+                c = mv[d, f[d, NEXT]]
+                f[d, NEXT] += 1
+                seat = f[d, SEAT]
+                h[seat] = f[d, HAND] ^ (np.int64(1) << c)
+                p = f[d, POS]
+                alpha = f[d, ALPHA]
+                beta = f[d, BETA]
+                broken = f[d, BROKEN] | (c >= 39)
                 if p == 0:
                     best = c
                     winner = seat
                     lead_suit = c // 13
                 else:
-                    lead_suit = fr[LEAD_SUIT]
-                    if (_BEATERS[fr[BEST]] >> c) & 1:
+                    lead_suit = f[d, LEAD_SUIT]
+                    if (_BEATERS[f[d, BEST]] >> c) & 1:
                         best = c
                         winner = seat
                     else:
-                        best = fr[BEST]
-                        winner = fr[WINNER]
+                        best = f[d, BEST]
+                        winner = f[d, WINNER]
                 if p == 3:  # the trick is complete: its winner leads the next
                     leader = winner
                     pos = 0
-                    idx = fr[IDX] + STRIDE_A[winner]
+                    idx = f[d, IDX] + STRIDE_A[winner]
                 else:
-                    leader = fr[LEADER]
+                    leader = f[d, LEADER]
                     pos = p + 1
-                    idx = fr[IDX]
-                    live = fr[LIVE]
+                    idx = f[d, IDX]
+                    live = f[d, LIVE]
                 d += 1
                 break
             # Every card tried (or a cut): the frame's value.
-            h[fr[SEAT]] = fr[HAND]
-            r = fr[VALUE]
-            if fr[TRICK_START]:
-                lo = fr[LOWER]
-                hi = fr[UPPER]
-                if r <= fr[ALPHA0]:
+            h[f[d, SEAT]] = f[d, HAND]
+            r = f[d, VALUE]
+            if f[d, TRICK_START]:
+                lo = f[d, LOWER]
+                hi = f[d, UPPER]
+                if r <= f[d, ALPHA0]:
                     hi = min(hi, r)
-                elif r >= fr[BETA0]:
+                elif r >= f[d, BETA0]:
                     lo = max(lo, r)
                 else:
                     lo = hi = r
-                s = fr[SLOT]
-                tt[s, 0] = fr[K1]
-                tt[s, 1] = fr[K2]
-                tt[s, 2] = fr[K3]
-                tv[s, 0] = lo - fr[OFFSET]
-                tv[s, 1] = hi - fr[OFFSET]
-                c = fr[BEST_CARD]
-                tv[s, 2] = (c // 13) << 4 | popcount(fr[LIVE] & _SUIT[c // 13] & ~((2 << c) - 1))
-                tv[s, 3] = popcount(fr[LIVE])
+                s = f[d, SLOT]
+                tt[s, 0] = f[d, K1]
+                tt[s, 1] = f[d, K2]
+                tt[s, 2] = f[d, K3]
+                tv[s, 0] = lo - f[d, OFFSET]
+                tv[s, 1] = hi - f[d, OFFSET]
+                c = f[d, BEST_CARD]
+                tv[s, 2] = (c // 13) << 4 | popcount(f[d, LIVE] & _SUIT[c // 13] & ~((2 << c) - 1))
+                tv[s, 3] = popcount(f[d, LIVE])
             if d == 0:
                 return r
             d -= 1
