@@ -109,10 +109,12 @@ _LEAD_KEY = np.array([-(c % 13) - (20 if c >= 39 else 0) for c in range(52)], dt
 
 
 @njit(cache=True)
-def _tt_key(h, leader, broken, meta):
+def _tt_key(h, leader, broken, part, gen):
     """The table key of a trick's start: which seat holds each live card (in card
-    order, 2 bits a card), the live cards per suit, the leader, spades broken,
-    the objective's part of the outcome and the solver's generation (``meta``)."""
+    order, 2 bits a card: at most 104 bits over ``k1`` and ``k2``'s low 40), the
+    live cards per suit, the leader, spades broken, the objective's ``part`` of
+    the outcome (under 24 bits) and the solver's generation (43 bits, split
+    over ``k2``'s and ``k3``'s high bits)."""
     h0, h1, h2 = h[0], h[1], h[2]
     live = h0 | h1 | h2 | h[3]
     k1 = 0
@@ -131,7 +133,8 @@ def _tt_key(h, leader, broken, meta):
     counts = 0
     for s in range(4):
         counts |= popcount(live & _SUIT[s]) << (4 * s)
-    k3 = counts | (leader << 16) | (np.int64(broken) << 18) | (meta << 19)
+    k2 |= (gen >> 20) << 40
+    k3 = counts | (leader << 16) | (np.int64(broken) << 18) | (part << 19) | ((gen & 0xFFFFF) << 43)
     return k1, k2, k3
 
 
@@ -294,7 +297,7 @@ def _solve(
                     ready = True
                 else:
                     off = t[4, idx]
-                    k1, k2, k3 = _tt_key(h, leader, broken, t[3, idx] | (f[63, 1] << 24))
+                    k1, k2, k3 = _tt_key(h, leader, broken, t[3, idx], f[63, 1])
                     # Two slots a key: a position with more cards left (dearer to
                     # search again) keeps its slot against one with fewer.
                     s = _slot(k1, k2, k3)
@@ -563,7 +566,7 @@ def shared_tables(objective: Objective, tricks_left: int) -> np.ndarray:
 
 _table: tuple[np.ndarray, np.ndarray] | None = None
 _generation = itertools.count(1)
-MAX_GENERATION = 1 << 20  # fits the key; the table is wiped when it wraps
+MAX_GENERATION = 1 << 43  # fits the key; the table is wiped if it ever wraps
 
 
 def _shared_table() -> tuple[np.ndarray, np.ndarray]:
