@@ -38,7 +38,11 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import logging
+import os
 import random
+import threading
+import time
 
 import numpy as np
 from llvmlite import ir
@@ -684,7 +688,35 @@ def warm_up() -> None:
     budget calls it once at its start, so its first move does not pay for it."""
     from .solver import random_position
 
+    started = time.perf_counter()
     CompiledSolver().value(random_position(random.Random(0), 3))
+    _warmed.set()
+    logging.getLogger(__name__).info("%s in %.1f s", KERNELS_READY, time.perf_counter() - started)
+
+
+KERNELS_READY = "compiled search kernels ready"  # the log line a deployment can wait for
+
+
+_warmed = threading.Event()
+_warming_in: int | None = None  # the process whose thread is warming up
+_warming_lock = threading.Lock()
+
+
+def ready() -> bool:
+    """Whether this process's kernels are compiled (or loaded) and searches may
+    count on their speed."""
+    return _warmed.is_set()
+
+
+def warm_up_in_background() -> None:
+    """:func:`warm_up` on a thread of its own, once per process (a forked child
+    inherits no thread, so it starts its own)."""
+    global _warming_in
+    with _warming_lock:
+        if _warmed.is_set() or _warming_in == os.getpid():
+            return
+        _warming_in = os.getpid()
+    threading.Thread(target=warm_up, name="solver-warm-up", daemon=True).start()
 
 
 def max_tricks(position: Position, partnership: int) -> int:
@@ -700,5 +732,7 @@ __all__ = [
     "PointsObjective",
     "max_tricks",
     "objective_tables",
+    "ready",
     "warm_up",
+    "warm_up_in_background",
 ]

@@ -45,6 +45,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
+from bots import solver_compiled
 from bots.registry import DEFAULT_BOT, make_bot
 from bots.uct import UCT
 from game import redis_clients, sweeper, turns
@@ -161,6 +162,18 @@ def _searcher(bot: Any) -> Any:
     return bot.player if isinstance(bot.player, UCT) else None
 
 
+def _kernels_ready() -> bool:
+    """Whether this process's compiled search kernels are loaded. Until they are
+    the caller plays SRP's card: compiling them takes seconds, loading them from
+    numba's cache most of one, and no budget allows that. Processes start
+    loading them at once (spadesite/celery.py, game/runner.py); this starts it
+    in a process that did not."""
+    if solver_compiled.ready():
+        return True
+    solver_compiled.warm_up_in_background()
+    return False
+
+
 def _submit_card(table_id: int, seat: int, version: int, card: int, stand_in: bool) -> bool:
     """Submit playing ``card``; False if the table moved on (stale)."""
     try:
@@ -197,7 +210,10 @@ def _play_searched_turn(
     if getattr(settings, "SPADES_BOTS_IN_PROCESS", True):
         source = "search"
         try:
-            card = searcher.play_within(view, rng, max(0.0, deadline - reserve - time.time()))
+            if _kernels_ready():
+                card = searcher.play_within(view, rng, max(0.0, deadline - reserve - time.time()))
+            else:
+                card, source = fallback, "fallback"
         except Exception:
             log.exception("the search of %s failed at table %s: SRP's move instead",
                           bot_name, table_id)  # fmt: skip
@@ -258,6 +274,8 @@ def run_search(
         searcher = _searcher(make_bot(bot_name))
         if searcher is None:
             raise ValueError(f"{bot_name} does not search")
+        if not _kernels_ready():
+            raise TimeoutError("the search kernels are still loading")
         rng = bot_rng(table.seed, version, seat)
         card = searcher.play_within(view, rng, max(0.0, deadline - 2 * reserve - time.time()))
     except (Exception, SoftTimeLimitExceeded) as e:  # SoftTimeLimitExceeded: the limit

@@ -31,6 +31,8 @@ from typing import Any
 from django.conf import settings
 from django.db import connections
 
+from bots import solver_compiled
+
 log = logging.getLogger(__name__)
 
 Task = Callable[..., Any]
@@ -185,6 +187,8 @@ def get_runner() -> Runner:
                 runner = InlineRunner()
             else:
                 runner = ThreadRunner(int(getattr(settings, "SPADES_BOT_WORKERS", 4)))
+                # Its searching bots need the compiled kernels: load them now.
+                solver_compiled.warm_up_in_background()
             _runners[key] = runner
         return runner
 

@@ -39,6 +39,15 @@ def _keep_connections(**_: Any) -> None:
         connections[alias].settings_dict["CONN_MAX_AGE"] = WORKER_CONN_MAX_AGE
 
 
+@worker_process_init.connect
+def _load_search_kernels(**_: Any) -> None:
+    """A pool child loads the compiled search kernels at once, on a thread of
+    its own: until they are in, a searching bot plays SRP's card."""
+    from bots import solver_compiled
+
+    solver_compiled.warm_up_in_background()
+
+
 @task_prerun.connect
 @task_postrun.connect
 def _close_failed_or_old_connections(**_: Any) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bots import solver_compiled
 from bots.srp import SRP
 from bots.uct import UCTSearch
 from game import bot_turns, matches, moves, runner
@@ -25,6 +26,13 @@ MOVE_LINE = re.compile(
     r"search move: table (\d+) version (\d+) seat (\d) source (\w+)"
     r" elapsed ([\d.]+) budget ([\d.]+)"
 )
+
+
+@pytest.fixture(autouse=True)
+def kernels_loaded() -> None:
+    """As a worker or server process does at its start (spadesite/celery.py,
+    game/runner.py): the compiled search kernels are in before a search."""
+    solver_compiled.warm_up()
 
 
 def search_moves(caplog: pytest.LogCaptureFixture) -> list[tuple[int, int, str, float]]:
@@ -178,3 +186,27 @@ def test_the_bot_budget_setting(settings: Any, monkeypatch: pytest.MonkeyPatch) 
     assert bot_turns.bot_budget(object()) == 2.0
     assert bot_turns.submit_reserve(1.0) == pytest.approx(0.15)
     assert bot_turns.submit_reserve(0.1) == 0.08 and bot_turns.submit_reserve(10) == 0.2
+
+
+def test_while_the_kernels_load_a_searching_bot_plays_srps_card_at_once(
+    live: runner.InlineRunner,
+    settings: Any,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Loading the compiled kernels takes seconds the first time (no budget
+    allows that): until they are in, SRP's card, and the loading is started."""
+    started: list[bool] = []
+    monkeypatch.setattr(solver_compiled, "ready", lambda: False)
+    monkeypatch.setattr(solver_compiled, "warm_up_in_background", lambda: started.append(True))
+    settings.SPADES_BOT_BUDGET = 0.5
+    caplog.set_level(logging.INFO, logger="game.bot_turns")
+    table = make_table("BBBB", rules=SHORT_RULES, bot="BIS+UCT5")
+    assert table.status == Table.Status.FINISHED
+    moves_made = search_moves(caplog)
+    assert moves_made and {source for _, _, source, _ in moves_made} == {"fallback"}
+    assert max(elapsed for *_, elapsed in moves_made) < 0.5
+    assert started
+    for version, seat, _, _ in moves_made:
+        played = Action.objects.get(table=table, version=version + 1).action["card"]
+        assert parse_card(played) == expected_fallback(table, version, seat)

@@ -30,6 +30,7 @@ import psycopg
 import pytest
 
 from bots.registry import make_bot
+from bots.solver_compiled import KERNELS_READY
 from game import stackprocs
 from game.engine import Match, Rules, action_from_dict, view_for
 from game.engine.state import Phase
@@ -90,6 +91,11 @@ def stack() -> Iterator[Stack]:
                 processes.append(search_worker)
                 stackprocs.wait_for_text(logs / "bots.log", "ready.", bots_worker, timeout=30)
                 stackprocs.wait_for_text(logs / "search.log", "ready.", search_worker, timeout=30)
+                # As a deployment would: the pool child's compiled kernels are in
+                # (compiled on a fresh clone, loaded from numba's cache after).
+                stackprocs.wait_for_text(
+                    logs / "search.log", KERNELS_READY, search_worker, timeout=180
+                )
                 yield Stack(database_url, env, logs)
         finally:
             for process in processes:
