@@ -167,18 +167,11 @@ class PIMC(UCT):
         """The best card on average over the sampled deals, within ``budget``
         seconds (None: the player's own budget, or its sample count alone); SRP's
         card when not even one deal was solved for every choice."""
-        if not self.in_search_phase(view):
-            return self.srp.play(view, rng)
-        legal = [a.card for a in view.legal_actions if hasattr(a, "card")]
-        if not legal:
-            raise ValueError("PIMC was asked to play with no legal card")
-        if len(legal) == 1:
-            return legal[0]
+        settled = self.settled_card(view, rng)
+        if settled is not None:
+            return settled
         samples = self.samples if self.samples is not None else DEFAULT_SAMPLES
-        if budget is None:
-            budget = self.budget if self.budget is not None else DEFAULT_BUDGET
-            if samples is not None and self.budget is None:
-                budget = None  # a sample count alone
+        budget = self.time_budget(budget, samples)
         try:
             search = PIMCSearch(view, sampling=self.sampling)
         except ImpossibleDeal:  # cannot happen from a real view; never fail a move for it

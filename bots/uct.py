@@ -435,22 +435,34 @@ class UCT(Player):
     def play(self, view: SeatView, rng: random.Random) -> int:
         return self.play_within(view, rng, None)
 
-    def play_within(self, view: SeatView, rng: random.Random, budget: float | None) -> int:
-        """:meth:`play` with the time budget of this move in seconds (None: the
-        player's own budget). A live table passes what is left of its bot time
-        budget; if it ends before the search has tried every choice, SRP plays."""
+    def settled_card(self, view: SeatView, rng: random.Random) -> int | None:
+        """The card when there is nothing to search: SRP's outside the search
+        phase, the only legal card; else None."""
         if not self.in_search_phase(view):
             return self.srp.play(view, rng)
         legal = [a.card for a in view.legal_actions if hasattr(a, "card")]
         if not legal:
-            raise ValueError("UCT was asked to play with no legal card")
-        if len(legal) == 1:
-            return legal[0]
+            raise ValueError(f"{type(self).__name__} was asked to play with no legal card")
+        return legal[0] if len(legal) == 1 else None
+
+    def time_budget(self, budget: float | None, count: int | None) -> float | None:
+        """The move's time budget: ``budget`` if given, else the player's own;
+        None when only a fixed ``count`` (iterations, samples) bounds the search."""
+        if budget is not None:
+            return budget
+        if self.budget is not None:
+            return self.budget
+        return None if count is not None else DEFAULT_BUDGET
+
+    def play_within(self, view: SeatView, rng: random.Random, budget: float | None) -> int:
+        """:meth:`play` with the time budget of this move in seconds (None: the
+        player's own budget). A live table passes what is left of its bot time
+        budget; if it ends before the search has tried every choice, SRP plays."""
+        settled = self.settled_card(view, rng)
+        if settled is not None:
+            return settled
         iterations = self.iterations if self.iterations is not None else DEFAULT_ITERATIONS
-        if budget is None:
-            budget = self.budget if self.budget is not None else DEFAULT_BUDGET
-            if iterations is not None and self.budget is None:
-                budget = None  # an iteration budget alone
+        budget = self.time_budget(budget, iterations)
         try:
             search = UCTSearch(
                 view,
