@@ -387,6 +387,12 @@ class BIS(Bidder):
             return value
         return max(0.0, min(1.0, float(self.success_curves(prev_bids, value))))
 
+    def regular_estimate(self, view: SeatView, prev: tuple[int, ...], opp_nil: int) -> float:
+        """The regular takes before rounding (section 4.1); a learned bidder (NNB)
+        overrides only this and keeps the nil decision and end-game rules."""
+        assert view.hand is not None
+        return estimate_takes(view.hand, prev, opp_nil, self.tables).total
+
     def decide(self, view: SeatView) -> tuple[int, dict]:
         """The wanted bid (before legality) and the figures behind it."""
         seat, hand = view.seat, view.hand
@@ -396,8 +402,7 @@ class BIS(Bidder):
         prev = tuple(b for s in view.bid_order if (b := view.bids[s]) is not None)
         opponents = ((seat + 1) & 3, (seat + 3) & 3)
         opp_nil = sum(1 for s in opponents if view.bids[s] == 0)
-        estimate = estimate_takes(hand, prev, opp_nil, self.tables)
-        takes = estimate.total
+        takes = self.regular_estimate(view, prev, opp_nil)
         signal = self._partner_signal(view)
         value = nil_value(hand, self.tables, partner_covers_top_spade=signal == 5)
         p = self.nil_probability(prev, value)
