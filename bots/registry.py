@@ -9,6 +9,7 @@ from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
 from .pimc import PIMC
+from .sim import SIM
 from .srp import SRP
 from .success_curves import make_bis
 from .uct import UCT
@@ -27,6 +28,11 @@ BIDDERS: dict[str, Callable[[], Bidder]] = {
     "RB": RBBidder,
     "MS": MSBidder,
     "IO": IOBidder,
+    # BIS's candidates checked by simulated rounds (bots.sim), blended with BIS's
+    # estimate by weight k_s (SIM50: k_s = 0.5; SIM0 is BIS itself, the control);
+    # -Q25: by the simulated values' lower quartile instead of their mean.
+    **{f"SIM{k}": partial(SIM, k / 100) for k in (0, 25, 50, 75, 100)},
+    "SIM50-Q25": partial(SIM, 0.5, q=0.25),
 }
 PLAYERS: dict[str, Callable[[], Player]] = {
     "Random": RandomPlayer,
