@@ -25,6 +25,9 @@ the fallback, then
   dropped as stale. A search that fails, times out or starts too late
   submits the fallback at once.
 
+A simulating bidder (SIM) bids the same way, in ``game.bid_search``, with
+BIS's bid as the fallback.
+
 Every searched move logs one line "search move ... source ... elapsed ..."
 (``source`` search or fallback; elapsed from the start of the move to the
 committed submit), which the stack test reads to check the budget.
@@ -48,7 +51,7 @@ from django.db import InterfaceError, OperationalError
 from bots import solver_compiled
 from bots.registry import DEFAULT_BOT, make_bot
 from bots.uct import UCT
-from game import redis_clients, sweeper, turns
+from game import bid_search, redis_clients, sweeper, turns
 from game.engine import view_for
 from game.engine.actions import Bid, Play
 from game.engine.state import Phase
@@ -136,6 +139,11 @@ def play_turn(
         view = stand_in_view(view)
     rng = bot_rng(table.seed, version, seat)
     bot = make_bot(bot_name)
+    bidder = bid_search.simulating_bidder(bot, view)
+    if bidder is not None:  # SIM simulates its bid within the budget (game/bid_search.py)
+        budget = bot_budget(table)
+        where = (table_id, seat, version, stand_in, bot_name, view, rng)
+        return bid_search.play_searched_bid(*where, bidder, budget, submit_reserve(budget))
     searcher = _searcher(bot)
     if searcher is not None and searcher.needs_search(view):
         return _play_searched_turn(
