@@ -44,6 +44,7 @@ def test_a_stopped_league_plays_only_what_is_missing(tmp_path: Path) -> None:
     path = pair_log(logs, "BIS", "MS")
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:3]) + "\n" + lines[3][:10])  # two games and a torn line
+    assert read_league(TINY, logs)["cross"]["BIS"]["MS"]["games"] == 2  # one whole pair
     again = run_league(TINY, logs)
     assert again["run"]["games_played_now"] == 2
     assert tables(again) == tables(whole) == tables(read_league(TINY, logs))
