@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from game import analytics, exports
+from game import analytics, exports, league_table
 from game.analytics import Filters
 from game.round_columns import MAKEUPS
 
@@ -141,6 +141,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "makeups": MAKEUPS,
             "makeup_labels": analytics.MAKEUP_LABELS,
             "query": request.GET.urlencode(),
+            "league": league_table.latest(),
         },
     )
 
