@@ -39,8 +39,11 @@ An SRP card in a playout costs about 0.05 ms, so the solver dominated and SRP
 stays the default policy. The solves now run compiled
 (:mod:`bots.solver_compiled`, ``solver="reference"`` for the pure-Python one:
 the same values, so the same search): 12x the iterations with 5 tricks left,
-2.3x with 13 left, where SRP's playouts now take most of the time
-(docs/bots.md, "Compiled search").
+2.3x with 13 left, where SRP's playouts then took most of the time. So
+SRP's playout cards and the deal samplers run compiled too
+(:mod:`bots.srp_compiled`, :mod:`bots.sampling_compiled`; ``playout="reference"``
+keeps the Python ones): both draw from one SplitMix64 stream seeded by the
+search's rng, so either makes the same search (docs/bots.md, "Compiled search").
 """
 
 from __future__ import annotations
@@ -49,17 +52,22 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from game.engine.cards import SIDE_SUIT_MASK, SUIT_MASKS, Card, Hand
+from game.engine.scoring import score_round
 from game.engine.state import Phase, RoundState
 from game.engine.tricks import BELOW, beats, winning_card
 from game.engine.view import SeatView, view_for
 
-from . import bidinfo
+from . import bidinfo, srp_compiled
 from .base import Player
 from .knowledge import Knowledge, lowest
 from .sampling import ImpossibleDeal, Sampler, WeightedSampler
+from .sampling_compiled import CompiledSampler, SplitMixRandom
 from .solver import PointsObjective, Position, Solver
 from .solver_compiled import CompiledSolver
 from .srp import SRP
@@ -89,6 +97,12 @@ ROOTS = ("ucb", "paired")
 # the pure-Python reference (bots/solver.py). Both give the same values, so a
 # search with a fixed iteration count and seed makes the same choice with either.
 SOLVERS = ("compiled", "reference")
+# How a playout plays SRP's cards and how the deals are drawn: compiled kernels
+# (bots/srp_compiled.py, bots/sampling_compiled.py) or the Python references
+# (bots/srp.py, bots/sampling.py). Both draw from one SplitMix64 stream seeded
+# from the search's rng, so a search with a fixed iteration count and seed makes
+# the same choice with either.
+PLAYOUTS = ("compiled", "reference")
 
 
 @dataclass
@@ -186,6 +200,7 @@ class UCTSearch:
         sampling: str = "uniform",
         root: str = "ucb",
         solver: str = "compiled",
+        playout: str = "compiled",
     ) -> None:
         if view.seat is None or view.phase is not Phase.PLAYING or view.to_act != view.seat:
             raise ValueError("UCT searches for the seat to play")
@@ -198,6 +213,8 @@ class UCTSearch:
             raise ValueError(f"sampling is one of {', '.join(SAMPLINGS)}")
         if root not in ROOTS:
             raise ValueError(f"root is one of {', '.join(ROOTS)}")
+        if playout not in PLAYOUTS:
+            raise ValueError(f"playout is one of {', '.join(PLAYOUTS)}")
         self.root = root
         self.view = view
         self.seat = view.seat
@@ -222,6 +239,7 @@ class UCTSearch:
         self.groups = root_choices(view, self.knowledge, legal)
         self.srp = SRP()
         self.solver_calls = 0
+        self.clock: Callable[[], float] = time.perf_counter
         bids = [b if b is not None else 0 for b in view.bids]
         self.bids = bids
         # One solver per tricks-won split at the solve: its table then carries
@@ -233,28 +251,50 @@ class UCTSearch:
         self.memo: dict[tuple[Card, int, int, int, int], float] | None = (
             {} if max(view.hand_counts) <= solver_k else None
         )
+        # The compiled playout plays SRP only (policy "fast" stays in Python) and
+        # always ends in a solve (solver_k >= 1).
+        self.compiled = playout == "compiled" and policy == "srp" and solver_k >= 1
+        if self.compiled:
+            self.kernel_sampler = CompiledSampler(self.sampler)
+            self.template = srp_compiled.state_of_view(view)
+            self.sure_table = srp_compiled.sure_table()
+            self.rows = np.zeros((len(self.groups), srp_compiled.STATE_SIZE), dtype=np.int64)
+            self.hands = np.zeros(4, dtype=np.int64)
+            self.stream = np.zeros(1, dtype=np.uint64)
 
     def run(
         self,
         rng: random.Random,
         budget: float | None = DEFAULT_BUDGET,
         iterations: int | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> SearchResult:
+        """Search until the budget (seconds of ``clock``, by default the wall
+        clock; calibrate_uct may pass the process's CPU time) or the iterations
+        are spent."""
         if budget is None and iterations is None:
             raise ValueError("give a time budget or an iteration budget")
-        start = time.perf_counter()
+        self.clock = clock = clock or time.perf_counter
+        start = clock()
         deadline = start + budget if budget is not None else math.inf
         choices = list(self.groups)
         visits = dict.fromkeys(choices, 0)
         totals = dict.fromkeys(choices, 0.0)
         n = samples = 0
+        # One SplitMix64 stream draws the deals, compiled or in Python alike.
+        seed = rng.getrandbits(64)
+        if self.compiled:
+            self.stream[0] = seed
+        rng = SplitMixRandom(seed)
         if len(choices) > 1 and self.root == "paired":
             n, samples = self._run_paired(rng, deadline, iterations, visits, totals)
         elif len(choices) > 1:
-            while (iterations is None or n < iterations) and time.perf_counter() < deadline:
+            while (iterations is None or n < iterations) and clock() < deadline:
                 card = self._select(choices, visits, totals, n)
-                hands = self.sampler.sample(rng)
-                gap = self._simulate(hands, card, rng)
+                if self.compiled:
+                    gap = self._simulate_compiled([card])[0]
+                else:
+                    gap = self._simulate(self.sampler.sample(rng), card, rng)
                 visits[card] += 1
                 totals[card] += gap
                 n += 1
@@ -268,7 +308,7 @@ class UCTSearch:
             visits=visits,
             means=means,
             solver_calls=self.solver_calls,
-            elapsed=time.perf_counter() - start,
+            elapsed=clock() - start,
             equivalents=self.groups,
         )
 
@@ -288,12 +328,17 @@ class UCTSearch:
         choices = list(visits)
         n = deals = 0
         while iterations is None or n + len(choices) <= iterations or not deals:
-            gaps = []
-            hands = self.sampler.sample(rng)
-            for card in choices:
-                if time.perf_counter() >= deadline:
+            if self.compiled:
+                gaps = self._simulate_compiled(choices, deadline)
+                if gaps is None:
                     return n, deals
-                gaps.append(self._simulate(hands, card, rng))
+            else:
+                gaps = []
+                hands = self.sampler.sample(rng)
+                for card in choices:
+                    if self.clock() >= deadline:
+                        return n, deals
+                    gaps.append(self._simulate(hands, card, rng))
             for card, gap in zip(choices, gaps, strict=True):
                 visits[card] += 1
                 totals[card] += gap
@@ -328,6 +373,59 @@ class UCTSearch:
             return gap
         return self._play_out(hands, card, rng)
 
+    def _simulate_compiled(
+        self, cards: list[Card], deadline: float = math.inf
+    ) -> list[float] | None:
+        """:meth:`_simulate` for each of ``cards`` on one deal drawn by the compiled
+        sampler, the playouts compiled; None if the deadline comes before the
+        last solve (the deal is then left out, as in the reference)."""
+        if self.clock() >= deadline:
+            return None
+        hands = self.hands
+        self.kernel_sampler.sample_into(self.stream, hands)
+        memo = self.memo
+        key_hands = tuple(hands.tolist()) if memo is not None else ()
+        todo = []
+        gaps: list[float] = [0.0] * len(cards)
+        for i, card in enumerate(cards):
+            if memo is not None:
+                gap = memo.get((card, *key_hands))
+                if gap is not None:
+                    gaps[i] = gap
+                    continue
+            todo.append(i)
+        if todo:
+            picked = np.array([cards[i] for i in todo], dtype=np.int64)
+            rows = self.rows[: len(todo)]
+            srp_compiled.play_out_all(
+                self.template, hands, picked, self.solver_k, rows, self.sure_table
+            )
+            for i, row in zip(todo, rows.tolist(), strict=True):
+                if self.clock() >= deadline:
+                    return None
+                gaps[i] = gap = self._solve_row(row)
+                if memo is not None:
+                    memo[(cards[i], *key_hands)] = gap
+        return gaps
+
+    def _solve_row(self, row: list[int]) -> float:
+        """The points gap from a compiled playout's end (a state array's fields)."""
+        won = tuple(row[srp_compiled.WON : srp_compiled.WON + 4])
+        if row[srp_compiled.DONE] == 13:  # the round ended before a solve
+            v = self.view
+            ns, ew = score_round(v.rules, self.bids, v.blind, list(won), v.scores, v.bags)
+            gap = ns.points - ew.points
+            return gap if self.seat % 2 == 0 else -gap
+        pos = row[srp_compiled.POS]
+        trick = tuple(row[srp_compiled.TRICK : srp_compiled.TRICK + pos])
+        return self._solve_at(
+            (row[0], row[1], row[2], row[3]),
+            row[srp_compiled.LEADER],
+            trick,
+            bool(row[srp_compiled.BROKEN]),
+            won,
+        )
+
     def _play_out(self, hands: list[Hand], card: Card, rng: random.Random) -> float:
         r = _state_from_view(self.view, hands)
         r.play_card(card)
@@ -345,20 +443,24 @@ class UCTSearch:
         return gap if self.seat % 2 == 0 else -gap
 
     def _solve(self, r: RoundState) -> float:
+        hands = (r.hands[0], r.hands[1], r.hands[2], r.hands[3])
+        return self._solve_at(hands, r.leader, tuple(r.trick), r.spades_broken, tuple(r.tricks_won))
+
+    def _solve_at(
+        self,
+        hands: tuple[Hand, Hand, Hand, Hand],
+        leader: int,
+        trick: tuple[Card, ...],
+        spades_broken: bool,
+        won: tuple[int, ...],
+    ) -> float:
         self.solver_calls += 1
         v = self.view
-        won = tuple(r.tricks_won)
         solver = self.solvers.get(won)
         if solver is None:
             objective = PointsObjective(v.rules, self.bids, v.blind, won, v.scores, v.bags)
             solver = self.solvers[won] = self.solver_class(objective)
-        p = Position(
-            (r.hands[0], r.hands[1], r.hands[2], r.hands[3]),
-            r.leader,
-            tuple(r.trick),
-            r.spades_broken,
-        )
-        gap = solver.value(p)
+        gap = solver.value(Position(hands, leader, trick, spades_broken))
         return gap if self.seat % 2 == 0 else -gap
 
 

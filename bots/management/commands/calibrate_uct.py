@@ -1,7 +1,8 @@
 """``manage.py calibrate_uct``: how many iterations a UCT player's search makes in its budget.
 
     python manage.py calibrate_uct [--tricks 3,5,7] [--positions 20] [--budget 1.0]
-        [--root ucb|paired] [--solver compiled|reference] [--seed 11] [--json FILE]
+        [--root ucb|paired] [--solver compiled|reference] [--playout compiled|reference]
+        [--clock wall|cpu] [--seed 11] [--json FILE]
 
 Tournaments run UCT players on a fixed iteration count (``SPADES_UCT_ITERATIONS``)
 equal to what the time budget buys on a quiet core, so that their results
@@ -17,7 +18,10 @@ window's first trick: no move then takes much over the budget), and how many
 searched moves a round has (all four seats). ``--root paired`` measures the paired root
 (``UCT<X>p``), whose iterations are playouts too. ``--solver reference`` ends the
 playouts with the pure-Python solver instead of the compiled one (the same values:
-a before/after measure on the same positions). Run it on a quiet machine:
+a before/after measure on the same positions); ``--playout reference`` plays SRP's
+cards and draws the deals in Python instead of the compiled kernels (the same
+deals and cards). ``--clock cpu`` counts the budget in this process's CPU
+seconds, so a loaded machine slows the run but not the figures. Otherwise run it on a quiet machine:
 the load average is printed beside the figures (this command keeps one core
 busy itself).
 """
@@ -28,12 +32,13 @@ import json
 import os
 import random
 import statistics
+import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from bots.registry import make_bot
-from bots.uct import ROOTS, SOLVERS, UCT, UCTSearch
+from bots.uct import PLAYOUTS, ROOTS, SOLVERS, UCT, UCTSearch
 from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
@@ -92,6 +97,19 @@ class Command(BaseCommand):
         parser.add_argument(
             "--solver", choices=SOLVERS, default="compiled", help="the exact solver of the playouts"
         )
+        parser.add_argument(
+            "--playout",
+            choices=PLAYOUTS,
+            default="compiled",
+            help="SRP's playout cards and the deal sampler: compiled kernels or Python",
+        )
+        parser.add_argument(
+            "--clock",
+            choices=("wall", "cpu"),
+            default="wall",
+            help="the budget in wall-clock seconds or this process's CPU seconds "
+            "(what the budget buys on one core, whatever else the machine runs)",
+        )
         parser.add_argument("--seed", type=int, default=11)
         parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
 
@@ -106,7 +124,8 @@ class Command(BaseCommand):
             raise CommandError("--positions and --budget must be positive")
         self.stdout.write(
             f"calibrate_uct: {opts['positions']} positions per X, {opts['budget']} s each, "
-            f"seed {opts['seed']}, {opts['solver']} solver, {os.cpu_count()} CPUs"
+            f"seed {opts['seed']}, {opts['solver']} solver, {opts['playout']} playout, "
+            f"{opts['clock']} clock, {os.cpu_count()} CPUs"
         )
         rows = []
         for x in tricks:
@@ -115,8 +134,11 @@ class Command(BaseCommand):
             by_left: dict[int, list[int]] = {}
             for i, view in enumerate(views):
                 rng = random.Random(f"calibrate-uct/{opts['seed']}/{x}/{i}")
-                search = UCTSearch(view, root=opts["root"], solver=opts["solver"])
-                n = search.run(rng, budget=opts["budget"]).iterations
+                search = UCTSearch(
+                    view, root=opts["root"], solver=opts["solver"], playout=opts["playout"]
+                )
+                clock = time.process_time if opts["clock"] == "cpu" else time.perf_counter
+                n = search.run(rng, budget=opts["budget"], clock=clock).iterations
                 made.append(n)
                 by_left.setdefault(13 - len(view.tricks), []).append(n)
             row = {
@@ -135,6 +157,8 @@ class Command(BaseCommand):
                 },
                 "seed": opts["seed"],
                 "solver": opts["solver"],
+                "playout": opts["playout"],
+                "clock": opts["clock"],
                 # The 1-minute load average after the searches; this command keeps
                 # one core busy itself, so above ~1.5 something else was running.
                 "load_average": round(os.getloadavg()[0], 2),
