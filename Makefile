@@ -6,7 +6,7 @@ PYTEST_ARGS ?=
 CHROMIUM := /usr/bin/chromium
 
 .DEFAULT_GOAL := help
-.PHONY: help run stack test lint bench bench-bots bench-server venv install install-dev chromium proxy clean
+.PHONY: help run stack test lint bench bench-bots bench-server venv install install-dev install-train train chromium proxy clean
 
 help:
 	@echo "make run    - start the site at http://127.0.0.1:8000/ (SQLite, in-memory channel layer)"
@@ -16,6 +16,7 @@ help:
 	@echo "make stack  - production stack locally: nginx, 2 Daphnes, Celery workers and beat on PostgreSQL and Redis"
 	@echo "make bench-bots - bot decision times and tournament speed (bench_bots)"
 	@echo "make bench-server - websocket load benchmark, embedded and Redis stack (bench_server)"
+	@echo "make train  - install the train extra (PyTorch CPU) and train NNB, NNB-sym, SPB and QP"
 	@echo "make venv   - create .venv only; make clean removes caches and .venv"
 
 venv: $(BIN)/python
@@ -32,8 +33,17 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.runtime-installed
 
+# The train extra (PyTorch, CPU build; docs/bots.md "Learned bots"). CI installs it
+# too, so the training tests run there. Elsewhere than on a machine with a local
+# wheel: TRAIN_PIP_ARGS='--extra-index-url https://download.pytorch.org/whl/cpu'.
+TRAIN_PIP_ARGS ?=
+$(VENV)/.train-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet $(TRAIN_PIP_ARGS) -e '.[dev,train]'
+	touch $@ $(VENV)/.dev-installed $(VENV)/.runtime-installed
+
 install: $(VENV)/.runtime-installed
 install-dev: $(VENV)/.dev-installed
+install-train: $(VENV)/.train-installed
 
 run: install
 	$(BIN)/python manage.py migrate --noinput
@@ -83,6 +93,14 @@ lint: install-dev
 
 bench: install
 	$(BIN)/python manage.py bench_engine
+
+# The shipped learned bots' weights (bots/data/nnb.npz, nnb_sym.npz, spb.npz, qp.npz),
+# with the settings of docs/bots.md; seeded and resumable. Under an hour on 2 cores.
+train: install-train
+	$(BIN)/python manage.py train_nnb --rounds 100000 --seed 1 --loss asym --output bots/data/nnb.npz
+	$(BIN)/python manage.py train_nnb --rounds 100000 --seed 1 --loss sym --output bots/data/nnb_sym.npz
+	$(BIN)/python manage.py train_spb --iterations 300 --batch 128 --seed 1 --output bots/data/spb.npz
+	$(BIN)/python manage.py train_qp --iterations 6 --rounds 1500 --seed 1 --output bots/data/qp.npz
 
 bench-bots: install
 	$(BIN)/python manage.py bench_bots

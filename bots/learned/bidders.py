@@ -1,0 +1,80 @@
+"""The learned bidders: NNB (a trick regression inside BIS) and SPB (a self-play policy).
+
+**NNB** (the Four Hundred paper's bet model): a network from the hand, the
+bidding position and the earlier bids to the tricks the seat will take under
+SRP play. It replaces only BIS's regular-takes estimate
+(:meth:`bots.bis.BIS.regular_estimate`): the prediction is rounded half up
+and clamped to 1..13 by BIS's own rounding, and nil, the end-game rules and
+the legal-bid clamp stay BIS's, so NNB against BIS compares the regular
+estimate alone. ``NNB`` was trained with the paper's asymmetric loss,
+``NNB-sym`` with plain squared loss (the ablation).
+
+**SPB**: a policy over {nil, 1..13} learned by self-play policy gradient
+(``bots.learned.train``), no hand-written rule; at the table it bids its most
+probable legal bid (blind nil is never bid).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from game.engine.actions import Bid
+from game.engine.view import SeatView
+
+from ..base import Bidder
+from ..bis import BIS
+from ..success_curves import load_success_curves
+from .features import view_bid_features
+from .mlp import MLP, load_mlp, shipped
+
+NNB_WEIGHTS = "nnb.npz"
+NNB_SYM_WEIGHTS = "nnb_sym.npz"
+SPB_WEIGHTS = "spb.npz"
+
+
+class NNB(BIS):
+    """BIS whose regular takes are the network's prediction (see the module doc)."""
+
+    name = "NNB"
+
+    def __init__(self, weights: str | MLP = NNB_WEIGHTS, name: str = "NNB") -> None:
+        # The shipped curves, as the registry's BIS, so only the estimate differs.
+        super().__init__(success_curves=load_success_curves())
+        self.network = weights if isinstance(weights, MLP) else load_mlp(_path(weights))
+        self.name = name
+
+    def regular_estimate(self, view: SeatView, prev: tuple[int, ...], opp_nil: int) -> float:
+        return float(self.network(view_bid_features(view))[0])
+
+
+class SPB(Bidder):
+    """The self-play bidder: the most probable legal bid of its policy network."""
+
+    name = "SPB"
+
+    def __init__(self, weights: str | MLP = SPB_WEIGHTS) -> None:
+        self.network = weights if isinstance(weights, MLP) else load_mlp(_path(weights))
+
+    def bid(self, view: SeatView, rng: random.Random) -> Bid:
+        logits = self.network(view_bid_features(view))
+        legal = {a.tricks: a for a in view.legal_actions if isinstance(a, Bid) and not a.blind}
+        if not legal:
+            raise ValueError("no bid is legal now")
+        # Action k of the policy is the bid k (0 = nil); ties go to the lower bid.
+        best = max(legal, key=lambda k: (float(logits[k]), -k))
+        return legal[best]
+
+
+def _path(weights: str) -> str:
+    return weights if "/" in weights else shipped(weights)
+
+
+def policy_mask(view: SeatView) -> np.ndarray:
+    """Which of the 14 policy actions (nil, 1..13) are legal in ``view``."""
+    mask = np.zeros(14, dtype=bool)
+    for a in view.legal_actions:
+        if isinstance(a, Bid) and not a.blind:
+            mask[a.tricks] = True
+    return mask

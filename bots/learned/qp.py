@@ -1,0 +1,47 @@
+"""QP, the Four Hundred card-play value network as a player.
+
+For every legal card it builds the state our seat would be in just after
+playing it (``features.after_play_states``), evaluates the value network on
+all of them at once and plays the card of highest value (ties: the lowest
+card). The network was trained by batched fitted Q-iteration from self-play
+(``bots.learned.train.train_qp``), first with SRP partners and opponents,
+then against itself.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from game.engine.actions import Play
+from game.engine.view import SeatView
+
+from ..base import Player
+from .features import after_play_states
+from .mlp import MLP, load_mlp, shipped
+
+QP_WEIGHTS = "qp.npz"
+
+
+class QP(Player):
+    name = "QP"
+
+    def __init__(self, weights: str | MLP = QP_WEIGHTS, epsilon: float = 0.0) -> None:
+        if isinstance(weights, MLP):
+            self.network = weights
+        else:
+            self.network = load_mlp(weights if "/" in weights else shipped(weights))
+        # Exploration for training only: a random legal card with this probability.
+        self.epsilon = epsilon
+
+    def play(self, view: SeatView, rng: random.Random) -> int:
+        cards = sorted(a.card for a in view.legal_actions if isinstance(a, Play))
+        if not cards:
+            raise ValueError("no card is legal now")
+        if len(cards) == 1:
+            return cards[0]
+        if self.epsilon and rng.random() < self.epsilon:
+            return rng.choice(cards)
+        values = self.network(after_play_states(view, cards))[:, 0]
+        return cards[int(np.argmax(values))]  # argmax takes the first (lowest) of ties
