@@ -17,6 +17,7 @@ probable legal bid (blind nil is never bid).
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 
@@ -39,11 +40,21 @@ class NNB(BIS):
 
     name = "NNB"
 
-    def __init__(self, weights: str | MLP = NNB_WEIGHTS, name: str = "NNB") -> None:
-        # The shipped curves, as the registry's BIS, so only the estimate differs.
-        super().__init__(success_curves=load_success_curves())
+    def __init__(self, weights: str | MLP = NNB_WEIGHTS, name: str = "NNB", **options: Any) -> None:
+        # The shipped curves and the registry BIS's options, so only the estimate differs.
+        super().__init__(success_curves=load_success_curves(), **options)
         self.network = weights if isinstance(weights, MLP) else load_mlp(_path(weights))
         self.name = name
+
+    @classmethod
+    def like(cls, bis: BIS, weights: str | MLP = NNB_WEIGHTS, name: str = "NNB") -> NNB:
+        """NNB with the options and curves of ``bis`` (the registry's BIS), so that
+        NNB against that BIS differs in the regular estimate alone."""
+        nnb = cls(weights, name)
+        for option, value in vars(bis).items():  # every option BIS has, now or later
+            if option != "name":
+                setattr(nnb, option, value)
+        return nnb
 
     def regular_estimate(self, view: SeatView, prev: tuple[int, ...], opp_nil: int) -> float:
         return float(self.network(view_bid_features(view))[0])

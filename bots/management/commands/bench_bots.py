@@ -1,7 +1,7 @@
 """``manage.py bench_bots``: how long the bots take to decide.
 
     python manage.py bench_bots [--bids 2000] [--plays 2000] [--seed 1]
-        [--tournament-games 200] [--workers 2] [--json FILE]
+        [--tournament-games 200] [--workers 2] [--json FILE] [--learned]
 
 Three figures, each with its seed and sample size:
 
@@ -15,6 +15,8 @@ Three figures, each with its seed and sample size:
   every play of a round equally likely) of cards played by SRP for every seat;
   SRP and WRP each choose a card for the same views. Views where only one card
   is legal are part of the sample (as in a real round) and counted apart.
+* **Learned bots** (``--learned``, issue 22): NNB, NNB-sym and SPB bid from
+  the same bid views, QP plays from the same play views (target: 2 ms median).
 * **Tournament**: a duplicate ``BIS+SRP`` vs ``RB+SRP`` tournament of
   ``--tournament-games`` games (goal 200 / -100) with ``--workers`` worker
   processes, and the time a 10,000-game tournament would take at that speed
@@ -56,6 +58,11 @@ from game.engine.view import SeatView, view_for
 
 RULES = Rules(winning_goal=200, losing_goal=-100)
 TARGETS = {"BIS bid": (5.0, 20.0), "SRP play": (1.0, None), "WRP play": (None, None)}
+# The learned bots (issue 22, --learned): at most 2 ms median a decision.
+LEARNED_BIDDERS = ("NNB", "NNB-sym", "SPB")
+LEARNED_PLAYERS = ("QP",)
+TARGETS.update({f"{b} bid": (2.0, None) for b in LEARNED_BIDDERS})
+TARGETS.update({f"{p} play": (2.0, None) for p in LEARNED_PLAYERS})
 TOURNAMENT_TARGET_S = 15 * 60
 FULL_TOURNAMENT = 10_000
 
@@ -193,6 +200,10 @@ class Command(BaseCommand):
         )  # fmt: skip
         parser.add_argument("--workers", type=int, default=2, help="tournament workers (2)")
         parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+        parser.add_argument(
+            "--learned", action="store_true",
+            help="also time the learned bots (NNB, NNB-sym, SPB bids; QP plays) on the same views",
+        )  # fmt: skip
 
     def handle(self, *args: Any, **opts: Any) -> None:
         n_bids, n_plays, seed = opts["bids"], opts["plays"], opts["seed"]
@@ -225,6 +236,12 @@ class Command(BaseCommand):
         figures["timings"].append(fig)
         write(_line(fig))
         write(f"          views by earlier bids 0/1/2/3: {fig['views_by_earlier_bids']}")
+        if opts["learned"]:
+            for name in LEARNED_BIDDERS:
+                bidder = make_bot(f"{name}+SRP").bidder
+                fig = stats(f"{name} bid", time_calls(bidder.bid, views, seed), seed)
+                figures["timings"].append(fig)
+                write(_line(fig))
 
         views = play_views(n_plays, seed)
         forced = sum(1 for v in views if sum(isinstance(a, Play) for a in v.legal_actions) == 1)
@@ -233,6 +250,13 @@ class Command(BaseCommand):
                         {"views_with_one_legal_card": forced})  # fmt: skip
             figures["timings"].append(fig)
             write(_line(fig))
+        if opts["learned"]:
+            for name in LEARNED_PLAYERS:
+                player = make_bot(f"BIS+{name}").player
+                fig = stats(f"{name} play", time_calls(player.play, views, seed), seed,
+                            {"views_with_one_legal_card": forced})  # fmt: skip
+                figures["timings"].append(fig)
+                write(_line(fig))
         write(f"          play views with a single legal card: {forced} of {n_plays}")
 
         if games:
