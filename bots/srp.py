@@ -7,7 +7,9 @@ then chooses a goal (appendix D.2) in this order:
 1. we bid nil and are not set yet: lose every trick we can (the highest card
    that still loses, shed dangerous high cards when void);
 2. partner bid nil and is not set: cover it, never abandoning it (SRP as in
-   the paper): win over partner's card, play high before partner, lead high;
+   the paper): win over partner's card, play high before partner, and lead
+   the card least likely to force partner over it (:func:`cover_risk`, from
+   the voids shown and the cards partner may still hold), high within its suit;
 3. an opponent bid nil and is not set: set it (lead low where the niler must
    follow, play under it, never overtake it), unless our own contract is in
    danger or the niler cannot be forced any more: then fight for tricks to set
@@ -29,6 +31,7 @@ SRP never plays an illegal card: every choice is made from the legal plays.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from game.engine.actions import Play
 from game.engine.cards import JACK, SPADE_MASK, SPADES, SUIT_MASKS, Card
@@ -42,6 +45,13 @@ from .knowledge import Knowledge, highest, lowest
 WIN, LOSE = 1, -1
 SIDE_MASK = ~SPADE_MASK
 FIGHTING_TYPES = (RoundType.OVER, RoundType.FOURTEEN, RoundType.STRONG_OVER)
+# How much likelier a nil bidder is to hold a card than a seat chosen at random,
+# by card (a side suit's 2..A, then the spades' 2..A): nil hands are low and
+# short in spades. Rounded from the dealt hands of 162 BIS nils in BIS+SRP
+# self-play (docs/bots.md, "SRP's nil cover").
+_SIDE_NILER = (1.35, 1.4, 1.45, 1.25, 1.15, 1.2, 1.15, 1.2, 1.15, 1.0, 0.85, 0.8, 0.7)
+_SPADE_NILER = (0.7, 0.7, 0.7, 0.7, 0.9, 0.8, 1.05, 0.9, 0.55, 0.5, 0.25, 0.05, 0.0)
+NILER_HOLDS = _SIDE_NILER * 3 + _SPADE_NILER
 
 
 def _rank(card: Card) -> int:
@@ -177,7 +187,7 @@ class SRP(Player):
         p = k.partner
         pos = k.position
         if pos == 0:
-            return self._lead_cover(k, legal)
+            return self._lead_cover(k, legal, view.hand_counts)
         partner_index = (p - k.leader) & 3
         wc = k.win_card
         if partner_index < pos:
@@ -200,9 +210,10 @@ class SRP(Player):
                 return lowest(trumps)
         return -1
 
-    def _lead_cover(self, k: Knowledge, legal: int) -> Card:
-        """Lead high so the niling partner can play under: bosses first, then the
-        suit whose top card has the fewest unseen cards over it."""
+    def _lead_cover(self, k: Knowledge, legal: int, counts: tuple[int, ...]) -> Card:
+        """Lead so the niling partner can play under: the lead least likely to force
+        partner over it (:func:`cover_risk`), then the suit whose top card has the
+        fewest unseen cards over it."""
         best, best_key = -1, None
         for s in range(4):
             cards = legal & SUIT_MASKS[s]
@@ -211,7 +222,8 @@ class SRP(Player):
             top = highest(cards)
             over = (k.unseen & ABOVE[top]).bit_count()
             partner_void = k.void_in(k.partner, s)
-            key = (over, not partner_void, s == SPADES, -_rank(top))
+            risk = cover_risk(k, top, counts)
+            key = (risk, over, not partner_void, s == SPADES, -_rank(top))
             if best_key is None or key < best_key:
                 best, best_key = top, key
         return best
@@ -456,6 +468,48 @@ class SRP(Player):
         if losers:
             return self._most_dangerous(k, losers & SIDE_MASK or losers)
         return highest(legal) if last else lowest(legal)
+
+
+def cover_risk(k: Knowledge, card: Card, counts: Sequence[int]) -> float:
+    """The chance that a lead of ``card`` forces the niling partner over it: partner
+    holds a higher card of the suit and no lower one.
+
+    Each unseen card is taken to be partner's with partner's share of the cards
+    of the seats that may hold it (a seat known void in the suit holds none of
+    it), independently. So a card whose higher cards are all known to be
+    partner's (both opponents showed void) and with no lower card partner may
+    hold scores 1: it can only win the trick for partner; a boss, or a suit
+    partner cannot follow, scores 0.
+    """
+    suit = card // 13
+    partner = k.partner
+    opponents = k.possible((k.seat + 1) & 3) | k.possible((k.seat + 3) & 3)
+
+    def share(s: int) -> float:
+        """Partner's share of the unseen cards of suit ``s``."""
+        total = sum(counts[o] for o in range(4) if o != k.seat and not k.void_in(o, s))
+        return counts[partner] / total if total else 0.0
+
+    def none_of(cards: int) -> float:
+        """P(partner holds none of ``cards``)."""
+        p = 1.0
+        while cards:
+            low = cards & -cards
+            cards ^= low
+            c = low.bit_length() - 1
+            if not low & opponents:
+                return 0.0  # a card only partner can hold
+            p *= 1.0 - min(1.0, share(c // 13) * NILER_HOLDS[c])
+        return p
+
+    mine = k.possible(partner)
+    if k.void_in(partner, suit):
+        # Partner discards, unless it holds nothing but spades: then it must trump.
+        if suit == SPADES or not mine & SPADE_MASK:
+            return 0.0
+        return none_of(mine & SIDE_MASK) * (1.0 - none_of(mine & SPADE_MASK))
+    unseen = mine & SUIT_MASKS[suit]
+    return (1.0 - none_of(unseen & ABOVE[card])) * none_of(unseen & BELOW[card])
 
 
 def _cards(mask: int) -> list[Card]:

@@ -39,6 +39,7 @@ from game.engine.view import SeatView
 
 from .knowledge import SUITSET_MASK, _one_suit_whist
 from .solver_compiled import high_bit, low_bit, popcount
+from .srp import NILER_HOLDS
 
 # ----- the state array's fields ------------------------------------------------------
 
@@ -71,6 +72,7 @@ _SUITSET = np.array(SUITSET_MASK, dtype=np.int64)
 _SPADE = np.int64(SPADE_MASK)
 _SIDE = np.int64(SIDE_SUIT_MASK)
 _FULL = np.int64(FULL_DECK)
+_NILER_HOLDS = np.array(NILER_HOLDS, dtype=np.float64)
 
 _sure_table: np.ndarray | None = None
 
@@ -463,7 +465,7 @@ def cover_play(st, legal):
 
 @njit(cache=True)
 def lead_cover(st, legal):
-    best, best_key = -1, -1
+    best, best_key, best_risk = -1, -1, 2.0
     partner = st[SEAT] ^ 2
     for s in range(4):
         cards = legal & _SUIT[s]
@@ -471,13 +473,60 @@ def lead_cover(st, legal):
             continue
         top = _highest(cards)
         over = popcount(st[UNSEEN] & _ABOVE[top])
-        # (over, not partner_void, s == SPADES, -rank)
+        risk = cover_risk(st, top)
+        # (risk, over, not partner_void, s == SPADES, -rank)
         key = ((over * 2 + int(not void_in(st, partner, s))) * 2 + int(s == SPADES)) * 16 + (
             12 - top % 13
         )
-        if best_key < 0 or key < best_key:
-            best, best_key = top, key
+        if best_key < 0 or risk < best_risk or (risk == best_risk and key < best_key):
+            best, best_key, best_risk = top, key, risk
     return best
+
+
+@njit(cache=True)
+def hand_count(st, seat):
+    """Cards ``seat`` still holds (the view's hand_counts)."""
+    played_now = 1 if ((seat - st[LEADER]) & 3) < st[POS] else 0
+    return 13 - st[DONE] - played_now
+
+
+@njit(cache=True)
+def partner_share(st, suit):
+    me = st[SEAT]
+    total = 0
+    for o in range(4):
+        if o != me and not void_in(st, o, suit):
+            total += hand_count(st, o)
+    return hand_count(st, me ^ 2) / total if total else 0.0
+
+
+@njit(cache=True)
+def none_of(st, cards, opponents):
+    p = 1.0
+    while cards:
+        c = _lowest(cards)
+        cards &= cards - 1
+        if not (opponents >> c) & 1:
+            return 0.0
+        p *= 1.0 - min(1.0, partner_share(st, c // 13) * _NILER_HOLDS[c])
+    return p
+
+
+@njit(cache=True)
+def cover_risk(st, card):
+    suit = card // 13
+    me = st[SEAT]
+    partner = me ^ 2
+    opponents = possible(st, (me + 1) & 3) | possible(st, (me + 3) & 3)
+    mine = possible(st, partner)
+    if void_in(st, partner, suit):
+        if suit == SPADES or not mine & _SPADE:
+            return 0.0
+        return none_of(st, mine & _SIDE, opponents) * (1.0 - none_of(st, mine & _SPADE, opponents))
+    unseen = mine & _SUIT[suit]
+    return (1.0 - none_of(st, unseen & _ABOVE[card], opponents)) * none_of(
+        st, unseen & _BELOW[card], opponents
+    )
 
 
 @njit(cache=True)

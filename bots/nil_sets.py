@@ -1,0 +1,148 @@
+"""Who led the trick that set a nil: the nil-cover audit of issue 25.
+
+A tournament's game log keeps bids and tricks won, not the cards, so this
+replays the games (each is reproducible from the tournament seed and its
+index, :mod:`bots.tournament`) and looks at every set nil: the first trick
+the niler won, and who led it (the niler, the niler's partner, or an
+opponent). A nil set on its own partner's lead is the coverer's failure that
+SRP's nil cover is meant to avoid.
+
+    python manage.py nil_sets --ns BIS+SRP --ew RB+SRP --games 2000 --seed 1 \
+        --duplicate --workers 2 [--json FILE]
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from game.engine.match import Match
+from game.engine.state import RoundState
+from game.engine.view import view_for
+
+from .base import Bot
+from .pool import worker_pool
+from .registry import make_bot
+from .tournament import MAX_ROUNDS, TournamentConfig, wilson_interval
+
+LEADERS = ("niler", "partner", "opponent")
+
+
+def set_nil_leader(r: RoundState, seat: int) -> str | None:
+    """Who led the first trick ``seat`` (a niler) won: ``niler``, ``partner``,
+    ``opponent``; None when the nil was made."""
+    for t in r.tricks:
+        if t.winner == seat:
+            if t.leader == seat:
+                return "niler"
+            return "partner" if t.leader == seat ^ 2 else "opponent"
+    return None
+
+
+@dataclass
+class NilSetCounts:
+    """One side's nils (blind ones apart) and, of the set ones, who led the setting trick."""
+
+    nils: int = 0
+    set: int = 0
+    led_by: dict[str, int] = field(default_factory=lambda: dict.fromkeys(LEADERS, 0))
+    blind_nils: int = 0
+    blind_set: int = 0
+
+    def add(self, other: NilSetCounts) -> None:
+        self.nils += other.nils
+        self.set += other.set
+        self.blind_nils += other.blind_nils
+        self.blind_set += other.blind_set
+        for k in LEADERS:
+            self.led_by[k] += other.led_by[k]
+
+    def to_dict(self) -> dict[str, Any]:
+        share = self.led_by["partner"] / self.set if self.set else None
+        lo, hi = wilson_interval(self.led_by["partner"], self.set)
+        return {
+            "nils": self.nils,
+            "set": self.set,
+            "set_by_leader": dict(self.led_by),
+            "set_on_partners_lead_share": share,
+            "set_on_partners_lead_ci95": [lo, hi],
+            "blind_nils": self.blind_nils,
+            "blind_set": self.blind_set,
+        }
+
+
+def count_round(r: RoundState, seats: Iterable[int], counts: NilSetCounts) -> None:
+    """Add the nils of ``seats`` in the finished round ``r`` to ``counts``."""
+    if not r.rules.nil:
+        return
+    for seat in seats:
+        if r.bids[seat] != 0:
+            continue
+        leader = set_nil_leader(r, seat)
+        if r.blind[seat]:
+            counts.blind_nils += 1
+            counts.blind_set += leader is not None
+            continue
+        counts.nils += 1
+        if leader is not None:
+            counts.set += 1
+            counts.led_by[leader] += 1
+
+
+def replay_game(
+    config: TournamentConfig, index: int, bot_a: Bot, bot_b: Bot
+) -> tuple[NilSetCounts, NilSetCounts]:
+    """Play game ``index`` exactly as :func:`bots.tournament.play_game` does; the
+    nil counts of side A and side B."""
+    match_seed, swapped = config.game_plan(index)
+    match = Match(config.rules(), match_seed)
+    seat_bots = (bot_b, bot_a, bot_b, bot_a) if swapped else (bot_a, bot_b, bot_a, bot_b)
+    rng = random.Random(f"{match_seed}/bots")
+    while not match.is_over and len(match.rounds) <= MAX_ROUNDS:
+        seat = match.round.to_act
+        match.apply(seat_bots[seat].act(view_for(match, seat), rng))
+    a_seats, b_seats = ((1, 3), (0, 2)) if swapped else ((0, 2), (1, 3))
+    a, b = NilSetCounts(), NilSetCounts()
+    for r in match.rounds:
+        if r.result is not None:
+            count_round(r, a_seats, a)
+            count_round(r, b_seats, b)
+    return a, b
+
+
+_worker: dict[str, Any] = {}
+
+
+def _init(config: TournamentConfig) -> None:
+    _worker["config"] = config
+    _worker["bots"] = (make_bot(config.ns), make_bot(config.ew))
+
+
+def _one(index: int) -> tuple[NilSetCounts, NilSetCounts]:
+    return replay_game(_worker["config"], index, *_worker["bots"])
+
+
+def _all(config: TournamentConfig, workers: int) -> Iterator[tuple[NilSetCounts, NilSetCounts]]:
+    games = range(config.games)
+    if workers <= 1:
+        _init(config)
+        yield from map(_one, games)
+        return
+    with worker_pool(workers, _init, (config,)) as pool:
+        yield from pool.imap_unordered(_one, games, chunksize=4)
+
+
+def nil_sets(config: TournamentConfig, workers: int = 1) -> dict[str, Any]:
+    """Both sides' nils over the tournament's games, and who led the setting tricks."""
+    config.validate()
+    a, b = NilSetCounts(), NilSetCounts()
+    for ga, gb in _all(config, workers):
+        a.add(ga)
+        b.add(gb)
+    return {
+        "config": config.to_dict(),
+        "games": config.games,
+        "sides": [{"bot": config.ns, **a.to_dict()}, {"bot": config.ew, **b.to_dict()}],
+    }

@@ -1,0 +1,146 @@
+"""SRP covering a niling partner: scripted positions where the right card is
+unambiguous (appendix D of "Bidding in Spades" and issue 25's replayed round),
+the risk estimate checked against the real hands, and the nil-set audit."""
+
+from __future__ import annotations
+
+import random
+
+from bots.knowledge import Knowledge
+from bots.nil_sets import NilSetCounts, count_round, replay_game, set_nil_leader
+from bots.registry import make_bot
+from bots.srp import SRP, cover_risk
+from bots.tournament import TournamentConfig, play_game
+from game.engine.cards import SPADE_MASK, SUIT_MASKS, format_card, parse_card
+from game.engine.deal import deal_hands
+from game.engine.record import from_text
+from game.engine.rules import Rules
+from game.engine.state import Phase, RoundState
+from game.engine.tricks import ABOVE, BELOW
+from game.engine.view import view_for
+from tests.bots.test_knowledge import position, view_of
+
+srp = SRP()
+
+# Issue 25: East bid nil; after trick 3 the ace of diamonds can only be East's.
+ISSUE_ROUND = (
+    "spades/1 r1 d:E s:0,0 b:0,0 rules:winning_goal=200,losing_goal=-100 "
+    "h:9854.K7632.8.K53/7.QJT95.A632.J64/KQJ62.84.T.AQT87/AT3.A.KQJ9754.92 "
+    "bids:S4,W4,N2,En pass:- play:4HAH2HQHKD8D6DTDQDKC3D2S6SAS4S7SJDKH2DJS8H3S3HJH9D7HADAC5HQ"
+    "S7D6HQC9C5CJCTC2C3C6C8C5D5S4C8STHKSTS7C4D9S9H"
+)
+
+
+def issue_round(cards: int) -> RoundState:
+    head, play = ISSUE_ROUND.split(" play:")
+    return from_text(f"{head} play:{play[: 2 * cards]}")
+
+
+def srp_plays(r: RoundState) -> str:
+    return format_card(srp.play(view_of(r), random.Random(0)))
+
+
+def test_never_leads_into_a_card_only_the_niler_holds() -> None:
+    # Trick 7, West to lead with 2C 9C 4D 5D 7D 9D TS: every diamond forces
+    # East (nil) to win with the ace; the spade or a club lets East play under.
+    r = issue_round(24)
+    assert r.to_act == 3 and not r.trick
+    assert srp_plays(r)[1] != "D"
+    k = Knowledge(view_of(r))
+    assert cover_risk(k, parse_card("9D"), view_of(r).hand_counts) == 1.0
+
+
+def test_leads_a_risky_suit_before_a_sure_loser_with_fewer_cards_over_it() -> None:
+    # Dealer East: South (nil) leads 2H, West and East show void in hearts, North
+    # wins with 3H. Now the KH and AH are South's and South holds no lower heart:
+    # any heart sets the nil. The old rule led QH (fewest unseen cards over it).
+    hands = {
+        0: "3H 4H 5H 6H 7H 8H 9H TH JH QH TC 9C 2D",
+        2: "2H KH AH",
+        3: "4C",
+        1: "5C",
+    }
+    r = position(hands, (4, 3, 0, 3), dealer=1, plays="2H 4C 3H 5C")
+    assert r.to_act == 0 and not r.trick
+    assert srp_plays(r) == "TC"
+
+
+def test_covers_from_above_after_the_niler() -> None:
+    # North leads, East (nil) is winning with the nine, South follows low; West
+    # is void in diamonds and trumps over East with its lowest spade.
+    hands = {0: "2D 4D 5D 6D", 1: "9D TD", 2: "3D 7D 8D JD QD KD AD", 3: "5S 2S 4H 7H"}
+    r = position(hands, (3, 0, 4, 3), dealer=3, plays="2D 9D 3D")
+    assert srp_plays(r) == "2S"
+
+
+def test_second_hand_covers_high_with_a_card_that_is_not_boss() -> None:
+    # Appendix D.1: cover with high cards that are not boss. East leads 4H,
+    # South plays its queen (the ace and king are out) so North (nil, last) can
+    # play under it.
+    hands = {1: "4H", 2: "QH 5H 3D", 0: "JH 2H", 3: "AH KH"}
+    r = position(hands, (0, 3, 4, 3), dealer=0, plays="4H")
+    assert srp_plays(r) == "QH"
+
+
+def _check_leads(r: RoundState, checked: list[int]) -> None:
+    """At a coverer's lead, compare each suit's risk with partner's real cards."""
+    seat = r.to_act
+    view = view_for(r, seat)
+    k = Knowledge(view)
+    partner = r.hands[seat ^ 2]
+    for suit in range(4):
+        cards = r.hands[seat] & SUIT_MASKS[suit]
+        if not cards:
+            continue
+        top = cards.bit_length() - 1
+        risk = cover_risk(k, top, view.hand_counts)
+        held = partner & SUIT_MASKS[suit]
+        forced = bool(held & ABOVE[top]) and not held & BELOW[top]
+        must_trump = not held and suit != 3 and not partner & ~SPADE_MASK and partner & SPADE_MASK
+        if risk == 0.0:
+            checked[0] += 1
+            assert not forced and not must_trump
+        if risk == 1.0:
+            checked[1] += 1
+            assert forced or must_trump
+
+
+def test_cover_risk_agrees_with_the_real_hands() -> None:
+    # At every coverer's lead of self-played rounds: a risk of 0 means the niler
+    # cannot be forced over the card, a risk of 1 that it surely is.
+    checked = [0, 0]
+    bot = make_bot("BIS+SRP")
+    for seed in range(60):
+        rng = random.Random(seed)
+        r = RoundState(Rules(), dealer=seed % 4, hands=deal_hands(f"nil-cover/{seed}"))
+        while r.phase is not Phase.DONE:
+            seat = r.to_act
+            covering = r.bids[seat ^ 2] == 0 and r.bids[seat] != 0 and not r.tricks_won[seat ^ 2]
+            if r.phase is Phase.PLAYING and not r.trick and covering:
+                _check_leads(r, checked)
+            r.apply(bot.act(view_for(r, seat), rng))
+    assert checked[0] > 20
+
+
+def test_set_nil_leader_names_partners_lead() -> None:
+    r = from_text(ISSUE_ROUND)
+    assert set_nil_leader(r, 1) == "partner"  # East's nil, set by the ace on West's 9D
+    counts = NilSetCounts()
+    count_round(r, (1, 3), counts)
+    assert (counts.nils, counts.set, counts.led_by["partner"]) == (1, 1, 1)
+
+
+def test_replayed_games_are_the_tournaments_games() -> None:
+    config = TournamentConfig("BIS+SRP", "RB+SRP", 4, duplicate=True, seed=3)
+    a, b = make_bot(config.ns), make_bot(config.ew)
+    total = NilSetCounts()
+    nils = 0
+    for g in range(config.games):
+        rec = play_game(config, g, a, b)
+        ca, _ = replay_game(config, g, a, b)
+        total.add(ca)
+        side_a = (1, 3) if rec["swapped"] else (0, 2)
+        nils += sum(
+            1 for rd in rec["rounds"] for s in side_a if rd["bids"][s] == 0 and not rd["blind"][s]
+        )
+    assert total.nils == nils
