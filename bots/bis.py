@@ -63,8 +63,9 @@ implemented):
   ~ N(partner's bid + 0.5, 1.5) (bids run about half a trick conservative);
   an unknown partner bid counts as 3. Contract points are +-10 x contract.
 - **Desperate blind nil** (footnote 17, needs ``end_game``): both opponents
-  have bid, no nil so far, the bids so far sum to less than 11, and the
-  opponents reach the winning goal if they make their contract.
+  have bid, neither bid nil, their two bids sum to less than 11 (partner's
+  bid is not counted: it is no part of their contract), and they reach the
+  winning goal if they make their contract.
 """
 
 from __future__ import annotations
@@ -478,10 +479,11 @@ class BIS(Bidder):
         opp_bids = [view.bids[s] for s in opponents]
         if any(b is None for b in opp_bids):
             return False
-        made = [b for b in view.bids if b is not None]
-        if 0 in made or sum(made) >= 11:
-            return False
+        # Footnote 17: "their bid is easy (no nils and the sum of bids below 11)":
+        # the opponents' bids only, partner's is no part of their contract.
         opp_contract = sum(b for b in opp_bids if b is not None)
+        if 0 in opp_bids or opp_contract >= 11:
+            return False
         return view.scores[1 - (seat & 1)] + 10 * opp_contract >= view.rules.winning_goal
 
 

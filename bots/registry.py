@@ -20,11 +20,14 @@ SEARCH_WINDOWS = (3, 5, 7, 9, 11, 13)
 
 BIDDERS: dict[str, Callable[[], Bidder]] = {
     "Random": RandomBidder,
-    "BIS": lambda: make_bis("BIS"),  # with the shipped success curves (bots/data/sc.npz)
+    # With the shipped success curves (bots/data/sc.npz) and, as the paper runs it,
+    # the Big 5 / Big 6 conventions (G.2) and the blind nil they call for (G.3).
+    "BIS": lambda: make_bis("BIS", conventions=True),
+    "BIS-noBig": lambda: make_bis("BIS-noBig"),  # BIS without Big 5 / Big 6
     "BIS0": BIS,  # no success curves (nilProb = nilValue): the paper's bootstrap bidder
-    "BIS*": lambda: make_bis("BIS*", bid_sensitive_threshold=True),  # section 5.3.3
-    "BIS-SC1": lambda: make_bis("BIS-SC1", single=True),  # one single curve (Table 4)
-    "BIS-noEG": lambda: make_bis("BIS-noEG", end_game=False),  # curves, no end-game rules
+    "BIS*": lambda: make_bis("BIS*", conventions=True, bid_sensitive_threshold=True),  # 5.3.3
+    "BIS-SC1": lambda: make_bis("BIS-SC1", conventions=True, single=True),  # Table 4
+    "BIS-noEG": lambda: make_bis("BIS-noEG", conventions=True, end_game=False),  # Table 4
     "RB": RBBidder,
     "MS": MSBidder,
     "IO": IOBidder,

@@ -259,8 +259,11 @@ def test_desperate_blind_nil() -> None:
     assert any(isinstance(a, Bid) and a.blind for a in view.legal_actions)
     assert BIS().blind_nil(view, random.Random(0))
     assert not BIS(end_game=False).blind_nil(view, random.Random(0))
-    easy_not = make_view(None, 3, [6, 2, 4], scores=(450, 100), look=False)
-    assert not BIS().blind_nil(easy_not, random.Random(0))  # sum of bids 12
+    easy_not = make_view(None, 3, [7, 2, 4], scores=(450, 100), look=False)
+    assert not BIS().blind_nil(easy_not, random.Random(0))  # their bids sum to 11
+    # Partner's 2 is not part of their contract: 6 + 4 = 10 is still easy (footnote 17).
+    partner_counts_not = make_view(None, 3, [6, 2, 4], scores=(450, 100), look=False)
+    assert BIS().blind_nil(partner_counts_not, random.Random(0))
     action = Bot(BIS(), RandomPlayer()).act(view, random.Random(0))
     assert action == Bid(3, 0, blind=True)
 
