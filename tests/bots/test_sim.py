@@ -145,3 +145,20 @@ def test_the_cost_command_reports_each_deal_count_and_k_s_zero_never_changes_a_b
     assert lines[0] == "4 bidding views, seed 1"
     assert [line.split(":")[0] for line in lines[1:]] == ["deals   1", "deals   2"]
     assert all("k_s 0.0 0.0%" in line for line in lines[1:])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_compiled_playout_gives_the_reference_values(seed: int) -> None:
+    view = bidding_view(seed, seed % 4, scores=(10 * seed, -20))
+    sim = SIM(1.0)
+    from bots import sim as sim_module
+
+    results = []
+    for mode in ("reference", "compiled"):
+        original = sim_module.PLAYOUT
+        sim_module.PLAYOUT = mode
+        try:
+            results.append(sim.search(view, random.Random(seed), deals=3))
+        finally:
+            sim_module.PLAYOUT = original
+    assert results[0] == results[1] and results[0].deals == 3
