@@ -34,7 +34,8 @@ implemented):
   contract is made (and every nil); a bid not made yet counts 3 (the mean
   non-nil bid). "Opponents can win this round": their projection reaches the
   winning goal and beats ours with our regular bid. Then, in order: an
-  opponent bid nil -> bid half a trick less (before rounding); else in fourth
+  opponent bid nil -> bid a trick less (appendix E; G.1 says half a trick
+  before rounding, which often changes nothing); else in fourth
   seat with no nil and a sum of bids (ours included) of at least 11 -> bid so
   the four bids sum to 14; else if the gap is under 20 points -> raise the bid
   by the tricks that make our projection win, at most 2; else, with a "risky
@@ -92,6 +93,7 @@ VOID_NIL_FACTOR = 1.15
 NIL_THRESHOLD = 25.0
 BIG5_NIL_THRESHOLD = 0.0
 RISKY_NIL_PROBABILITY = 0.4
+OPPONENT_NIL_CUT = 1.0  # appendix E: "subtracting a trick" (G.1 says 0.5)
 SMALL_GAP = 20
 UNKNOWN_BID = 3
 # BIS*: trick spread of one hand's estimate, and how conservative bids run.
@@ -346,8 +348,13 @@ class BIS(Bidder):
         nil_threshold: float = NIL_THRESHOLD,
         tables: ProbabilityTables | None = None,
         bid_sensitive_threshold: bool = False,
+        opponent_nil_cut: float = OPPONENT_NIL_CUT,
+        risky_nil: float | None = RISKY_NIL_PROBABILITY,
     ) -> None:
         self.bid_sensitive_threshold = bid_sensitive_threshold
+        # End-game choices beyond the text, kept as options for their ablations.
+        self.opponent_nil_cut = opponent_nil_cut
+        self.risky_nil = risky_nil
         self.success_curves = success_curves
         self.end_game = end_game
         self.conventions = conventions
@@ -428,12 +435,12 @@ class BIS(Bidder):
                 info["end_game"] = "risk seeking"
                 gap = sit.opp_projection - sit.ours(bid)
                 if sit.opp_nil:
-                    bid = round_takes(takes - 0.5)  # G.1 (1): room to set the nil
+                    bid = round_takes(takes - self.opponent_nil_cut)  # (1): room to set the nil
                 elif last and 0 not in prev and sum(prev) + bid >= 11:
                     bid = max(bid, min(13, 14 - sum(prev)))  # G.1 (2): complete to 14
                 elif gap < SMALL_GAP:
                     bid = min(13, bid + min(2, gap // 10 + 1))  # G.1 (3)
-                elif nil_allowed and p >= RISKY_NIL_PROBABILITY:
+                elif nil_allowed and self.risky_nil is not None and p >= self.risky_nil:
                     want_nil = True  # G.1 (4): a risky but do-able nil
             elif sit.we_win_with(bid) and last:
                 info["end_game"] = "risk averse"

@@ -37,6 +37,14 @@ BIDDERS: dict[str, Callable[[], Bidder]] = {
     **{f"SIM{k}": partial(SIM, k / 100) for k in (0, 25, 50, 75, 100)},
     "SIM50-Q25": partial(SIM, 0.5, q=0.25),
 }
+# Ablations of BIS's choices beyond the paper's text (docs/bots.md): for
+# tournaments only, never offered in menus.
+ABLATION_BIDDERS: dict[str, Callable[[], Bidder]] = {
+    # G.1's half trick instead of appendix E's trick after an opponent's nil
+    "BIS-EGhalf": lambda: make_bis("BIS-EGhalf", conventions=True, opponent_nil_cut=0.5),
+    # no "risky but do-able" nil when the opponents win by 20 points or more
+    "BIS-EGnoRisky": lambda: make_bis("BIS-EGnoRisky", conventions=True, risky_nil=None),
+}
 PLAYERS: dict[str, Callable[[], Player]] = {
     "Random": RandomPlayer,
     "WRP": WRP,
@@ -100,12 +108,13 @@ def bot_groups() -> list[tuple[str, list[str]]]:
 def make_bot(name: str) -> Bot:
     """Build the bot called ``name`` ('BIDDER+PLAYER')."""
     bidder, sep, player = name.partition("+")
-    if not sep or bidder not in BIDDERS or player not in PLAYERS:
+    bidders = BIDDERS | ABLATION_BIDDERS
+    if not sep or bidder not in bidders or player not in PLAYERS:
         raise UnknownBot(
             f"unknown bot {name!r}: bidders are {', '.join(BIDDERS)}; "
             f"players are {', '.join(PLAYERS)}"
         )
-    made_bidder, made_player = BIDDERS[bidder](), PLAYERS[player]()
+    made_bidder, made_player = bidders[bidder](), PLAYERS[player]()
     # The registry name is the bot's name (BIS0 is the BIS class without curves).
     made_bidder.name, made_player.name = bidder, player
     return Bot(made_bidder, made_player)

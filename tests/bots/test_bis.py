@@ -17,6 +17,7 @@ from bots.bis import (
     nil_value,
     previous_bids_adjustment,
     regular_takes,
+    round_takes,
     spade_trick_value,
 )
 from bots.registry import BIDDERS, make_bot
@@ -234,6 +235,16 @@ def test_complete_to_14_when_the_opponents_are_about_to_win() -> None:
     view = make_view(WEAK, 3, [4, 3, 3], scores=(480, 300))
     assert BIS(end_game=False).bid(view, random.Random(0)).tricks == 1
     assert BIS().bid(view, random.Random(0)) == Bid(3, 4)  # 4 + 3 + 3 + 4 = 14
+
+
+def test_a_trick_less_when_an_opponent_bid_nil_and_they_can_win() -> None:
+    # East, second to bid: North bid nil and N/S sit on 400, a nil away from 500.
+    view = make_view(FIGURE_1, 1, [0], scores=(400, 100))
+    takes = estimate_takes(parse_hand(FIGURE_1), (0,), 1).total
+    assert BIS(end_game=False).bid(view, random.Random(0)).tricks == round_takes(takes)
+    assert BIS().bid(view, random.Random(0)).tricks == round_takes(takes - 1)  # appendix E
+    half = BIS(opponent_nil_cut=0.5).bid(view, random.Random(0)).tricks  # G.1's reading
+    assert half == round_takes(takes - 0.5)
 
 
 def test_small_gap_raises_the_bid() -> None:
