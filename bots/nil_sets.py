@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from game.engine.actions import Bid
 from game.engine.match import Match
 from game.engine.state import RoundState
 from game.engine.view import view_for
@@ -28,6 +29,7 @@ from .registry import make_bot
 from .tournament import MAX_ROUNDS, TournamentConfig, wilson_interval
 
 LEADERS = ("niler", "partner", "opponent")
+BINS = 10
 
 
 def set_nil_leader(r: RoundState, seat: int) -> str | None:
@@ -50,6 +52,9 @@ class NilSetCounts:
     led_by: dict[str, int] = field(default_factory=lambda: dict.fromkeys(LEADERS, 0))
     blind_nils: int = 0
     blind_set: int = 0
+    # The bidder's own nil probability (BIS: the success curves) for each nil it
+    # bid, by tenths: [nils, made, sum of the probabilities].
+    bins: list[list[float]] = field(default_factory=lambda: [[0, 0, 0.0] for _ in range(BINS)])
 
     def add(self, other: NilSetCounts) -> None:
         self.nils += other.nils
@@ -58,11 +63,34 @@ class NilSetCounts:
         self.blind_set += other.blind_set
         for k in LEADERS:
             self.led_by[k] += other.led_by[k]
+        for mine, theirs in zip(self.bins, other.bins, strict=True):
+            for i in range(3):
+                mine[i] += theirs[i]
+
+    def add_prediction(self, probability: float, made: bool) -> None:
+        cell = self.bins[min(BINS - 1, int(probability * BINS))]
+        cell[0] += 1
+        cell[1] += made
+        cell[2] += probability
 
     def to_dict(self) -> dict[str, Any]:
         share = self.led_by["partner"] / self.set if self.set else None
         lo, hi = wilson_interval(self.led_by["partner"], self.set)
+        n = sum(c[0] for c in self.bins)
+        made = sum(c[1] for c in self.bins)
+        predicted = {
+            "nils": n,
+            "predicted_made_rate": sum(c[2] for c in self.bins) / n if n else None,
+            "observed_made_rate": made / n if n else None,
+            "observed_ci95": list(wilson_interval(int(made), int(n))),
+            "bins": [
+                {"from": i / BINS, "to": (i + 1) / BINS, "nils": c[0], "made": c[1],
+                 "mean_predicted": c[2] / c[0] if c[0] else None}
+                for i, c in enumerate(self.bins)
+            ],
+        }  # fmt: skip
         return {
+            "predicted": predicted,
             "nils": self.nils,
             "set": self.set,
             "set_by_leader": dict(self.led_by),
@@ -100,15 +128,27 @@ def replay_game(
     match = Match(config.rules(), match_seed)
     seat_bots = (bot_b, bot_a, bot_b, bot_a) if swapped else (bot_a, bot_b, bot_a, bot_b)
     rng = random.Random(f"{match_seed}/bots")
+    predicted: dict[tuple[int, int], float] = {}
     while not match.is_over and len(match.rounds) <= MAX_ROUNDS:
         seat = match.round.to_act
-        match.apply(seat_bots[seat].act(view_for(match, seat), rng))
+        view = view_for(match, seat)
+        action = seat_bots[seat].act(view, rng)
+        decide = getattr(seat_bots[seat].bidder, "decide", None)
+        if isinstance(action, Bid) and action.tricks == 0 and not action.blind and decide:
+            # The probability the bidder bid this nil with (decide is deterministic).
+            predicted[len(match.rounds) - 1, seat] = decide(view)[1]["nil_probability"]
+        match.apply(action)
     a_seats, b_seats = ((1, 3), (0, 2)) if swapped else ((0, 2), (1, 3))
     a, b = NilSetCounts(), NilSetCounts()
-    for r in match.rounds:
-        if r.result is not None:
-            count_round(r, a_seats, a)
-            count_round(r, b_seats, b)
+    for i, r in enumerate(match.rounds):
+        if r.result is None:
+            continue
+        count_round(r, a_seats, a)
+        count_round(r, b_seats, b)
+        for seat in range(4):
+            if (i, seat) in predicted:
+                side = a if seat in a_seats else b
+                side.add_prediction(predicted[i, seat], r.tricks_won[seat] == 0)
     return a, b
 
 

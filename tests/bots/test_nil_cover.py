@@ -143,4 +143,7 @@ def test_replayed_games_are_the_tournaments_games() -> None:
         nils += sum(
             1 for rd in rec["rounds"] for s in side_a if rd["bids"][s] == 0 and not rd["blind"][s]
         )
-    assert total.nils == nils
+    assert total.nils == nils > 0
+    # Every BIS nil carries the probability BIS bid it with, within 0..1.
+    assert sum(cell[0] for cell in total.bins) == nils
+    assert 0.0 < sum(cell[2] for cell in total.bins) / nils <= 1.0

@@ -17,7 +17,37 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from bots.nil_sets import nil_sets
-from bots.tournament import TournamentConfig, TournamentError, _seed_value
+from bots.tournament import TournamentConfig, TournamentError, _seed_value, wilson_interval
+
+
+def reliability_plot(result: dict[str, Any], path: str) -> None:
+    """Side A's nils by predicted probability (tenths): the mean predicted against
+    the share made, with 95% intervals; the diagonal is perfect calibration."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    side = result["sides"][0]
+    bins = [b for b in side["predicted"]["bins"] if b["nils"]]
+    x = [b["mean_predicted"] for b in bins]
+    y = [b["made"] / b["nils"] for b in bins]
+    ci = [wilson_interval(int(b["made"]), int(b["nils"])) for b in bins]
+    err = [[v - lo for v, (lo, _) in zip(y, ci, strict=True)],
+           [hi - v for v, (_, hi) in zip(y, ci, strict=True)]]  # fmt: skip
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot([0, 1], [0, 1], color="0.7", lw=1)
+    ax.errorbar(x, y, yerr=err, fmt="o", capsize=3)
+    for xi, yi, b in zip(x, y, bins, strict=True):
+        ax.annotate(str(b["nils"]), (xi, yi), textcoords="offset points", xytext=(5, -12),
+                    fontsize=7)  # fmt: skip
+    c = result["config"]
+    title = f"{side['bot']} nils vs {c['ew']}, {c['games']} games, seed {c['seed']}"
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="predicted P(nil made)", ylabel="made", title=title)
+    ax.title.set_fontsize(9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 class Command(BaseCommand):
@@ -33,6 +63,9 @@ class Command(BaseCommand):
         parser.add_argument("--duplicate", action="store_true")
         parser.add_argument("--workers", type=int, default=1)
         parser.add_argument("--json", default=None, help="also write the figures to FILE")
+        parser.add_argument(
+            "--plot", default=None, help="a reliability plot (PNG) of side A's nil probabilities"
+        )
 
     def handle(self, *args: Any, **o: Any) -> None:
         seed = _seed_value(str(o["seed"]))
@@ -53,6 +86,16 @@ class Command(BaseCommand):
                 + (f"{share:.1%} (95% CI {lo:.1%}-{hi:.1%})" if share is not None else "-")
                 + f"; blind nils {side['blind_nils']}, set {side['blind_set']}"
             )
+            pred = side["predicted"]
+            if pred["nils"]:
+                lo, hi = pred["observed_ci95"]
+                self.stdout.write(
+                    f"  its nil probabilities: {pred['nils']} nils, predicted made "
+                    f"{pred['predicted_made_rate']:.1%}, made {pred['observed_made_rate']:.1%} "
+                    f"(95% CI {lo:.1%}-{hi:.1%})"
+                )
+        if o["plot"]:
+            reliability_plot(result, o["plot"])
         if o["json"]:
             with open(o["json"], "w") as f:
                 json.dump(result, f, indent=2)
