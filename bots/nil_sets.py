@@ -56,7 +56,12 @@ class NilSetCounts:
     # bid, by tenths: [nils, made, sum of the probabilities].
     bins: list[list[float]] = field(default_factory=lambda: [[0, 0, 0.0] for _ in range(BINS)])
 
+    # Cards of the nil hands as dealt, by rank: a side suit's 2..A (three suits
+    # pooled), then the spades' 2..A (the frequencies behind SRP's NILER_HOLDS).
+    holds: list[int] = field(default_factory=lambda: [0] * 26)
+
     def add(self, other: NilSetCounts) -> None:
+        self.holds = [a + b for a, b in zip(self.holds, other.holds, strict=True)]
         self.nils += other.nils
         self.set += other.set
         self.blind_nils += other.blind_nils
@@ -89,7 +94,13 @@ class NilSetCounts:
                 for i, c in enumerate(self.bins)
             ],
         }  # fmt: skip
+        # How much likelier a nil hand holds the card than a random hand (1/4 of it).
+        likelier = [
+            round(h / (self.nils * (3 if i < 13 else 1) / 4), 3) if self.nils else None
+            for i, h in enumerate(self.holds)
+        ]
         return {
+            "niler_holds": {"side": likelier[:13], "spades": likelier[13:]},
             "predicted": predicted,
             "nils": self.nils,
             "set": self.set,
@@ -114,6 +125,12 @@ def count_round(r: RoundState, seats: Iterable[int], counts: NilSetCounts) -> No
             counts.blind_set += leader is not None
             continue
         counts.nils += 1
+        hand = r.hands_dealt[seat]
+        while hand:
+            low = hand & -hand
+            hand ^= low
+            c = low.bit_length() - 1
+            counts.holds[c % 13 + (13 if c >= 39 else 0)] += 1
         if leader is not None:
             counts.set += 1
             counts.led_by[leader] += 1
