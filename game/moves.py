@@ -371,12 +371,10 @@ async def _run_async(
     for attempt in (1, 2):
         conn = await pool.acquire(fresh=attempt > 1)
         try:
-            # The pipeline's end sends what is still queued (the INSERT and the
-            # COMMIT) and waits for it: after it the move is committed.
-            async with conn.pipeline() as pipeline, conn.transaction():
-                now = timezone.now()
-                steps = move_steps(table_id, seat, parsed, expected_version, by_stand_in, now)
-                outcome = await db.run_steps_async(conn, steps, pipeline)
+            # One transaction; when it returns, the move is committed.
+            now = timezone.now()
+            steps = move_steps(table_id, seat, parsed, expected_version, by_stand_in, now)
+            outcome = await db.run_steps_async(conn, steps)
             break
         except psycopg.OperationalError:
             # A connection that died while idle (the server restarted, say): once

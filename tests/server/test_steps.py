@@ -1,6 +1,7 @@
 """The move path's statement runners (game/db.py): a step may yield one
 query or a batch, and gets back one value or a tuple; on an asyncio
-connection a batch goes to the server in one round trip (pipeline mode)."""
+connection a batch goes to the server in one message, with the writes queued
+before it, inside one transaction that a failure rolls back."""
 
 from __future__ import annotations
 
@@ -36,43 +37,79 @@ def test_run_steps_answers_a_batch_with_a_tuple() -> None:
 
 
 @pytest.mark.stack
-def test_a_batch_is_one_round_trip_in_pipeline_mode() -> None:
+def test_a_batch_is_one_message_and_the_write_goes_with_the_commit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     url = services.postgres_url()
+    sent: list[str] = []
+    real_execute = psycopg.AsyncClientCursor.execute
 
-    async def scenario() -> tuple[Any, int, int]:
+    async def counting_execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return await real_execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.AsyncClientCursor, "execute", counting_execute)
+
+    async def scenario() -> tuple[Any, int]:
         conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
         try:
-            await conn.execute("CREATE TEMP TABLE t (n int)")
+            await conn.execute("CREATE TEMP TABLE t (n int, note text)")
             await conn.execute("INSERT INTO t VALUES (1), (2), (3)")
-            syncs = 0
 
             def steps() -> Generator[Step, Any, Any]:
                 changed, total, rows = yield (
-                    Query("UPDATE t SET n = n + 1 WHERE n < 3", [], _count),
+                    Query("UPDATE t SET n = n + 1 WHERE n < %s", [3], _count),
                     Query("SELECT sum(n) FROM t", [], _first),
                     Query("SELECT count(*) FROM t", [], _first),
                 )
-                # A write whose value nobody reads waits for the commit.
-                yield Query("INSERT INTO t VALUES (10)", [], no_value)
+                # A write whose value nobody reads waits for the commit; a
+                # parameter with quotes and a percent sign is bound safely.
+                yield Query("INSERT INTO t VALUES (10, %s)", ["it's 100%; DROP"], no_value)
                 return changed, total, rows
 
-            async with conn.pipeline() as pipeline, conn.transaction():
-                real_sync = pipeline.sync
-
-                async def counting_sync() -> None:
-                    nonlocal syncs
-                    syncs += 1
-                    await real_sync()
-
-                pipeline.sync = counting_sync  # type: ignore[method-assign]
-                values = await db.run_steps_async(conn, steps(), pipeline)
-            cursor = await conn.execute("SELECT sum(n) FROM t")
+            values = await db.run_steps_async(conn, steps())
+            cursor = await conn.execute("SELECT sum(n), max(note) FROM t")
             row = await cursor.fetchone()
-            return values, syncs, int(row[0]) if row else -1
+            assert row is not None and row[1] == "it's 100%; DROP"
+            return values, int(row[0])
         finally:
             await conn.close()
 
-    values, syncs, total = asyncio.run(scenario())
+    values, total = asyncio.run(scenario())
     assert values == (2, 8, 3)  # 1, 2 -> 2, 3: the UPDATE's rows seen by the SELECTs
-    assert syncs == 1  # the batch; the INSERT went with the COMMIT
+    assert len(sent) == 2  # BEGIN and the batch; the INSERT with the COMMIT
+    assert sent[0].startswith("BEGIN;") and sent[1].endswith("COMMIT")
     assert total == 18  # committed
+
+
+@pytest.mark.stack
+def test_a_failure_rolls_the_whole_transaction_back() -> None:
+    url = services.postgres_url()
+
+    async def scenario() -> tuple[list[Any], str]:
+        conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+        try:
+            await conn.execute("CREATE TEMP TABLE t (n int primary key)")
+            await conn.execute("INSERT INTO t VALUES (1)")
+
+            def refused() -> Generator[Step, Any, Any]:
+                yield (Query("UPDATE t SET n = 2", [], _count), Query("SELECT 1", [], _first))
+                raise ValueError("the engine refused the move")
+
+            def conflicting() -> Generator[Step, Any, Any]:
+                yield Query("UPDATE t SET n = 3", [], _count)
+                yield Query("INSERT INTO t VALUES (3)", [], no_value)  # fails at the commit
+
+            with pytest.raises(ValueError):
+                await db.run_steps_async(conn, refused())
+            with pytest.raises(psycopg.errors.UniqueViolation):
+                await db.run_steps_async(conn, conflicting())
+            cursor = await conn.execute("SELECT n FROM t")
+            left = [row[0] for row in await cursor.fetchall()]
+            return left, conn.info.transaction_status.name
+        finally:
+            await conn.close()
+
+    left, status = asyncio.run(scenario())
+    assert left == [1]  # neither the refused nor the conflicting move changed anything
+    assert status == "IDLE"  # the connection is ready for the next move
