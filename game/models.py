@@ -307,7 +307,9 @@ class RoundTally(models.Model):
     One row per span (a day, a month, or all time), rule set, stand-in or not, measured
     partnership (make-up, bot key, the opponents' make-up, whether the opponents'
     bot key is the same) and figure cell (``game.tally_keys``): the dashboard reads
-    these few rows instead of every round. Rebuilt by ``manage.py rebuild_tallies``.
+    these few rows instead of every round. A cell may be spread over several rows
+    (``shard``, summed by every reader) so that live round ends seldom wait for one
+    another's locks. Rebuilt by ``manage.py rebuild_tallies``.
     """
 
     span = models.CharField(max_length=1, help_text="d: a day, m: a month, a: all time")
@@ -328,13 +330,16 @@ class RoundTally(models.Model):
     points = models.BigIntegerField(default=0)
     nil_bids = models.BigIntegerField(default=0)
     nil_made = models.BigIntegerField(default=0)
+    shard = models.SmallIntegerField(
+        default=0, help_text="one of the rows the cell is spread over (readers sum them)"
+    )
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
                 fields=["figure", "span", "start", "rules_key", "stand_in", "makeup", "bot",
-                        "opp_makeup", "same_bot", "who", "a", "b"],
-                name="one_tally_per_cell",
+                        "opp_makeup", "same_bot", "who", "a", "b", "shard"],
+                name="one_tally_row_per_cell_shard",
             ),
         ]  # fmt: skip
 

@@ -11,6 +11,14 @@ stored rows; :func:`scan` gives what they should hold, for tests and checks.
 The statement is an upsert (``INSERT ... ON CONFLICT DO UPDATE`` adding the
 sums, on PostgreSQL and SQLite alike), its rows sorted by key so that two
 transactions that touch the same cells lock them in the same order.
+
+Each cell is stored in up to :data:`SHARDS` rows (``shard``), summed by every
+reader: a live round end adds to its table's shard (the table's id modulo
+:data:`SHARDS`), the bulk paths to shard 0. Rounds of tables alike (same
+rules, make-up and bots) share their cells, and a cell's row stays locked from
+the upsert to the commit's flush; in one row, tables ending a round together
+queued one behind the other (``bench_server``: 100 tables ending their first
+round in the same half second, p99 145-154 ms in that second).
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ MATCH_COLUMNS = ("finished_at", "rules_key", "stand_in_rounds", "makeup_ns", "ma
                  "winner", "bot_n", "bot_e", "bot_s", "bot_w", "round_types_ns",
                  "round_types_ew")  # fmt: skip
 CHUNK = 500  # cells per statement on the bulk paths
+SHARDS = 16  # rows a cell may be spread over (see above)
 
 
 def day_of(moment: datetime) -> date:
@@ -83,32 +92,37 @@ def match_tallies(results: Iterable[MatchResult | Mapping[str, Any]]) -> dict[Ke
 def _upsert_sql(rows: int) -> str:
     q = connection.ops.quote_name
     table = q(RoundTally._meta.db_table)
-    columns = ", ".join(q(c) for c in (*KEY, *SUMS))
-    marks = "(" + ", ".join(["%s"] * (len(KEY) + len(SUMS))) + ")"
+    columns = ", ".join(q(c) for c in (*KEY, "shard", *SUMS))
+    marks = "(" + ", ".join(["%s"] * (len(KEY) + 1 + len(SUMS))) + ")"
     sums = ", ".join(f"{q(c)} = {table}.{q(c)} + excluded.{q(c)}" for c in SUMS)
     return (
         f"INSERT INTO {table} ({columns}) VALUES {', '.join([marks] * rows)} "
-        f"ON CONFLICT ({', '.join(q(c) for c in KEY)}) DO UPDATE SET {sums}"
+        f"ON CONFLICT ({', '.join(q(c) for c in (*KEY, 'shard'))}) DO UPDATE SET {sums}"
     )
 
 
-def upsert_query(cells: Mapping[Key, Sums]) -> Query:
-    """One statement adding ``cells`` (keys with their span) to the tallies."""
+def upsert_query(cells: Mapping[Key, Sums], shard: int = 0) -> Query:
+    """One statement adding ``cells`` (keys with their span) to the tallies' ``shard``."""
     params: list[Any] = []
     adapt = connection.ops.adapt_datefield_value
     for key in sorted(cells):
-        params += [key[0], adapt(key[1]), *key[2:], *cells[key]]
+        params += [key[0], adapt(key[1]), *key[2:], shard, *cells[key]]
     return Query(_upsert_sql(len(cells)), params, no_value)  # goes with the COMMIT
+
+
+def shard_of(table_id: int | None) -> int:
+    """The shard a live table's rounds and match add to."""
+    return (table_id or 0) % SHARDS
 
 
 def round_query(row: RoundRecordRow) -> Query:
     """The tallies of a round a move has just finished (a statement of its transaction)."""
-    return upsert_query(round_tallies([row]))
+    return upsert_query(round_tallies([row]), shard_of(row.table_id))
 
 
 def match_query(result: MatchResult) -> Query:
     """The tallies of a match a move has just finished."""
-    return upsert_query(match_tallies([result]))
+    return upsert_query(match_tallies([result]), shard_of(result.table_id))
 
 
 def _write(cells: Mapping[Key, Sums]) -> None:
@@ -152,12 +166,16 @@ def scan() -> dict[Key, Sums]:
 
 
 def stored() -> dict[Key, Sums]:
-    """The tallies as stored (cells whose every sum is 0 left out)."""
+    """The tallies as stored, each cell's shards summed (cells whose every sum is 0
+    left out)."""
     out: dict[Key, Sums] = {}
     for t in RoundTally.objects.values_list(*KEY, *SUMS):
-        if any(t[len(KEY) :]):
-            out[tuple(t[: len(KEY)])] = list(t[len(KEY) :])
-    return out
+        key, sums = tuple(t[: len(KEY)]), list(t[len(KEY) :])
+        if key in out:
+            out[key] = [x + y for x, y in zip(out[key], sums, strict=True)]
+        else:
+            out[key] = sums
+    return {key: sums for key, sums in out.items() if any(sums)}
 
 
 COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})

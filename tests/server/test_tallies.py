@@ -163,6 +163,40 @@ def _matches_by_hand(f: Filters) -> tuple[int, dict[tuple[int, str], list[int]]]
     return matches, cells
 
 
+def test_live_round_ends_add_to_their_tables_shard_and_readers_sum_the_shards(
+    live: Any,
+) -> None:
+    rng = random.Random(5)
+    _varied_import(rng)  # the bulk path: shard 0
+    played = [make_table("HHHH", QUICK_RULES, stand_in_bots=False) for _ in range(3)]
+    for table in played:
+        play_humans(table, rng)
+    assert len({tallies.shard_of(t.pk) for t in played}) == 3
+    for table in played:
+        # Every cell of the first round's tallies is in this table's shard.
+        row = RoundRecordRow.objects.filter(table=table).order_by("round_number").first()
+        assert row is not None
+        for (span, start, *rest), sums in tallies.round_tallies([row]).items():
+            held = RoundTally.objects.filter(
+                **dict(zip(tallies.KEY, (span, start, *rest), strict=True)),
+                shard=tallies.shard_of(table.pk),
+            ).values_list("n", flat=True)
+            assert list(held) and held[0] >= sums[0]
+    assert set(RoundTally.objects.values_list("shard", flat=True)) == {
+        0, *(tallies.shard_of(t.pk) for t in played)
+    }
+    # A cell spread over shards reads as one: the same as a scan of the rows,
+    # and as after a rebuild (which puts every cell in shard 0).
+    spread = RoundTally.objects.values("figure", "span", "start", "rules_key", "makeup", "bot",
+                                       "who", "a", "b").distinct().count()  # fmt: skip
+    assert RoundTally.objects.count() > spread
+    before = analytics.summary(Filters())
+    assert tallies.stored() == tallies.scan()
+    tallies.rebuild()
+    assert set(RoundTally.objects.values_list("shard", flat=True)) == {0}
+    assert analytics.summary(Filters()) == before
+
+
 def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
     rng = random.Random(20)
     _varied_import(rng)
