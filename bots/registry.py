@@ -8,6 +8,7 @@ from functools import partial
 from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
+from .learned.bidders import NNB, NNB_SYM_WEIGHTS
 from .pimc import PIMC
 from .sim import SIM
 from .srp import SRP
@@ -36,6 +37,11 @@ BIDDERS: dict[str, Callable[[], Bidder]] = {
     # -Q25: by the simulated values' lower quartile instead of their mean.
     **{f"SIM{k}": partial(SIM, k / 100) for k in (0, 25, 50, 75, 100)},
     "SIM50-Q25": partial(SIM, 0.5, q=0.25),
+    # Learned from play (issue 22, bots/learned/): the registry's BIS with a network's
+    # regular estimate (the Four Hundred asymmetric loss; NNB-sym: squared loss).
+    # Weights in bots/data/*.npz.
+    "NNB": lambda: NNB.like(BIDDERS["BIS"]()),
+    "NNB-sym": lambda: NNB.like(BIDDERS["BIS"](), NNB_SYM_WEIGHTS, "NNB-sym"),
 }
 # Ablations of BIS's choices beyond the paper's text (docs/bots.md): for
 # tournaments only, never offered in menus.
