@@ -8,7 +8,8 @@ from functools import partial
 from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
-from .learned.bidders import NNB, NNB_SYM_WEIGHTS
+from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB
+from .learned.qp import QP
 from .pimc import PIMC
 from .sim import SIM
 from .srp import SRP
@@ -42,6 +43,8 @@ BIDDERS: dict[str, Callable[[], Bidder]] = {
     # Weights in bots/data/*.npz.
     "NNB": lambda: NNB.like(BIDDERS["BIS"]()),
     "NNB-sym": lambda: NNB.like(BIDDERS["BIS"](), NNB_SYM_WEIGHTS, "NNB-sym"),
+    # A policy over {nil, 1..13} learned by self-play policy gradient, no bidding rules.
+    "SPB": SPB,
 }
 # Ablations of BIS's choices beyond the paper's text (docs/bots.md): for
 # tournaments only, never offered in menus.
@@ -65,6 +68,8 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     # Perfect-information Monte Carlo from the first trick (bots.pimc): sampled
     # deals (bid-informed), each solved exactly for the points gap.
     "PIMC": PIMC,
+    # The Four Hundred card-play value network, by fitted Q-iteration (bots.learned.qp).
+    "QP": QP,
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"
@@ -85,6 +90,7 @@ def player_title(player: str) -> str:
         "SRP": "Strong rule-based play",
         "WRP": "Weak rule-based play",
         "PIMC": "Sampled deals solved exactly, every trick",
+        "QP": "Learned card values",
     }
     if player in titles:
         return f"{titles[player]} ({player})"
