@@ -19,8 +19,13 @@ Design choices (the paper gives none of them):
   bid just before ours). In a sequence ``(a, b, c)`` a is the left-hand
   opponent, b partner and c the right-hand opponent; ``(a, b)`` is partner
   then RHO; ``(a,)`` is RHO.
-- **Monotone in the nil value**: the model is additive in logit space, so
-  every curve is the same function of ``v`` shifted by the sequence; a
+- **Interactions** (``interactions=True``, ``train_success_curves
+  --interactions``): logit(v) times the position one-hots and partner's bid,
+  so a curve's slope, not only its shift, may differ by sequence.
+- **Monotone in the nil value**: without interactions the model is additive
+  in logit space, so every curve is the same function of ``v`` shifted by the
+  sequence; with them an interaction that makes any curve decrease is dropped
+  and the model refitted; a
   negative coefficient of ``v`` or ``logit(v)`` is dropped and the model
   refitted, so the curves never decrease. :func:`check_monotone` verifies the
   whole table.
@@ -57,7 +62,11 @@ LOGIT_CLIP = 0.01
 SEQ_FEATURES = ("pos1", "pos2", "pos3", "partner_bid", "partner_nil", "opp_sum", "opp_nils",
                 "rho_bid")  # fmt: skip
 VALUE_FEATURES = ("nil_value", "logit_nil_value")
-FEATURES = VALUE_FEATURES + SEQ_FEATURES
+# logit(v) times a sequence feature: the curve's slope, not only its shift, may
+# differ by bidding position and by partner's bid (``interactions=True``).
+INTERACTED = ("pos1", "pos2", "pos3", "partner_bid")
+INTERACTION_FEATURES = tuple(f"logit_x_{f}" for f in INTERACTED)
+FEATURES = VALUE_FEATURES + SEQ_FEATURES + INTERACTION_FEATURES
 DEFAULT_C = 100.0
 
 SuccessCurves = Callable[[tuple[int, ...], float], float]
@@ -126,9 +135,16 @@ def value_features(values: np.ndarray) -> np.ndarray:
     return np.column_stack([v, np.log(c / (1.0 - c))])
 
 
+def with_interactions(vf: np.ndarray, seq: np.ndarray) -> np.ndarray:
+    """The columns of :data:`FEATURES` from the value and sequence columns."""
+    logit = vf[:, 1:2]
+    cols = [SEQ_FEATURES.index(f) for f in INTERACTED]
+    return np.hstack([vf, seq, logit * seq[:, cols]])
+
+
 def design_matrix(prev: Sequence[Sequence[int]], values: Sequence[float]) -> np.ndarray:
     seq = np.array([sequence_features(p) for p in prev], dtype=float).reshape(len(prev), -1)
-    return np.hstack([value_features(np.asarray(values, dtype=float)), seq])
+    return with_interactions(value_features(np.asarray(values, dtype=float)), seq)
 
 
 # ----- samples ---------------------------------------------------------------------
@@ -267,11 +283,18 @@ class FittedModel:
 
 
 def fit_model(
-    samples: Sequence[NilSample], single: bool = False, C: float = DEFAULT_C
+    samples: Sequence[NilSample],
+    single: bool = False,
+    C: float = DEFAULT_C,
+    interactions: bool = False,
 ) -> FittedModel:
     """Logistic regression of nil success; monotone in the nil value (see module doc).
 
     ``single``: the nil-value features only (one curve for every sequence).
+    ``interactions``: also logit(v) times the position and partner's bid, so a
+    curve's slope may differ by sequence (L2-regularised by ``C`` like the rest;
+    an interaction that would make some curve decrease is dropped and the
+    model refitted).
     """
     from sklearn.linear_model import LogisticRegression
 
@@ -281,7 +304,9 @@ def fit_model(
     if made.min() == made.max():
         raise SuccessCurvesError("the nil samples are all made or all set: nothing to learn")
     x = design_matrix([s.prev for s in samples], [s.value for s in samples])
-    used = list(VALUE_FEATURES if single else FEATURES)
+    used = list(VALUE_FEATURES if single else VALUE_FEATURES + SEQ_FEATURES)
+    if interactions and not single:
+        used += INTERACTION_FEATURES
     if not single:
         # A feature that is constant in the data (e.g. no sample after a partner's nil)
         # has no information: leave it out (its coefficient is 0).
@@ -292,8 +317,13 @@ def fit_model(
         lr.fit(x[:, cols], made)
         coef = dict(zip(used, (float(c) for c in lr.coef_[0]), strict=True))
         negative = [f for f in VALUE_FEATURES if f in coef and coef[f] < 0]
+        model = FittedModel(tuple(used), float(lr.intercept_[0]), coef)
+        inter = [f for f in INTERACTION_FEATURES if f in coef]
+        if not negative and inter and not check_monotone(build_table(model)):
+            used.remove(min(inter, key=lambda f: coef[f]))  # the most negative slope change
+            continue
         if not negative:
-            return FittedModel(tuple(used), float(lr.intercept_[0]), coef)
+            return model
         # Monotonicity: drop the most negative nil-value feature and refit.
         used.remove(min(negative, key=lambda f: coef[f]))
         if not any(f in used for f in VALUE_FEATURES):
@@ -305,11 +335,11 @@ def build_table(model: FittedModel, single: bool = False) -> np.ndarray:
     """Probabilities, shape (2955, len(GRID)) (or (len(GRID),) for ``single``)."""
     vf = value_features(GRID)
     if single:
-        x = np.hstack([vf, np.zeros((len(GRID), len(SEQ_FEATURES)))])
+        x = with_interactions(vf, np.zeros((len(GRID), len(SEQ_FEATURES))))
         return model.probability(x)
     seq = np.array([sequence_features(s) for s in all_sequences()], dtype=float)
     n, g = len(seq), len(GRID)
-    x = np.hstack([np.tile(vf, (n, 1)), np.repeat(seq, g, axis=0)])
+    x = with_interactions(np.tile(vf, (n, 1)), np.repeat(seq, g, axis=0))
     return model.probability(x).reshape(n, g)
 
 
@@ -322,10 +352,13 @@ def check_monotone(table: np.ndarray) -> bool:
 
 
 def train(
-    samples: Sequence[NilSample], source: dict[str, Any], C: float = DEFAULT_C
+    samples: Sequence[NilSample],
+    source: dict[str, Any],
+    C: float = DEFAULT_C,
+    interactions: bool = False,
 ) -> dict[str, Any]:
     """Fit both models and build the tables: the content of a success-curve file."""
-    full = fit_model(samples, C=C)
+    full = fit_model(samples, C=C, interactions=interactions)
     single = fit_model(samples, single=True, C=C)
     table = build_table(full)
     single_table = build_table(single, single=True)
@@ -339,6 +372,7 @@ def train(
         "stats": sample_stats(samples),
         "features": list(FEATURES),
         "C": C,
+        "interactions": interactions,
         "model": full.to_dict(),
         "single_model": single.to_dict(),
         "grid": [float(g) for g in GRID],

@@ -148,6 +148,30 @@ def test_training_recovers_a_known_relationship() -> None:
         assert table[i(prev), v_index] == pytest.approx(true_p, abs=0.06)
 
 
+def test_interactions_let_the_curve_shape_differ_by_position() -> None:
+    # First to bid the nil value tells a lot (steep), fourth little (flat).
+    def truth(prev, v):
+        c = min(0.99, max(0.01, v))
+        return 0.5 + (2.0 if not prev else 0.8 if len(prev) == 3 else 1.4) * math.log(c / (1 - c))
+
+    samples = synthetic(8000, 4, truth)
+    i = lambda s: sc.sequence_index(s)  # noqa: E731
+    lo, hi = 10, 40  # nil values 0.2 and 0.8
+    for interactions in (False, True):
+        table = sc.build_table(sc.fit_model(samples, C=1e3, interactions=interactions))
+        assert sc.check_monotone(table)
+        first = table[i(()), hi] - table[i(()), lo]
+        fourth = table[i((3, 3, 3)), hi] - table[i((3, 3, 3)), lo]
+        if interactions:
+            assert first - fourth > 0.2  # truth: 0.87 against 0.48
+            for prev in ((), (3, 3, 3)):
+                for v_index in (lo, hi):
+                    true_p = 1 / (1 + math.exp(-truth(prev, sc.GRID[v_index])))
+                    assert table[i(prev), v_index] == pytest.approx(true_p, abs=0.06)
+        else:
+            assert first - fourth < 0.12  # one shape, shifted
+
+
 def test_curves_stay_monotone_when_the_data_say_otherwise() -> None:
     samples = synthetic(3000, 2, lambda prev, v: 1.0 - 2.0 * v)
     model = sc.fit_model(samples)

@@ -137,6 +137,11 @@ class Command(BaseCommand):
             help="inverse regularization of the logistic regression",
         )
         parser.add_argument(
+            "--interactions",
+            action="store_true",
+            help="logit(nil value) x position and partner's bid: curve shapes differ by sequence",
+        )
+        parser.add_argument(
             "--output",
             default=str(sc.DATA_FILE),
             help="the curve file (.npz, default bots/data/sc.npz)",
@@ -198,7 +203,7 @@ class Command(BaseCommand):
         if o["no_train"]:
             return
         try:
-            content = sc.train(samples, source, C=o["C"])
+            content = sc.train(samples, source, C=o["C"], interactions=o["interactions"])
         except sc.SuccessCurvesError as e:
             raise CommandError(str(e)) from None
         sc.save(content, output)
