@@ -12,7 +12,7 @@ move coming back) and the three others. A socket that sees version
 v+2 without v+1 counts a gap and sends ``resync``; the gap is recovered when
 the answer carries at least the version it jumped to.
 
-Only the clients live here (plus the table set-up, run in the server's
+Only the clients live here (the tables are made by ``game.bench_tables``, in the server's
 environment); starting and stopping the processes is ``game.stackprocs``.
 """
 
@@ -31,49 +31,6 @@ from typing import Any
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # A state frame later than this is counted as never delivered.
 LOST_AFTER_SECONDS = 5.0
-
-
-# ----- set-up (inside Django, in the server's environment) -----------------------
-
-
-def prepare_tables(
-    count: int,
-    seed: int = 1,
-    rules: dict[str, Any] | None = None,
-    bots: dict[int, str] | None = None,
-    bot_delay: float | None = None,
-) -> list[dict[str, Any]]:
-    """``count`` started tables of guests (default rules unless ``rules``, a
-    ``Rules.to_dict()``), with the bot ``bots[seat]`` at those seats:
-    [{"public_id", "pk", "sessions": [4 session keys, None at a bot], "cookie"}]."""
-    from django.conf import settings
-    from django.contrib.sessions.backends.db import SessionStore
-
-    from game import identity, seating
-
-    rng = random.Random(seed)
-    bots = bots or {}
-    tables = []
-    for number in range(count):
-        table = seating.create_table(rules=rules, stand_in_bots=False, bot_delay=bot_delay)
-        keys: list[str | None] = []
-        for position in range(4):
-            if position in bots:
-                seating.add_bot(table, position, bots[position])
-                keys.append(None)
-                continue
-            guest_id = f"bench-{number}-{position}-{rng.getrandbits(48):012x}"
-            session = SessionStore()
-            session[identity.GUEST_ID_KEY] = guest_id
-            session[identity.GUEST_NAME_KEY] = f"Bench {number}.{position}"
-            session.create()
-            keys.append(session.session_key)
-            seating.take_seat(
-                table, position, guest_id=guest_id, guest_name=f"Bench {number}.{position}"
-            )
-        seating.start_table(table)
-        tables.append({"public_id": table.public_id, "pk": table.pk, "sessions": keys})
-    return [{**t, "cookie": settings.SESSION_COOKIE_NAME} for t in tables]
 
 
 # ----- measuring -----------------------------------------------------------------

@@ -59,7 +59,7 @@ class Cluster:
         bot name): [{"pk", "public_id", "sessions": {seat: key}, "cookie"}]."""
         code = (
             "import json\n"
-            "from game.loadtest import prepare_tables\n"
+            "from game.bench_tables import prepare_tables\n"
             f"print(json.dumps(prepare_tables({count}, {seed}, {RULES.to_dict()!r},"
             f" {bots or {}!r}, {bot_delay!r})))\n"
         )

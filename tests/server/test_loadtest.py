@@ -1,10 +1,13 @@
-"""The load benchmark's figures (game.loadtest): percentiles and the per-second view;
-bench_server's CPU per action and its ratios to the baseline."""
+"""The load benchmark's tables (game.bench_tables) and figures (game.loadtest):
+percentiles and the per-second view; bench_server's CPU per action and its ratios
+to the baseline."""
 
 from __future__ import annotations
 
 from io import StringIO
 from typing import Any
+
+import pytest
 
 from game.loadtest import Figures
 from game.management.commands.bench_server import (
@@ -96,3 +99,17 @@ def test_the_report_gives_each_stack_beside_its_baseline() -> None:
     assert "3.0 / 1.2 = x2.50" in lines[2] and "1.800 / 0.600 = x3.00" in lines[2]
     assert lines[3].split()[:2] == ["redis", "2"]
     assert "40.0 / 8.0 = x5.00" in lines[3] and "4.000 / 1.000 = x4.00" in lines[3]
+
+
+@pytest.mark.django_db
+def test_spread_tables_start_at_different_moves_of_their_first_round() -> None:
+    from game.bench_tables import ROUND_ACTIONS, prepare_tables
+    from game.models import Action, Table
+
+    made = prepare_tables(12, seed=3, spread=True)
+    versions = [Table.objects.get(pk=t["pk"]).version for t in made]
+    assert len(set(versions)) > 6 and max(versions) < ROUND_ACTIONS
+    for t in made:  # each move made is in the log, one per version
+        logged = list(Action.objects.filter(table_id=t["pk"]).values_list("version", flat=True))
+        assert sorted(logged) == list(range(1, Table.objects.get(pk=t["pk"]).version + 1))
+    assert [Table.objects.get(pk=t["pk"]).version for t in prepare_tables(3, seed=3)] == [0] * 3

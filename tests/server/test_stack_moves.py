@@ -40,8 +40,8 @@ class Stack:
     def make_tables(self, count: int) -> list[dict[str, Any]]:
         code = (
             "import json\n"
-            "from game import loadtest\n"
-            f"print(json.dumps(loadtest.prepare_tables({count}, 7, rules={RULES.to_dict()!r})))\n"
+            "from game.bench_tables import prepare_tables\n"
+            f"print(json.dumps(prepare_tables({count}, 7, rules={RULES.to_dict()!r})))\n"
         )
         out = stackprocs.manage(self.env, "shell", "-c", code)
         return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]

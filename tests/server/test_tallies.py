@@ -183,7 +183,8 @@ def test_live_round_ends_add_to_their_tables_shard_and_readers_sum_the_shards(
             ).values_list("n", flat=True)
             assert list(held) and held[0] >= sums[0]
     assert set(RoundTally.objects.values_list("shard", flat=True)) == {
-        0, *(tallies.shard_of(t.pk) for t in played)
+        0,
+        *(tallies.shard_of(t.pk) for t in played),
     }
     # A cell spread over shards reads as one: the same as a scan of the rows,
     # and as after a rebuild (which puts every cell in shard 0).

@@ -34,7 +34,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from game import loadtest, stackprocs, wire
+from game import bench_tables, loadtest, stackprocs, wire
 
 STACKS = ("embedded", "redis")
 SITE_APP = "spadesite.asgi:application"
@@ -97,13 +97,22 @@ class Command(BaseCommand):
             metavar="DIR",
             help="record Daphne with py-spy (collapsed stacks in DIR) and print the hot spots",
         )
+        parser.add_argument(
+            "--spread",
+            action="store_true",
+            help="start each table 0-55 moves into its first round (rounds end at different "
+            "moments, as on a live site); by default every table starts at the first bid, "
+            "so all end their first round in the same half second",
+        )
         parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
         # Internal: run in the benchmark's server environment to make the tables.
         parser.add_argument("--prepare", metavar="FILE", help=_hidden())
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if opts["prepare"]:
-            tables = loadtest.prepare_tables(opts["tables"], opts["seed"])
+            tables = bench_tables.prepare_tables(
+                opts["tables"], opts["seed"], spread=opts["spread"]
+            )
             Path(opts["prepare"]).write_text(json.dumps(tables))
             return
         if (
@@ -123,6 +132,7 @@ class Command(BaseCommand):
             f"{opts['interval']} s ({rate:.0f} actions/s, {4 * rate:.0f} seat deliveries/s), "
             f"{opts['seconds']:.0f} s per stack and per baseline, seed {opts['seed']}, "
             f"{os.cpu_count()} CPUs, {opts['processes']} Daphne process(es) for the redis stack"
+            + (", tables spread over their first round" if opts["spread"] else "")
         )
         results = {}
         for stack in stacks:
@@ -164,6 +174,7 @@ class Command(BaseCommand):
             stackprocs.manage(
                 env, "bench_server", "--prepare", str(tables_file),
                 "--tables", str(opts["tables"]), "--seed", str(opts["seed"]),
+                *(["--spread"] if opts["spread"] else []),
                 timeout=600,
             )  # fmt: skip
             tables = json.loads(tables_file.read_text())
