@@ -55,7 +55,7 @@ def prepare_tables(
     return [{**t, "cookie": settings.SESSION_COOKIE_NAME} for t in tables]
 
 
-ROUND_ACTIONS = 56  # four bids and 52 cards (no blind nil, no passing in the default rules)
+ROUND_ACTIONS = 56  # a first round: four bids and 52 cards (no score yet allows a blind nil)
 
 
 def _advance(table_pk: int, count: int, rng: random.Random) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from game import bench_tables, loadtest, stackprocs, wire
+from game.engine import Rules
 
 STACKS = ("embedded", "redis")
 SITE_APP = "spadesite.asgi:application"
@@ -51,6 +52,11 @@ ONE_PROCESS_NOTE = (
 )
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test"
+
+
+# The default rules but goals no random play reaches within a run: a table whose
+# match ended would stop offering moves, and the offered rate would fall.
+BENCH_RULES = {**Rules().to_dict(), "winning_goal": 10_000, "losing_goal": -10_000}
 
 
 class Command(BaseCommand):
@@ -111,7 +117,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         if opts["prepare"]:
             tables = bench_tables.prepare_tables(
-                opts["tables"], opts["seed"], spread=opts["spread"]
+                opts["tables"], opts["seed"], rules=BENCH_RULES, spread=opts["spread"]
             )
             Path(opts["prepare"]).write_text(json.dumps(tables))
             return
