@@ -31,9 +31,9 @@ import logging
 import os
 import threading
 import time
+from copy import deepcopy
 from typing import Any
 
-from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 log = logging.getLogger(__name__)
@@ -166,7 +166,16 @@ class TableChannelLayer(InMemoryChannelLayer):
         assert isinstance(message, dict), "message is not a dict"
         self.require_valid_group_name(group)
         self._clean_expired()
+        # One copy for all members, where Channels' send copies it for each: a
+        # move's message carries the table's info, and four deep copies of it
+        # were a twentieth of the embedded server's CPU (bench_server). The
+        # consumers only read their messages.
+        shared = deepcopy(message)
+        expires = time.time() + self.expiry
         for channel in list(self.groups.get(group, ())):
+            queue = self.channels.setdefault(
+                channel, asyncio.Queue(maxsize=self.get_capacity(channel))
+            )
             # As in Channels: a full socket misses the message (its client resyncs).
-            with contextlib.suppress(ChannelFull):
-                await self.send(channel, message)
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait((expires, shared))

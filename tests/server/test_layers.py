@@ -84,3 +84,21 @@ def test_a_forked_worker_child_gets_a_publishing_loop_of_its_own() -> None:
     child.start()
     child.join(timeout=20)
     assert child.exitcode == 0
+
+
+def test_group_send_copies_the_message_once_and_skips_a_full_socket() -> None:
+    async def scenario() -> tuple[list[dict[str, Any]], int]:
+        layer = TableChannelLayer(capacity=1)
+        names = [await layer.new_channel() for _ in range(3)]
+        for name in names:
+            await layer.group_add("table_1", name)
+        await layer.send(names[2], {"type": "x"})  # this socket's queue is full
+        message = {"type": "table.event", "version": 4, "info": {"seats": [1, 2]}}
+        await layer.group_send("table_1", message)
+        message["info"]["seats"].append(3)  # the sender's later change reaches no one
+        got = [await layer.receive(name) for name in names[:2]]
+        return got, layer.channels[names[2]].qsize()
+
+    got, full = asyncio.run(scenario())
+    assert got[0] == got[1] == {"type": "table.event", "version": 4, "info": {"seats": [1, 2]}}
+    assert full == 1  # it still holds the earlier message only
