@@ -51,8 +51,9 @@ from .tournament import (
 )
 
 # The league's bidders, when registered: the paper's BIS and BIS*, the three
-# baselines, the learned bidders, and SIM at k_s = 0.5 last (its pairs cost
-# about 20 times a BIS pair's CPU; SIM100 and SIM50-Q25 join with --bidders).
+# baselines, the learned bidders, and SIM at k_s = 0.5 last (a game with SIM
+# costs about 4 times a BIS game's CPU at 10 deals a bid; SIM100 and SIM50-Q25
+# join with --bidders).
 LEAGUE_BIDDERS = ("BIS", "BIS*", "RB", "MS", "IO", "NNB", "SPB", "SIM50")
 PLAYER = "SRP"
 ANCHOR = "BIS"  # rated 0
