@@ -252,3 +252,34 @@ def test_train_qp_lowers_the_loss_in_each_iteration_and_reloads_with_identical_p
     a, b = QP(MLP(net.layers)), QP(str(out))
     for view in play_views(20):
         assert a.play(view, random.Random(0)) == b.play(view, random.Random(0))
+
+
+# ----- the shipped bots, the bench and the games-log report ---------------------------------
+
+
+def test_the_shipped_learned_bots_play_a_duplicate_pair_and_bid_stats_reads_its_log(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from bots.tournament import TournamentConfig, run_tournament
+
+    config = TournamentConfig(ns="NNB+QP", ew="SPB+SRP", games=2, seed=5, duplicate=True)
+    log = tmp_path / "t.games.jsonl"
+    summary = run_tournament(config, log=log)
+    assert summary["games"] == 2 and summary["rounds"] > 0
+    out = tmp_path / "stats.json"
+    call_command("bid_stats", str(log), "--json", str(out))
+    stats = json.loads(out.read_text())
+    assert [s["bot"] for s in stats["sides"]] == ["NNB+QP", "SPB+SRP"]
+    assert sum(stats["sides"][0]["histogram"].values()) == stats["sides"][0]["regular_bids"] > 0
+
+
+def test_bench_bots_times_the_learned_bots_on_request(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "bench.json"
+    call_command("bench_bots", "--bids", "6", "--plays", "6", "--tournament-games", "0",
+                 "--learned", "--json", str(out))  # fmt: skip
+    names = [t["name"] for t in json.loads(out.read_text())["timings"]]
+    assert {"NNB bid", "NNB-sym bid", "SPB bid", "QP play"} <= set(names)
