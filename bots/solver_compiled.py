@@ -45,13 +45,12 @@ import threading
 import time
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from game.engine.cards import SUIT_MASKS
 from game.engine.tricks import BEATERS, BELOW, winning_card
 
+from .bits import high_bit, low_bit, popcount
 from .solver import NilObjective, Objective, PointsObjective, Position
 
 STRIDE = (1, 14, 196, 2744)  # idx step when each seat takes a trick
@@ -62,42 +61,6 @@ INF = 1_000_000_000
 # objective (the trick count always): at 10 cards a hand a points search takes
 # 35 ms median instead of 49; below 8 one wide window costs about the same.
 BISECT_FROM = 8
-
-
-# ----- bit tricks as LLVM intrinsics (one instruction each on x86-64) --------------
-
-
-@intrinsic
-def popcount(typingctx, x):  # noqa: ARG001
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return sig, codegen
-
-
-@intrinsic
-def high_bit(typingctx, x):  # noqa: ARG001
-    """The index of the highest set bit (x > 0)."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        lz = builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
-        return builder.sub(ir.Constant(ir.IntType(64), 63), lz)
-
-    return sig, codegen
-
-
-@intrinsic
-def low_bit(typingctx, x):  # noqa: ARG001
-    """The index of the lowest set bit (x > 0)."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
-
-    return sig, codegen
 
 
 # ----- constant tables --------------------------------------------------------------

@@ -37,8 +37,8 @@ from game.engine.state import RoundState
 from game.engine.tricks import ABOVE, BEATERS, BELOW, Trick
 from game.engine.view import SeatView
 
+from .bits import high_bit, low_bit, popcount
 from .knowledge import SUITSET_MASK, _one_suit_whist
-from .solver_compiled import high_bit, low_bit, popcount
 from .srp import NILER_HOLDS
 
 # ----- the state array's fields ------------------------------------------------------
