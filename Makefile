@@ -97,8 +97,8 @@ bench: install
 # The shipped learned bots' weights (bots/data/nnb.npz, nnb_sym.npz, spb.npz, qp.npz),
 # with the settings of docs/bots.md; seeded and resumable. Under an hour on 2 cores.
 train: install-train
-	$(BIN)/python manage.py train_nnb --rounds 100000 --seed 1 --loss asym --output bots/data/nnb.npz
-	$(BIN)/python manage.py train_nnb --rounds 100000 --seed 1 --loss sym --output bots/data/nnb_sym.npz
+	$(BIN)/python manage.py train_nnb --rounds 68000 --seed 1 --loss asym --output bots/data/nnb.npz
+	$(BIN)/python manage.py train_nnb --rounds 68000 --seed 1 --loss sym --output bots/data/nnb_sym.npz
 	$(BIN)/python manage.py train_spb --iterations 300 --batch 128 --seed 1 --output bots/data/spb.npz
 	$(BIN)/python manage.py train_qp --iterations 6 --rounds 1500 --seed 1 --output bots/data/qp.npz
 
