@@ -903,3 +903,8 @@ def warm_up() -> None:
     card = (hands[1] & -hands[1]).bit_length() - 1
     st = np.zeros(STATE_SIZE, dtype=np.int64)
     play_out(template, np.array(hands, dtype=np.int64), card, 5, st, sure_table())
+    # UCT plays out every root card of a deal in one call (bots/uct.py): without
+    # this, a fresh process's first search compiled it (about 1 s).
+    rows = np.zeros((1, STATE_SIZE), dtype=np.int64)
+    cards = np.array([card], dtype=np.int64)
+    play_out_all(template, np.array(hands, dtype=np.int64), cards, 5, rows, sure_table())
