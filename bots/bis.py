@@ -35,15 +35,19 @@ implemented):
   non-nil bid). "Opponents can win this round": their projection reaches the
   winning goal and beats ours with our regular bid. Then, in order: an
   opponent bid nil -> bid a trick less (appendix E; G.1 says half a trick
-  before rounding, which often changes nothing); else in fourth
-  seat with no nil and a sum of bids (ours included) of at least 11 -> bid so
-  the four bids sum to 14; else if the gap is under 20 points -> raise the bid
-  by the tricks that make our projection win, at most 2; else, with a "risky
-  but do-able" nil hand (nilProb >= 0.4, i.e. expected nil score >= -20) ->
-  nil. "We can win this round": our projection with the regular bid reaches
-  the goal and beats theirs; then in fourth seat we do not bid nil, and if the
-  bid one lower still wins (by more than 10 points, appendix E) and two more
-  bags stay under the bag limit, we bid one less.
+  before rounding, which often changes nothing); else in fourth seat with no
+  nil and a sum of bids (ours included) of at least 11 -> bid so the four bids
+  sum to 14; else if the gap is under 20 points -> raise the bid by the tricks
+  that make our projection win, at most 2; else, with a "risky but do-able"
+  nil hand (nilProb >= 0.5: as likely made as set, an expected nil score of at
+  least 0) -> nil. "We can win this round": our projection with the regular
+  bid reaches the goal and beats theirs; then in fourth seat we do not bid
+  nil, and if the bid one lower still wins (by more than 10 points, appendix
+  E) and two more bags stay under the bag limit, we bid one less. Ablation
+  options, not in the text: ``unknown_bid`` projects a bid not made yet as
+  that many tricks instead of 3; ``losing_goal`` bids a trick less and no nil
+  when a set would reach the losing goal, which the rules above otherwise
+  ignore.
 - **Conventions** (``conventions=True``; assumes partner is BIS with the same
   option). The first of the partnership to bid reserves 6 when the
   partnership is more than 100 points behind and partner may bid blind nil
@@ -92,7 +96,8 @@ PREV_BIDS_CAP = 0.5
 VOID_NIL_FACTOR = 1.15
 NIL_THRESHOLD = 25.0
 BIG5_NIL_THRESHOLD = 0.0
-RISKY_NIL_PROBABILITY = 0.4
+# G.1 (4)'s "risky but do-able" nil: as likely made as set (expected nil score >= 0).
+RISKY_NIL_PROBABILITY = 0.5
 OPPONENT_NIL_CUT = 1.0  # appendix E: "subtracting a trick" (G.1 says 0.5)
 SMALL_GAP = 20
 UNKNOWN_BID = 3
@@ -299,11 +304,15 @@ class _Situation:
         mine = self.ours(bid)
         return mine >= self.goal and mine > self.opp_projection
 
+    def set_loses(self, bid: int, losing_goal: int) -> bool:
+        """Our contract with ``bid`` set would take us to the losing goal."""
+        return self.our_score - 10 * (bid + self.partner_tricks) <= losing_goal
+
     def they_can_win(self, bid: int) -> bool:
         return self.opp_projection >= self.goal and self.opp_projection >= self.ours(bid)
 
 
-def _situation(view: SeatView) -> _Situation:
+def _situation(view: SeatView, unknown_bid: int = UNKNOWN_BID) -> _Situation:
     seat = view.seat
     assert seat is not None
     us = seat & 1
@@ -314,7 +323,7 @@ def _situation(view: SeatView) -> _Situation:
         """(tricks, nil points) one seat contributes to its side's projection."""
         b = view.bids[s]
         if b is None:
-            return UNKNOWN_BID, 0
+            return unknown_bid, 0
         if b == 0:
             return 0, nil_points * (2 if view.blind[s] else 1)
         return b, 0
@@ -350,11 +359,15 @@ class BIS(Bidder):
         bid_sensitive_threshold: bool = False,
         opponent_nil_cut: float = OPPONENT_NIL_CUT,
         risky_nil: float | None = RISKY_NIL_PROBABILITY,
+        unknown_bid: int = UNKNOWN_BID,
+        losing_goal: bool = False,
     ) -> None:
         self.bid_sensitive_threshold = bid_sensitive_threshold
         # End-game choices beyond the text, kept as options for their ablations.
         self.opponent_nil_cut = opponent_nil_cut
         self.risky_nil = risky_nil
+        self.unknown_bid = unknown_bid
+        self.losing_goal = losing_goal
         self.success_curves = success_curves
         self.end_game = end_game
         self.conventions = conventions
@@ -430,7 +443,7 @@ class BIS(Bidder):
         last = len(prev) == 3
         bid = round_takes(takes)
         if self.end_game:
-            sit = _situation(view)
+            sit = _situation(view, self.unknown_bid)
             if sit.they_can_win(bid) and not sit.we_win_with(bid):
                 info["end_game"] = "risk seeking"
                 gap = sit.opp_projection - sit.ours(bid)
@@ -452,6 +465,16 @@ class BIS(Bidder):
                     and sit.bags + 2 < sit.bag_limit
                 ):
                     bid -= 1  # G.1 averse (2)
+            elif self.losing_goal and (
+                sit.set_loses(bid, lose := view.rules.losing_goal)
+                or (want_nil and sit.our_score - points <= lose)
+            ):
+                # Not in the text (the BIS-EGlose ablation): a set would end the
+                # match at the losing goal, so no nil, and one trick less.
+                info["end_game"] = "near the losing goal"
+                want_nil = False
+                if sit.set_loses(bid, lose):
+                    bid = max(1, bid - 1)
         if want_nil:
             return 0, info
         if self.conventions and view.bids[partner] is None:

@@ -50,11 +50,15 @@ from .tournament import (
     wilson_interval,
 )
 
-# The league's bidders, when registered: the paper's BIS and BIS*, the three
-# baselines, the learned bidders, and SIM at k_s = 0.5 last (a game with SIM
-# costs about 4 times a BIS game's CPU at 10 deals a bid; SIM100 and SIM50-Q25
-# join with --bidders).
-LEAGUE_BIDDERS = ("BIS", "BIS*", "RB", "MS", "IO", "NNB", "SPB", "SIM50")
+# The league's bidders, when registered: every bidder the table form offers
+# but Random (a test opponent) and SIM0 (BIS itself, k_s = 0): the paper's BIS
+# and BIS*, BIS's ablations, the three baselines, the learned bidders and the
+# SIM variants last (a game with SIM costs about 4 times a BIS game's CPU at 10
+# deals a bid).
+LEAGUE_BIDDERS = (
+    "BIS", "BIS*", "BIS0", "BIS-SC1", "BIS-noEG", "BIS-noBig", "RB", "MS", "IO",
+    "NNB", "NNB-sym", "SPB", "SIM25", "SIM50", "SIM75", "SIM100", "SIM50-Q25",
+)  # fmt: skip
 PLAYER = "SRP"
 ANCHOR = "BIS"  # rated 0
 ELO = 400.0 / math.log(10.0)  # one logistic unit in Elo points

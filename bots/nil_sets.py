@@ -60,7 +60,12 @@ class NilSetCounts:
     # pooled), then the spades' 2..A (the frequencies behind SRP's NILER_HOLDS).
     holds: list[int] = field(default_factory=lambda: [0] * 26)
 
+    # Each predicted nil as (probability, made): what the success curves'
+    # calibration (:mod:`bots.sc_calibration`) is fitted on.
+    predictions: list[tuple[float, bool]] = field(default_factory=list)
+
     def add(self, other: NilSetCounts) -> None:
+        self.predictions += other.predictions
         self.holds = [a + b for a, b in zip(self.holds, other.holds, strict=True)]
         self.nils += other.nils
         self.set += other.set
@@ -77,6 +82,7 @@ class NilSetCounts:
         cell[0] += 1
         cell[1] += made
         cell[2] += probability
+        self.predictions.append((probability, made))
 
     def to_dict(self) -> dict[str, Any]:
         share = self.led_by["partner"] / self.set if self.set else None
@@ -191,13 +197,19 @@ def _all(config: TournamentConfig, workers: int) -> Iterator[tuple[NilSetCounts,
         yield from pool.imap_unordered(_one, games, chunksize=4)
 
 
-def nil_sets(config: TournamentConfig, workers: int = 1) -> dict[str, Any]:
-    """Both sides' nils over the tournament's games, and who led the setting tricks."""
+def side_counts(config: TournamentConfig, workers: int = 1) -> tuple[NilSetCounts, NilSetCounts]:
+    """Side A's and side B's nil counts over the tournament's games."""
     config.validate()
     a, b = NilSetCounts(), NilSetCounts()
     for ga, gb in _all(config, workers):
         a.add(ga)
         b.add(gb)
+    return a, b
+
+
+def nil_sets(config: TournamentConfig, workers: int = 1) -> dict[str, Any]:
+    """Both sides' nils over the tournament's games, and who led the setting tricks."""
+    a, b = side_counts(config, workers)
     return {
         "config": config.to_dict(),
         "games": config.games,

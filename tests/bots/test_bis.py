@@ -264,6 +264,43 @@ def test_risk_averse_when_we_win_anyway() -> None:
     assert BIS().bid(nil_view, random.Random(0)).tricks > 0
 
 
+def test_a_risky_nil_is_one_as_likely_made_as_set() -> None:
+    # North, first to bid: the opponents' unknown bids count 3 each, so from 480
+    # they reach 540; our 300 + 10 x (bid + 3) is far behind: G.1 (4) applies.
+    view = make_view(WEAK, 0, [], scores=(300, 480))
+
+    def bis(p: float, **options: object) -> BIS:
+        return BIS(success_curves=lambda prev, v: p, **options)  # type: ignore[arg-type]
+
+    assert bis(0.55).bid(view, random.Random(0)).tricks == 0  # nil score +10 < 25: risky
+    assert bis(0.45).bid(view, random.Random(0)).tricks > 0  # more likely set than made
+    assert bis(0.45, risky_nil=0.4).bid(view, random.Random(0)).tricks == 0  # BIS-EGrisky40
+    assert bis(0.55, risky_nil=None).bid(view, random.Random(0)).tricks > 0  # BIS-EGnoRisky
+    assert bis(0.55, end_game=False).bid(view, random.Random(0)).tricks > 0
+
+
+def test_unknown_bids_projected_as_0_in_the_ablation() -> None:
+    # The small-gap position: with the unknown bids at 0 the opponents only reach
+    # 500 and our 470 + 10 x bid beats it, so no end-game rule applies.
+    view = make_view(FIGURE_1, 0, [], scores=(470, 500))
+    plain = BIS(end_game=False).bid(view, random.Random(0)).tricks
+    assert BIS().bid(view, random.Random(0)).tricks == plain + 1
+    assert BIS(unknown_bid=0).bid(view, random.Random(0)).tricks == plain
+
+
+def test_the_losing_goal_ablation_bids_a_trick_less_and_no_nil_near_it() -> None:
+    rules = Rules(winning_goal=200, losing_goal=-100)
+    view = make_view(FIGURE_1, 0, [], rules=rules, scores=(-40, 0))
+    plain = BIS().bid(view, random.Random(0)).tricks
+    assert -40 - 10 * (plain + 3) <= -100  # set with partner's 3, we lose the match
+    assert BIS(losing_goal=True).bid(view, random.Random(0)).tricks == plain - 1
+    far = make_view(FIGURE_1, 0, [], rules=rules, scores=(60, 0))
+    assert BIS(losing_goal=True).bid(far, random.Random(0)) == BIS().bid(far, random.Random(0))
+    nil_view = make_view(PERFECT_NIL, 0, [], rules=rules, scores=(-40, 0))
+    assert BIS().bid(nil_view, random.Random(0)).tricks == 0
+    assert BIS(losing_goal=True).bid(nil_view, random.Random(0)).tricks > 0
+
+
 def test_desperate_blind_nil() -> None:
     # West, 350 behind; the opponents bid 3 + 2 and will reach 500 if they make it.
     view = make_view(None, 3, [3, 2, 2], scores=(450, 100), look=False)

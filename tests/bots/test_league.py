@@ -94,3 +94,5 @@ def test_the_league_has_every_bidder_the_issue_names_that_is_registered() -> Non
     assert all(n in BIDDERS for n in names)
     for learned in ("NNB", "SPB"):
         assert (learned in names) == (learned in BIDDERS)
+    # Every registered bidder but the test opponent and SIM0 (BIS itself).
+    assert set(names) == set(BIDDERS) - {"Random", "SIM0"}

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from bots.bis import RISKY_NIL_PROBABILITY
 from bots.registry import make_bot
 from bots.sim import SIM, WIN_VALUE, bid_to_play, blend, outcome, play_out, quantile
 from bots.srp import SRP
@@ -43,7 +44,8 @@ def test_candidates_are_legal_and_include_bis_bid_first(seed: int) -> None:
     legal = {a.tricks for a in view.legal_actions if isinstance(a, Bid) and not a.blind}
     assert cands[0] == bis_bid == BIS_BOT.bidder.bid(view, random.Random(0)).tricks
     assert set(cands) <= legal and len(set(cands)) == len(cands)
-    assert (0 in cands) == (0 in legal and (bis_bid == 0 or info["nil_probability"] >= 0.4))
+    risky = info["nil_probability"] >= RISKY_NIL_PROBABILITY
+    assert (0 in cands) == (0 in legal and (bis_bid == 0 or risky))
 
 
 def test_the_sampled_round_keeps_the_bids_so_far_and_finishes_the_bidding() -> None:

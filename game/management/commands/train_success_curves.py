@@ -5,6 +5,8 @@
     python manage.py train_success_curves --from-records rounds.jsonl [--bots-only]
     python manage.py train_success_curves --from-db
     python manage.py train_success_curves --report [--output bots/data/sc.npz]
+    python manage.py train_success_curves --calibrate --games 6000 --seed 2 \\
+        --workers 2 [--against RB+SRP]
 
 ``--selfplay`` plays BIS(no curves)+SRP at all four seats with nil
 exploration (:mod:`bots.selfplay`); finished chunks go to
@@ -19,7 +21,9 @@ position, how many previous-bid sequences hold at least 100 / 500 / 1,000 /
 regression, checks the curves are monotone and writes the table
 (:mod:`bots.success_curves`). ``--report`` prints the report stored in an
 existing curve file (its source, seed, rounds and sample counts) and trains
-nothing.
+nothing. ``--calibrate`` plays a duplicate tournament of BIS+SRP (with the
+shipped curves) against ``--against`` and calibrates the shipped table on the
+nils BIS bid there (:mod:`bots.sc_calibration`), writing ``--output``.
 """
 
 from __future__ import annotations
@@ -99,6 +103,11 @@ class Command(BaseCommand):
             "--from-db", action="store_true", help="the round records stored by the live server"
         )
         mode.add_argument(
+            "--calibrate",
+            action="store_true",
+            help="calibrate the shipped curves on the nils BIS+SRP bids in a tournament",
+        )
+        mode.add_argument(
             "--report",
             action="store_true",
             help="print the source and nil-sample report of --output; train nothing",
@@ -108,6 +117,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", default="1", help="self-play seed (default 1)")
         parser.add_argument("--workers", type=int, default=1, help="worker processes")
+        parser.add_argument(
+            "--games", type=int, default=6000, help="--calibrate: tournament games (default 6000)"
+        )
+        parser.add_argument(
+            "--against", default="RB+SRP", help="--calibrate: BIS+SRP's opponents (default RB+SRP)"
+        )
         parser.add_argument(
             "--eps",
             type=float,
@@ -157,6 +172,9 @@ class Command(BaseCommand):
             raise CommandError("--output must be a .npz file")
         if o["report"]:
             self._report_file(output)
+            return
+        if o["calibrate"]:
+            self._calibrate(output, o)
             return
         source: dict[str, Any]
         if o["selfplay"]:
@@ -225,6 +243,26 @@ class Command(BaseCommand):
             )
         self.stdout.write(f"curves written to {output} (monotone in the nil value: yes)")
 
+    def _calibrate(self, output: Path, o: dict[str, Any]) -> None:
+        from bots.sc_calibration import bis_predictions, calibrate_file
+        from bots.tournament import TournamentConfig, TournamentError
+
+        config = TournamentConfig("BIS+SRP", o["against"], o["games"], o["goal"], o["lose"],
+                                  _seed_value(str(o["seed"])), True)  # fmt: skip
+        try:
+            curves = sc.read(sc.DATA_FILE)  # the curves BIS plays with
+            predictions = bis_predictions(config, max(1, o["workers"]))
+            step = calibrate_file(curves, predictions, config.to_dict(), output)
+        except (sc.SuccessCurvesError, TournamentError) as e:
+            raise CommandError(str(e)) from None
+        made = step["made"] / step["nils"]
+        self.stdout.write(
+            f"{step['nils']} BIS nils in {config.games} games against {config.ew} (seed "
+            f"{config.seed}): predicted {step['mean_probability']:.1%}, made {made:.1%}; "
+            f"calibration sigmoid({step['a']:+.4f} {step['b']:+.4f} logit p)"
+        )
+        self.stdout.write(f"calibrated curves written to {output}")
+
     def _report_file(self, path: Path) -> None:
         try:
             curves = sc.read(path)
@@ -249,6 +287,14 @@ class Command(BaseCommand):
             self.stdout.write("(this file was written before the per-sequence counts were kept)")
         self._print_stats(stats)
         self.stdout.write(f"monotone in the nil value: {'yes' if meta.get('monotone') else 'no'}")
+        for i, step in enumerate(meta.get("calibration", []), 1):
+            src = step.get("source", {})
+            self.stdout.write(
+                f"calibration {i}: sigmoid({step['a']:+.4f} {step['b']:+.4f} logit p), on "
+                f"{step['nils']} BIS nils (made {step['made']}, predicted "
+                f"{step['mean_probability']:.1%}) in {src.get('games')} games "
+                f"{src.get('ns')} vs {src.get('ew')}, seed {src.get('seed')}"
+            )
 
     def _report(self, samples: list[sc.NilSample], top: int) -> None:
         self._print_stats(sc.sample_stats(samples, top))

@@ -1,0 +1,110 @@
+"""The success curves' calibration on BIS's own nils (bots/sc_calibration.py)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+
+from bots import success_curves as sc
+from bots.nil_sets import side_counts
+from bots.sc_calibration import (
+    bis_predictions,
+    calibrate_file,
+    calibrated,
+    fit_calibration,
+    logit,
+)
+from bots.tournament import TournamentConfig
+
+
+def synthetic(a: float, b: float, n: int, seed: int = 1) -> list[tuple[float, bool]]:
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.4, 0.98, n)
+    truth = 1.0 / (1.0 + np.exp(-(a + b * logit(p))))
+    made = rng.random(n) < truth
+    return [(float(x), bool(m)) for x, m in zip(p, made, strict=True)]
+
+
+def test_the_fit_recovers_a_known_miscalibration() -> None:
+    a, b = fit_calibration(synthetic(-0.4, 1.3, 40_000))
+    assert a == pytest.approx(-0.4, abs=0.06)
+    assert b == pytest.approx(1.3, abs=0.06)
+
+
+def test_calibrated_predictions_match_the_made_rate_by_bin() -> None:
+    data = synthetic(-0.5, 1.2, 30_000, seed=2)
+    a, b = fit_calibration(data)
+    p = np.array([x for x, _ in data])
+    made = np.array([m for _, m in data])
+    q = calibrated(p, a, b)
+    for lo in (0.4, 0.6, 0.8):
+        cell = (p >= lo) & (p < lo + 0.2)
+        if lo < 0.8:  # before: the lower bins overrated by several points
+            assert p[cell].mean() - made[cell].mean() > 0.04
+        # after: every bin within one and a half
+        assert abs(q[cell].mean() - made[cell].mean()) < 0.015
+
+
+def test_the_identity_keeps_the_table_and_order_is_kept() -> None:
+    table = np.linspace(0.0, 1.0, 51)
+    assert np.allclose(calibrated(table, 0.0, 1.0)[1:-1], table[1:-1], atol=1e-9)
+    out = calibrated(np.tile(table, (3, 1)), -0.3, 1.4)
+    assert sc.check_monotone(out)
+
+
+def test_a_calibration_that_would_reverse_the_curves_is_refused() -> None:
+    reversed_ = [(p, not m) for p, m in synthetic(0.0, 2.0, 5_000)]
+    with pytest.raises(sc.SuccessCurvesError, match="slope"):
+        fit_calibration(reversed_)
+    with pytest.raises(sc.SuccessCurvesError, match="all made"):
+        fit_calibration([(0.7, True), (0.9, True)])
+    with pytest.raises(sc.SuccessCurvesError, match="no nils"):
+        fit_calibration([])
+
+
+def test_calibrate_file_writes_the_table_and_records_the_step(tmp_path) -> None:
+    curves = sc.read()
+    out = tmp_path / "sc.npz"
+    data = synthetic(-0.4, 1.2, 5_000)
+    step = calibrate_file(curves, data, {"kind": "test"}, out)
+    written = sc.read(out)
+    a, b = step["a"], step["b"]
+    assert np.allclose(written.table, calibrated(curves.table, a, b), atol=2e-5)
+    assert np.allclose(written.single, curves.single, atol=2e-5)  # the ablation's curve stays
+    steps = written.meta["calibration"]
+    assert steps[-1]["source"] == {"kind": "test"} and steps[-1]["nils"] == 5_000
+    assert len(steps) == len(curves.meta.get("calibration", [])) + 1
+    # A second step applies on top of the first.
+    again = calibrate_file(written, synthetic(0.0, 1.0, 5_000, seed=3), {"kind": "t2"}, out)
+    twice = sc.read(out)
+    assert np.allclose(twice.table, calibrated(written.table, again["a"], again["b"]), atol=2e-5)
+    assert len(twice.meta["calibration"]) == len(steps) + 1
+
+
+def test_bis_predictions_are_its_nils_with_the_curves_probability() -> None:
+    config = TournamentConfig("BIS+SRP", "RB+SRP", 24, 200, -100, 5, True)
+    predictions = bis_predictions(config)
+    a, _ = side_counts(config)
+    assert len(predictions) == a.nils > 0  # every non-blind BIS nil, once
+    assert predictions == sorted(predictions)
+    assert all(0.0 <= p <= 1.0 for p, _ in predictions)
+    # BIS bids nil only when its expected nil score clears the threshold, or for
+    # an end-game risky nil or after partner's Big 5: never on a hopeless curve.
+    assert min(p for p, _ in predictions) >= 0.4
+    assert bis_predictions(config, workers=2) == predictions
+
+
+def test_the_command_calibrates_into_its_output_and_reports_it(tmp_path) -> None:
+    out = tmp_path / "sc.npz"
+    text = io.StringIO()
+    call_command("train_success_curves", "--calibrate", "--games", "40", "--seed", "4",
+                 "--output", str(out), stdout=text)  # fmt: skip
+    assert "BIS nils in 40 games against RB+SRP (seed 4)" in text.getvalue()
+    shipped = sc.read()
+    assert len(sc.read(out).meta["calibration"]) == len(shipped.meta.get("calibration", [])) + 1
+    report = io.StringIO()
+    call_command("train_success_curves", "--report", "--output", str(out), stdout=report)
+    assert "in 40 games BIS+SRP vs RB+SRP, seed 4" in report.getvalue()
