@@ -30,10 +30,12 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+import numpy as np
 
 from game.engine.match import Match
 from game.engine.round_types import RoundType, nil_position, round_type
@@ -263,17 +265,51 @@ def summarize(config: TournamentConfig, records: Iterable[dict[str, Any]]) -> di
         "sides": sides,
     }
     if config.duplicate:
-        pairs: dict[int, list[int | None]] = {}
-        for rec in recs:
-            pairs.setdefault(rec["game"] // 2, []).append(rec["winner"])
-        complete = [w for w in pairs.values() if len(w) == 2]
-        summary["duplicate"] = {
-            "deal_sequences": len(complete),
-            "a_won_both": sum(1 for w in complete if w == [0, 0]),
-            "b_won_both": sum(1 for w in complete if w == [1, 1]),
-            "split": sum(1 for w in complete if set(w) == {0, 1}),
-        }
+        summary["duplicate"] = duplicate_summary(recs)
     return summary
+
+
+def duplicate_summary(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The deal sequences (both games of one sequence, seats swapped) as paired trials.
+
+    ``sign_test_p``: the two-sided exact binomial test of A-won-both against
+    B-won-both (the split sequences carry no information on who is better),
+    far more sensitive than the games' win rate when the two bots differ in few
+    deals. ``points_difference``: A's points per round minus B's over both
+    games of a sequence, its mean over the sequences with a normal 95% interval.
+    """
+    from scipy.stats import binomtest
+
+    winners: dict[int, list[int | None]] = {}
+    diff: dict[int, list[float]] = {}
+    for rec in recs:
+        d = rec["game"] // 2
+        winners.setdefault(d, []).append(rec["winner"])
+        cell = diff.setdefault(d, [0.0, 0.0])
+        for rd in rec["rounds"]:
+            a = rd["points"][rec["swapped"]]
+            b = rd["points"][1 - rec["swapped"]]
+            cell[0] += a - b
+            cell[1] += 1
+    complete = [d for d, w in winners.items() if len(w) == 2]
+    a_both = sum(1 for d in complete if winners[d] == [0, 0])
+    b_both = sum(1 for d in complete if winners[d] == [1, 1])
+    per_round = np.array([diff[d][0] / diff[d][1] for d in complete if diff[d][1]])
+    p = binomtest(a_both, a_both + b_both).pvalue if a_both + b_both else None
+    mean = float(per_round.mean()) if len(per_round) else None
+    half = (Z_95 * float(per_round.std(ddof=1)) / math.sqrt(len(per_round))
+            if len(per_round) > 1 else None)  # fmt: skip
+    return {
+        "deal_sequences": len(complete),
+        "a_won_both": a_both,
+        "b_won_both": b_both,
+        "split": sum(1 for d in complete if set(winners[d]) == {0, 1}),
+        "sign_test_p": None if p is None else float(p),
+        "points_difference": {
+            "per_round": mean,
+            "ci95": [mean - half, mean + half] if mean is not None and half is not None else None,
+        },
+    }
 
 
 # ----- the results log (stop and resume) -----------------------------------------
@@ -501,10 +537,19 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"  unfinished after {MAX_ROUNDS} rounds: {summary['draws']}")
     if "duplicate" in summary:
         d = summary["duplicate"]
+        p = d.get("sign_test_p")
         lines.append(
             f"  deal sequences {d['deal_sequences']}: A won both {d['a_won_both']}, "
             f"B won both {d['b_won_both']}, split {d['split']}"
+            + (f" (sign test p = {p:.2g})" if p is not None else "")
         )
+        diff = d.get("points_difference", {})
+        if diff.get("ci95"):
+            lo, hi = diff["ci95"]
+            lines.append(
+                f"  points per round, A minus B, per deal sequence: {diff['per_round']:+.2f} "
+                f"(95% CI {lo:+.2f} to {hi:+.2f})"
+            )
     lines.append("  points per round by round type (seat-rounds A | B):")
     for t in RoundType:
         ra, rb = a["round_types"][t.label], b["round_types"][t.label]

@@ -12,6 +12,7 @@ import pytest
 from bots.tournament import (
     TournamentConfig,
     TournamentError,
+    duplicate_summary,
     format_summary,
     log_path_for,
     main,
@@ -114,6 +115,41 @@ def test_duplicate_with_the_same_bot_splits_every_deal_sequence() -> None:
     assert d["deal_sequences"] == 3 and d["split"] == 3
     assert s["sides"][0]["wins"] == s["sides"][1]["wins"] == 3
     assert s["sides"][0]["points"] == s["sides"][1]["points"]
+
+
+def test_the_same_bot_differs_by_nothing_in_the_paired_figures() -> None:
+    d = run_tournament(config(ns="RB+WRP", ew="RB+WRP", games=6, duplicate=True))["duplicate"]
+    assert d["sign_test_p"] is None  # no deal sequence won twice by either side
+    assert d["points_difference"]["per_round"] == 0.0
+    assert d["points_difference"]["ci95"] == [0.0, 0.0]
+
+
+def _game(index: int, winner: int, a_points: list[int], b_points: list[int]) -> dict[str, Any]:
+    swapped = index & 1
+    rounds = []
+    for a, b in zip(a_points, b_points, strict=True):
+        points = [b, a] if swapped else [a, b]
+        rounds.append({"points": points})
+    return {"game": index, "winner": winner, "swapped": swapped, "rounds": rounds}
+
+
+def test_paired_figures_of_known_deal_sequences() -> None:
+    recs = [
+        _game(0, 0, [100, 50], [40, 10]), _game(1, 0, [60], [0]),  # A won both: +160/3 a round
+        _game(2, 1, [0], [80]), _game(3, 0, [90], [10]),  # split: 0 a round
+        _game(4, 0, [30], [20]), _game(5, 0, [30], [20]),  # A won both: +10
+        _game(6, 0, [10], [0]),  # its pair is missing: left out
+    ]  # fmt: skip
+    d = duplicate_summary(recs)
+    assert (d["deal_sequences"], d["a_won_both"], d["b_won_both"], d["split"]) == (3, 2, 0, 1)
+    assert d["sign_test_p"] == pytest.approx(0.5)  # two of two, two-sided
+    diffs = [160 / 3, 0.0, 10.0]
+    mean = sum(diffs) / 3
+    assert d["points_difference"]["per_round"] == pytest.approx(mean)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in diffs) / 2)
+    lo, hi = d["points_difference"]["ci95"]
+    assert hi - mean == pytest.approx(1.959963984540054 * sd / math.sqrt(3))
+    assert mean - lo == pytest.approx(hi - mean)
 
 
 def test_duplicate_needs_an_even_number_of_games() -> None:
