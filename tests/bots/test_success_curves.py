@@ -337,7 +337,7 @@ def test_command_from_records_and_from_db_error(tmp_path, monkeypatch) -> None:
     out = tmp_path / "sc.npz"
     with open(tmp_path / "log.txt", "w") as log:
         call_command("train_success_curves", "--from-records", str(path), "--output", str(out),
-                     stdout=log)  # fmt: skip
+                     "--min-samples", "1", stdout=log)  # fmt: skip
     loaded = sc.read(out)
     assert loaded.meta["source"]["kind"] == "records"
     assert loaded.meta["source"]["rounds"] == len(lines)

@@ -3,7 +3,7 @@
     python manage.py train_success_curves --selfplay --rounds 100000 --seed 1 \\
         --workers 2 [--eps 0.15 --floor 0.02] [--output bots/data/sc.npz]
     python manage.py train_success_curves --from-records rounds.jsonl [--bots-only]
-    python manage.py train_success_curves --from-db
+    python manage.py train_success_curves --from-db [--seats bis|humans|all] [--min-samples N]
     python manage.py train_success_curves --report [--output bots/data/sc.npz]
     python manage.py train_success_curves --calibrate --games 6000 --seed 2 \\
         --workers 2 [--against RB+SRP]
@@ -14,7 +14,10 @@ exploration (:mod:`bots.selfplay`); finished chunks go to
 started again with the same options. ``--from-records`` reads round records
 (``game.engine.record_of`` JSON, one per line) and recomputes each nil
 bidder's nil value from the dealt hand. ``--from-db`` reads the round
-records stored by the live server (the bot seats whose bidder is BIS).
+records stored by the live server: the nils of the seats whose bidder is BIS
+(``--seats bis``), of humans (``humans``: a seat a human held whose bid was
+not the stand-in's) or of all; with fewer than ``--min-samples`` nil samples
+(default 1,000) it fits nothing.
 Every mode then prints the nil-sample report (samples in all and by bidding
 position, how many previous-bid sequences hold at least 100 / 500 / 1,000 /
 2,000 / 5,000 samples, the most common sequences), fits the logistic
@@ -61,7 +64,8 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
 
 
 def db_records() -> Iterator[dict[str, Any]]:
-    """Round records of the live server, with ``bot_names`` per seat (None for a human)."""
+    """Round records of the live server, with ``bot_names`` per seat (None for a human)
+    and ``human_seats`` (a human sat there and bid: not a stand-in's bid)."""
     try:
         from game.models import RoundRecordRow  # type: ignore[attr-defined]
     except ImportError:
@@ -70,18 +74,25 @@ def db_records() -> Iterator[dict[str, Any]]:
             "export the records to JSONL and use --from-records"
         ) from None
     try:
-        rows = RoundRecordRow.objects.order_by("pk").values_list("record", "seat_kinds",
-                                                                 "bot_names")  # fmt: skip
-        for record, kinds, names in rows.iterator():
+        rows = RoundRecordRow.objects.order_by("pk").values_list(
+            "record", "seat_kinds", "bot_names", "stand_in_bids"
+        )
+        for record, kinds, names, stand_in_bids in rows.iterator():
             rec = dict(record)
             rec["bot_names"] = [
                 (names[s] if names else None) if kinds[s].upper() == "B" else None for s in range(4)
             ]
+            rec["human_seats"] = [kinds[s].upper() == "H" and stand_in_bids[s] != "1"
+                                  for s in range(4)]  # fmt: skip
             yield rec
     except Exception as e:  # noqa: BLE001 - e.g. the table is not migrated yet
         if isinstance(e, CommandError):
             raise
         raise CommandError(f"cannot read the round records from the database: {e}") from None
+
+
+def _human_seat(rec: dict[str, Any], seat: int) -> bool:
+    return bool(rec.get("human_seats", [False] * 4)[seat])
 
 
 class Command(BaseCommand):
@@ -146,6 +157,18 @@ class Command(BaseCommand):
             help="--from-records: only seats whose bot_names entry is a BIS bot",
         )
         parser.add_argument(
+            "--seats",
+            choices=("bis", "humans", "all"),
+            default="bis",
+            help="--from-db: the nils of BIS bots (default), of humans (not a stand-in's), or all",
+        )
+        parser.add_argument(
+            "--min-samples",
+            type=int,
+            default=1000,
+            help="--from-db / --from-records: fit only with at least this many nil samples",
+        )
+        parser.add_argument(
             "--C",
             type=float,
             default=sc.DEFAULT_C,
@@ -201,8 +224,9 @@ class Command(BaseCommand):
         else:
             if o["from_db"]:
                 records: Any = db_records()
-                seat_filter = sc.bot_seat_filter()
-                source = {"kind": "db"}
+                seat_filter = {"bis": sc.bot_seat_filter(), "all": None,
+                               "humans": _human_seat}[o["seats"]]  # fmt: skip
+                source = {"kind": "db", "seats": o["seats"]}
             else:
                 path = o["from_records"]
                 if not Path(path).exists():
@@ -217,6 +241,12 @@ class Command(BaseCommand):
                 raise CommandError(f"a round record cannot be read: {e!r}") from None
             source["rounds"] = counted.n
             self.stdout.write(f"{counted.n} rounds, {len(samples)} nil samples")
+            if len(samples) < o["min_samples"]:
+                self._report(samples, o["top"])
+                raise CommandError(
+                    f"{len(samples)} nil samples, fewer than --min-samples {o['min_samples']}: "
+                    "not enough to fit the curves; nothing written"
+                )
         self._report(samples, o["top"])
         if o["no_train"]:
             return
