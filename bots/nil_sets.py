@@ -60,9 +60,9 @@ class NilSetCounts:
     # pooled), then the spades' 2..A (the frequencies behind SRP's NILER_HOLDS).
     holds: list[int] = field(default_factory=lambda: [0] * 26)
 
-    # Each predicted nil as (probability, made): what the success curves'
-    # calibration (:mod:`bots.sc_calibration`) is fitted on.
-    predictions: list[tuple[float, bool]] = field(default_factory=list)
+    # Each predicted nil as (probability, made, bids before it in the round): what
+    # the success curves' calibration (:mod:`bots.sc_calibration`) is fitted on.
+    predictions: list[tuple[float, bool, int]] = field(default_factory=list)
 
     def add(self, other: NilSetCounts) -> None:
         self.predictions += other.predictions
@@ -77,12 +77,12 @@ class NilSetCounts:
             for i in range(3):
                 mine[i] += theirs[i]
 
-    def add_prediction(self, probability: float, made: bool) -> None:
+    def add_prediction(self, probability: float, made: bool, position: int = 0) -> None:
         cell = self.bins[min(BINS - 1, int(probability * BINS))]
         cell[0] += 1
         cell[1] += made
         cell[2] += probability
-        self.predictions.append((probability, made))
+        self.predictions.append((probability, made, position))
 
     def to_dict(self) -> dict[str, Any]:
         share = self.led_by["partner"] / self.set if self.set else None
@@ -151,7 +151,7 @@ def replay_game(
     match = Match(config.rules(), match_seed)
     seat_bots = (bot_b, bot_a, bot_b, bot_a) if swapped else (bot_a, bot_b, bot_a, bot_b)
     rng = random.Random(f"{match_seed}/bots")
-    predicted: dict[tuple[int, int], float] = {}
+    predicted: dict[tuple[int, int], tuple[float, int]] = {}
     while not match.is_over and len(match.rounds) <= MAX_ROUNDS:
         seat = match.round.to_act
         view = view_for(match, seat)
@@ -159,7 +159,8 @@ def replay_game(
         decide = getattr(seat_bots[seat].bidder, "decide", None)
         if isinstance(action, Bid) and action.tricks == 0 and not action.blind and decide:
             # The probability the bidder bid this nil with (decide is deterministic).
-            predicted[len(match.rounds) - 1, seat] = decide(view)[1]["nil_probability"]
+            before = sum(1 for b in view.bids if b is not None)
+            predicted[len(match.rounds) - 1, seat] = (decide(view)[1]["nil_probability"], before)
         match.apply(action)
     a_seats, b_seats = ((1, 3), (0, 2)) if swapped else ((0, 2), (1, 3))
     a, b = NilSetCounts(), NilSetCounts()
@@ -171,7 +172,8 @@ def replay_game(
         for seat in range(4):
             if (i, seat) in predicted:
                 side = a if seat in a_seats else b
-                side.add_prediction(predicted[i, seat], r.tricks_won[seat] == 0)
+                side.add_prediction(predicted[i, seat][0], r.tricks_won[seat] == 0,
+                                    predicted[i, seat][1])  # fmt: skip
     return a, b
 
 

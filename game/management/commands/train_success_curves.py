@@ -288,9 +288,16 @@ class Command(BaseCommand):
         made = step["made"] / step["nils"]
         self.stdout.write(
             f"{step['nils']} BIS nils in {config.games} games against {config.ew} (seed "
-            f"{config.seed}): predicted {step['mean_probability']:.1%}, made {made:.1%}; "
-            f"calibration sigmoid({step['a']:+.4f} {step['b']:+.4f} logit p)"
+            f"{config.seed}): predicted {step['mean_probability']:.1%}, made {made:.1%}"
         )
+        self.stdout.write("calibration sigmoid(a + b logit p), by bids before the nil:")
+        for k, cell in step["by_position"].items():
+            i = int(k)
+            pred = cell["mean_probability"]
+            self.stdout.write(
+                f"  {k}: a {step['a'][i]:+.4f}, b {step['b'][i]:.4f}; {cell['nils']} nils, "
+                f"made {cell['made']}" + (f", predicted {pred:.1%}" if pred is not None else "")
+            )
         self.stdout.write(f"calibrated curves written to {output}")
 
     def _report_file(self, path: Path) -> None:
@@ -319,8 +326,9 @@ class Command(BaseCommand):
         self.stdout.write(f"monotone in the nil value: {'yes' if meta.get('monotone') else 'no'}")
         for i, step in enumerate(meta.get("calibration", []), 1):
             src = step.get("source", {})
+            ab = ", ".join(f"{a:+.3f} {b:+.3f}" for a, b in zip(step["a"], step["b"], strict=True))
             self.stdout.write(
-                f"calibration {i}: sigmoid({step['a']:+.4f} {step['b']:+.4f} logit p), on "
+                f"calibration {i}: sigmoid(a + b logit p), a b by position {ab}; on "
                 f"{step['nils']} BIS nils (made {step['made']}, predicted "
                 f"{step['mean_probability']:.1%}) in {src.get('games')} games "
                 f"{src.get('ns')} vs {src.get('ew')}, seed {src.get('seed')}"
