@@ -9,7 +9,8 @@ then chooses a goal (appendix D.2) in this order:
 2. partner bid nil and is not set: cover it, never abandoning it (SRP as in
    the paper): win over partner's card, play high before partner, and lead
    the card least likely to force partner over it (:func:`cover_risk`, from
-   the voids shown and the cards partner may still hold), high within its suit;
+   the voids shown, the cards partner may still hold and those its nil play
+   showed it does not hold), high within its suit;
 3. an opponent bid nil and is not set: set it (lead low where the niler must
    follow, play under it, never overtake it), unless our own contract is in
    danger or the niler cannot be forced any more: then fight for tricks to set
@@ -34,9 +35,9 @@ import random
 from collections.abc import Sequence
 
 from game.engine.actions import Play
-from game.engine.cards import JACK, SPADE_MASK, SPADES, SUIT_MASKS, Card
+from game.engine.cards import JACK, SPADE_MASK, SPADES, SUIT_MASKS, Card, Hand, Seat
 from game.engine.round_types import RoundType, round_type
-from game.engine.tricks import ABOVE, BELOW, beaters, beats
+from game.engine.tricks import ABOVE, BEATERS, BELOW, beaters, beats
 from game.engine.view import SeatView
 
 from .base import Player
@@ -47,10 +48,11 @@ SIDE_MASK = ~SPADE_MASK
 FIGHTING_TYPES = (RoundType.OVER, RoundType.FOURTEEN, RoundType.STRONG_OVER)
 # How much likelier a nil bidder is to hold a card than a seat chosen at random,
 # by card (a side suit's 2..A, then the spades' 2..A): nil hands are low and
-# short in spades. Rounded from the dealt hands of 162 BIS nils in BIS+SRP
-# self-play (docs/bots.md, "SRP's nil cover").
-_SIDE_NILER = (1.35, 1.4, 1.45, 1.25, 1.15, 1.2, 1.15, 1.2, 1.15, 1.0, 0.85, 0.8, 0.7)
-_SPADE_NILER = (0.7, 0.7, 0.7, 0.7, 0.9, 0.8, 1.05, 0.9, 0.55, 0.5, 0.25, 0.05, 0.0)
+# short in spades. Rounded from the dealt hands of 8,750 nils of BIS (with
+# Big 5 / Big 6 and the calibrated curves) against RB, seed 5 (docs/bots.md,
+# "SRP's nil cover").
+_SIDE_NILER = (1.3, 1.3, 1.35, 1.3, 1.3, 1.25, 1.2, 1.15, 1.1, 1.0, 0.9, 0.8, 0.7)
+_SPADE_NILER = (0.85, 0.85, 0.85, 0.85, 0.8, 0.8, 0.8, 0.75, 0.65, 0.55, 0.35, 0.1, 0.0)
 NILER_HOLDS = _SIDE_NILER * 3 + _SPADE_NILER
 
 
@@ -187,7 +189,7 @@ class SRP(Player):
         p = k.partner
         pos = k.position
         if pos == 0:
-            return self._lead_cover(k, legal, view.hand_counts)
+            return self._lead_cover(view, k, legal)
         partner_index = (p - k.leader) & 3
         wc = k.win_card
         if partner_index < pos:
@@ -210,10 +212,13 @@ class SRP(Player):
                 return lowest(trumps)
         return -1
 
-    def _lead_cover(self, k: Knowledge, legal: int, counts: tuple[int, ...]) -> Card:
+    def _lead_cover(self, view: SeatView, k: Knowledge, legal: int) -> Card:
         """Lead so the niling partner can play under: the lead least likely to force
-        partner over it (:func:`cover_risk`), then the suit whose top card has the
-        fewest unseen cards over it."""
+        partner over it (:func:`cover_risk`, with the cards partner's nil play
+        showed it does not hold), then the suit whose top card has the fewest
+        unseen cards over it."""
+        counts = view.hand_counts
+        shown = nil_shown(view, k.partner)
         best, best_key = -1, None
         for s in range(4):
             cards = legal & SUIT_MASKS[s]
@@ -222,7 +227,7 @@ class SRP(Player):
             top = highest(cards)
             over = (k.unseen & ABOVE[top]).bit_count()
             partner_void = k.void_in(k.partner, s)
-            risk = cover_risk(k, top, counts)
+            risk = cover_risk(k, top, counts, shown)
             key = (risk, over, not partner_void, s == SPADES, -_rank(top))
             if best_key is None or key < best_key:
                 best, best_key = top, key
@@ -470,13 +475,46 @@ class SRP(Player):
         return highest(legal) if last else lowest(legal)
 
 
-def cover_risk(k: Knowledge, card: Card, counts: Sequence[int]) -> float:
+def nil_shown(view: SeatView, seat: Seat) -> Hand:
+    """The cards ``seat``, a nil bidder playing SRP's nil play (:meth:`SRP.nil_play`),
+    showed it does not hold before it took a trick. It leads the lowest card of
+    a suit (so none lower); following or discarding, it plays the highest card
+    that still loses (so none of its suit over it that would also lose); and
+    when every card of the led suit wins, it plays the lowest (the highest when
+    last), none of which would have lost."""
+    shown = 0
+    tricks = [(t.leader, t.cards, t.winner) for t in view.tricks]
+    for leader, cards, winner in [*tricks, (view.leader, tuple(view.trick), -1)]:
+        i = (seat - leader) & 3
+        if i < len(cards):
+            card = cards[i]
+            suit = SUIT_MASKS[card // 13]
+            win = cards[0]
+            for c in cards[1:i]:
+                if beats(c, win):
+                    win = c
+            losers = suit & ~BEATERS[win]
+            if i == 0:
+                shown |= BELOW[card]
+            elif not beats(card, win):
+                shown |= ABOVE[card] & losers
+            elif card // 13 == cards[0] // 13:
+                shown |= losers | (BELOW[card] if i < 3 else ABOVE[card])
+        if winner == seat:
+            break
+    return shown
+
+
+def cover_risk(k: Knowledge, card: Card, counts: Sequence[int], shown: Hand = 0) -> float:
     """The chance that a lead of ``card`` forces the niling partner over it: partner
     holds a higher card of the suit and no lower one.
 
-    Each unseen card is taken to be partner's with partner's share of the cards
-    of the seats that may hold it (a seat known void in the suit holds none of
-    it), independently. So a card whose higher cards are all known to be
+    Each unseen card partner may hold (not in a suit it showed void, not one
+    its nil play showed it does not hold: ``shown``, :func:`nil_shown`) is
+    taken to be partner's independently, with partner's share of the cards of
+    the seats that may hold it (a seat known void in the suit holds none of
+    it), weighted by ``NILER_HOLDS`` and scaled so that partner's cards add up
+    to the number it holds. So a card whose higher cards are all known to be
     partner's (both opponents showed void) and with no lower card partner may
     hold scores 1: it can only win the trick for partner; a boss, or a suit
     partner cannot follow, scores 0.
@@ -484,11 +522,24 @@ def cover_risk(k: Knowledge, card: Card, counts: Sequence[int]) -> float:
     suit = card // 13
     partner = k.partner
     opponents = k.possible((k.seat + 1) & 3) | k.possible((k.seat + 3) & 3)
+    # A card only partner can hold stays partner's whatever its play showed.
+    mine = k.possible(partner) & ~(shown & opponents)
 
     def share(s: int) -> float:
         """Partner's share of the unseen cards of suit ``s``."""
         total = sum(counts[o] for o in range(4) if o != k.seat and not k.void_in(o, s))
         return counts[partner] / total if total else 0.0
+
+    # Scale the weights so that partner's cards add up to its hand.
+    weight = 0.0
+    m = mine & opponents
+    while m:
+        low = m & -m
+        m ^= low
+        c = low.bit_length() - 1
+        weight += share(c // 13) * NILER_HOLDS[c]
+    sure = (mine & ~opponents).bit_count()
+    scale = max(0.0, counts[partner] - sure) / weight if weight > 0.0 else 1.0
 
     def none_of(cards: int) -> float:
         """P(partner holds none of ``cards``)."""
@@ -499,10 +550,9 @@ def cover_risk(k: Knowledge, card: Card, counts: Sequence[int]) -> float:
             c = low.bit_length() - 1
             if not low & opponents:
                 return 0.0  # a card only partner can hold
-            p *= 1.0 - min(1.0, share(c // 13) * NILER_HOLDS[c])
+            p *= 1.0 - min(1.0, share(c // 13) * NILER_HOLDS[c] * scale)
         return p
 
-    mine = k.possible(partner)
     if k.void_in(partner, suit):
         # Partner discards, unless it holds nothing but spades: then it must trump.
         if suit == SPADES or not mine & SPADE_MASK:

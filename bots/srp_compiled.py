@@ -56,7 +56,9 @@ WON, DONE, BIDS, NIL_ALLOWED, COUNT_NIL = 45, 49, 50, 54, 55
 # sure takes (-1 until asked) and each partnership's tricks still needed.
 SEAT, HAND, UNSEEN, SURE, NEED = 56, 57, 58, 59, 60
 TWO_CLUBS = 62  # the rules' first lead is the two of clubs
-STATE_SIZE = 64
+# Per seat: the cards its nil play showed it does not hold (bots.srp.nil_shown).
+SHOWN = 64
+STATE_SIZE = 68
 
 WIN, LOSE = 1, -1
 SPADES = 3
@@ -259,6 +261,17 @@ def play_card(st, card):
             st[SIGNALS + seat] |= 1 << ls
     if (suit == ls or card >= 39) and card > st[SCAN_BEST]:
         st[SCAN_BEST] = card
+    if is_nil(st, seat) and st[WON + seat] == 0:
+        # bots.srp.nil_shown: what a nil bidder's play shows it does not hold.
+        if pos == 0:
+            st[SHOWN + seat] |= _BELOW[card]
+        else:
+            win = st[WIN_CARD]
+            losers = _SUIT[suit] & ~_BEATERS[win]
+            if not beats(card, win):
+                st[SHOWN + seat] |= _ABOVE[card] & losers
+            elif suit == ls:
+                st[SHOWN + seat] |= losers | (_BELOW[card] if pos < 3 else _ABOVE[card])
     if pos and beats(card, st[WIN_CARD]):
         st[WIN_CARD] = card
         st[WIN_SEAT] = seat
@@ -501,14 +514,14 @@ def partner_share(st, suit):
 
 
 @njit(cache=True)
-def none_of(st, cards, opponents):
+def none_of(st, cards, opponents, scale):
     p = 1.0
     while cards:
         c = _lowest(cards)
         cards &= cards - 1
         if not (opponents >> c) & 1:
             return 0.0
-        p *= 1.0 - min(1.0, partner_share(st, c // 13) * _NILER_HOLDS[c])
+        p *= 1.0 - min(1.0, partner_share(st, c // 13) * _NILER_HOLDS[c] * scale)
     return p
 
 
@@ -518,14 +531,24 @@ def cover_risk(st, card):
     me = st[SEAT]
     partner = me ^ 2
     opponents = possible(st, (me + 1) & 3) | possible(st, (me + 3) & 3)
-    mine = possible(st, partner)
+    mine = possible(st, partner) & ~(st[SHOWN + partner] & opponents)
+    weight = 0.0
+    m = mine & opponents
+    while m:
+        c = _lowest(m)
+        m &= m - 1
+        weight += partner_share(st, c // 13) * _NILER_HOLDS[c]
+    left = max(0.0, float(hand_count(st, partner) - popcount(mine & ~opponents)))
+    scale = left / weight if weight > 0.0 else 1.0
     if void_in(st, partner, suit):
         if suit == SPADES or not mine & _SPADE:
             return 0.0
-        return none_of(st, mine & _SIDE, opponents) * (1.0 - none_of(st, mine & _SPADE, opponents))
+        return none_of(st, mine & _SIDE, opponents, scale) * (
+            1.0 - none_of(st, mine & _SPADE, opponents, scale)
+        )
     unseen = mine & _SUIT[suit]
-    return (1.0 - none_of(st, unseen & _ABOVE[card], opponents)) * none_of(
-        st, unseen & _BELOW[card], opponents
+    return (1.0 - none_of(st, unseen & _ABOVE[card], opponents, scale)) * none_of(
+        st, unseen & _BELOW[card], opponents, scale
     )
 
 

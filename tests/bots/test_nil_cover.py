@@ -9,7 +9,7 @@ import random
 from bots.knowledge import Knowledge
 from bots.nil_sets import NilSetCounts, count_round, replay_game, set_nil_leader
 from bots.registry import make_bot
-from bots.srp import SRP, cover_risk
+from bots.srp import SRP, cover_risk, nil_shown
 from bots.tournament import TournamentConfig, play_game
 from game.engine.cards import SPADE_MASK, SUIT_MASKS, format_card, parse_card
 from game.engine.deal import deal_hands
@@ -63,6 +63,45 @@ def test_leads_a_risky_suit_before_a_sure_loser_with_fewer_cards_over_it() -> No
     r = position(hands, (4, 3, 0, 3), dealer=1, plays="2H 4C 3H 5C")
     assert r.to_act == 0 and not r.trick
     assert srp_plays(r) == "TC"
+
+
+def test_reads_what_the_niler_showed_it_does_not_hold() -> None:
+    # Dealer North: East leads 2D and South (nil) plays 9D, the lowest of its
+    # diamonds that all win: so it holds no diamond from 3D to 8D. North covers
+    # with JD and leads. South's diamonds left are over the nine: the queen
+    # forces its king. The hearts are safe (South plays under the eight). The
+    # old risk, blind to South's play, counted on the low diamonds and led QD.
+    hands = {
+        0: "JD QD 8H 7H 6H 2S 3S 4S 5S 6S 7S 8S 9S",
+        1: "2D 4D 5D 6D AD 4H 5H TS JS QS KS AS JC",
+        2: "9D KD 2H 3H 2C 3C 4C 5C 6C 7C 8C 9C TC",
+        3: "3D 7D 8D TD 9H TH JH QH KH AH QC KC AC",
+    }
+    r = position(hands, (4, 3, 0, 3), dealer=0, plays="2D 9D 3D JD")
+    assert r.to_act == 0 and not r.trick
+    view = view_of(r)
+    shown = nil_shown(view, 2)
+    assert [format_card(c) for c in range(52) if shown >> c & 1] == [
+        "2D", "3D", "4D", "5D", "6D", "7D", "8D"
+    ]  # fmt: skip
+    k = Knowledge(view)
+    qd, eh = parse_card("QD"), parse_card("8H")
+    assert cover_risk(k, qd, view.hand_counts) < cover_risk(k, eh, view.hand_counts)
+    assert cover_risk(k, qd, view.hand_counts, shown) > cover_risk(k, eh, view.hand_counts, shown)
+    assert srp_plays(r) == "8H"
+
+
+def test_nil_shown_reads_a_niler_playing_under_and_discarding() -> None:
+    # South (nil) plays 5H under East's QH: it holds no heart from 6H to JH.
+    # Then, void in clubs, it discards 8D: no diamond over it (all would lose).
+    hands = {1: "QH 2C", 2: "4H 5H 2D 3D 4D 5D 6D 7D 8D 2S 3S 4S 5S", 3: "3H 3C", 0: "2H AC"}
+    r = position(hands, (3, 3, 0, 3), dealer=0, plays="QH 5H 3H 2H 2C 8D 3C AC")
+    view = view_of(r)
+    shown = nil_shown(view, 2) & ~Knowledge(view).played
+    hearts = [format_card(c) for c in range(26, 39) if shown >> c & 1]
+    diamonds = [format_card(c) for c in range(13, 26) if shown >> c & 1]
+    assert hearts == ["6H", "7H", "8H", "9H", "TH", "JH"]
+    assert diamonds == ["9D", "TD", "JD", "QD", "KD", "AD"]
 
 
 def test_covers_from_above_after_the_niler() -> None:
