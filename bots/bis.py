@@ -39,15 +39,15 @@ implemented):
   nil and a sum of bids (ours included) of at least 11 -> bid so the four bids
   sum to 14; else if the gap is under 20 points -> raise the bid by the tricks
   that make our projection win, at most 2; else, with a "risky but do-able"
-  nil hand (nilProb >= 0.5: as likely made as set, an expected nil score of at
-  least 0) -> nil. "We can win this round": our projection with the regular
-  bid reaches the goal and beats theirs; then in fourth seat we do not bid
-  nil, and if the bid one lower still wins (by more than 10 points, appendix
-  E) and two more bags stay under the bag limit, we bid one less. Ablation
-  options, not in the text: ``unknown_bid`` projects a bid not made yet as
-  that many tricks instead of 3; ``losing_goal`` bids a trick less and no nil
-  when a set would reach the losing goal, which the rules above otherwise
-  ignore.
+  nil hand (nilProb >= 0.4, an expected nil score of at least -20: the text
+  gives no number; see docs/bots.md for the ablations) -> nil. "We can win
+  this round": our projection with the regular bid reaches the goal and beats
+  theirs; then in fourth seat we do not bid nil, and if the bid one lower
+  still wins (by more than 10 points, appendix E) and two more bags stay
+  under the bag limit, we bid one less. Ablation options, not in the text:
+  ``unknown_bid`` projects a bid not made yet as that many tricks instead of
+  3; ``losing_goal`` bids a trick less and no nil when a set would reach the
+  losing goal, which the rules above otherwise ignore.
 - **Conventions** (``conventions=True``; assumes partner is BIS with the same
   option). The first of the partnership to bid reserves 6 when the
   partnership is more than 100 points behind and partner may bid blind nil
@@ -96,8 +96,10 @@ PREV_BIDS_CAP = 0.5
 VOID_NIL_FACTOR = 1.15
 NIL_THRESHOLD = 25.0
 BIG5_NIL_THRESHOLD = 0.0
-# G.1 (4)'s "risky but do-able" nil: as likely made as set (expected nil score >= 0).
-RISKY_NIL_PROBABILITY = 0.5
+# G.1 (4)'s "risky but do-able" nil (the text gives no number): nilProb >= 0.4,
+# an expected nil score of -20 or more. Measured against 0.3, 0.5 and no risky
+# nil in duplicate tournaments on two seeds (docs/bots.md, the x25 rows).
+RISKY_NIL_PROBABILITY = 0.4
 OPPONENT_NIL_CUT = 1.0  # appendix E: "subtracting a trick" (G.1 says 0.5)
 SMALL_GAP = 20
 UNKNOWN_BID = 3

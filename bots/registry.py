@@ -53,8 +53,10 @@ ABLATION_BIDDERS: dict[str, Callable[[], Bidder]] = {
     "BIS-EGhalf": lambda: make_bis("BIS-EGhalf", conventions=True, opponent_nil_cut=0.5),
     # no "risky but do-able" nil when the opponents win by 20 points or more
     "BIS-EGnoRisky": lambda: make_bis("BIS-EGnoRisky", conventions=True, risky_nil=None),
-    # the earlier cut-off of that nil: nilProb >= 0.4 (expected nil score >= -20)
-    "BIS-EGrisky40": lambda: make_bis("BIS-EGrisky40", conventions=True, risky_nil=0.4),
+    # that nil's cut-off a tenth higher or lower: nilProb >= 0.5 (as likely made as
+    # set) or >= 0.3, instead of 0.4
+    "BIS-EGrisky50": lambda: make_bis("BIS-EGrisky50", conventions=True, risky_nil=0.5),
+    "BIS-EGrisky30": lambda: make_bis("BIS-EGrisky30", conventions=True, risky_nil=0.3),
     # a bid not made yet projected as 0 tricks instead of 3
     "BIS-EGunk0": lambda: make_bis("BIS-EGunk0", conventions=True, unknown_bid=0),
     # the losing goal heeded: no nil and a trick less when a set would reach it
