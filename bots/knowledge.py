@@ -32,6 +32,15 @@ from game.engine.view import SeatView
 SUITSET_MASK: tuple[int, ...] = tuple(
     sum(SUIT_MASKS[s] for s in range(4) if bits >> s & 1) for bits in range(16)
 )
+# How much likelier a nil bidder is to hold a card than a seat chosen at random,
+# by card (a side suit's 2..A, then the spades' 2..A): nil hands are low and
+# short in spades. Rounded from the dealt hands of 8,750 nils of BIS (with
+# Big 5 / Big 6 and the calibrated curves) against RB, seed 5 (docs/bots.md,
+# "SRP's nil cover").
+_SIDE_NILER = (1.3, 1.3, 1.35, 1.3, 1.3, 1.25, 1.2, 1.15, 1.1, 1.0, 0.9, 0.8, 0.7)
+_SPADE_NILER = (0.85, 0.85, 0.85, 0.85, 0.8, 0.8, 0.8, 0.75, 0.65, 0.55, 0.35, 0.1, 0.0)
+NILER_HOLDS = _SIDE_NILER * 3 + _SPADE_NILER
+
 SIDE_SUITS_VOID = 0b0111  # a seat void in clubs, diamonds and hearts
 
 

@@ -229,7 +229,8 @@ class SIM(Bidder):
         self.deals = deals
         self.budget = budget  # seconds per bid instead of a deal count (None: deals)
         self.bis: BIS = make_bis("BIS", conventions=True)  # the registry's BIS
-        self.bot = Bot(self.bis, SRP())
+        # The playouts' SRP is the rule alone, as the compiled one (bots.srp_compiled).
+        self.bot = Bot(self.bis, SRP(cover_deals=0))
 
     # ----- the knowledge side ---------------------------------------------------
 

@@ -41,19 +41,13 @@ from game.engine.tricks import ABOVE, BEATERS, BELOW, beaters, beats
 from game.engine.view import SeatView
 
 from .base import Player
-from .knowledge import Knowledge, highest, lowest
+from .knowledge import NILER_HOLDS, Knowledge, highest, lowest
 
 WIN, LOSE = 1, -1
 SIDE_MASK = ~SPADE_MASK
 FIGHTING_TYPES = (RoundType.OVER, RoundType.FOURTEEN, RoundType.STRONG_OVER)
-# How much likelier a nil bidder is to hold a card than a seat chosen at random,
-# by card (a side suit's 2..A, then the spades' 2..A): nil hands are low and
-# short in spades. Rounded from the dealt hands of 8,750 nils of BIS (with
-# Big 5 / Big 6 and the calibrated curves) against RB, seed 5 (docs/bots.md,
-# "SRP's nil cover").
-_SIDE_NILER = (1.3, 1.3, 1.35, 1.3, 1.3, 1.25, 1.2, 1.15, 1.1, 1.0, 0.9, 0.8, 0.7)
-_SPADE_NILER = (0.85, 0.85, 0.85, 0.85, 0.8, 0.8, 0.8, 0.75, 0.65, 0.55, 0.35, 0.1, 0.0)
-NILER_HOLDS = _SIDE_NILER * 3 + _SPADE_NILER
+# Deals SRP samples to choose its lead when covering partner's nil (bots.nil_cover).
+COVER_DEALS = 64
 
 
 def _rank(card: Card) -> int:
@@ -64,6 +58,11 @@ class SRP(Player):
     """The strong rule-based player: stateless, deterministic, fast."""
 
     name = "SRP"
+
+    def __init__(self, cover_deals: int = COVER_DEALS) -> None:
+        # Deals sampled to choose a lead covering partner's nil (bots.nil_cover);
+        # 0: the rule alone, as the compiled SRP of the search playouts plays.
+        self.cover_deals = cover_deals
 
     def play(self, view: SeatView, rng: random.Random) -> int:
         legal = 0
@@ -213,13 +212,15 @@ class SRP(Player):
         return -1
 
     def _lead_cover(self, view: SeatView, k: Knowledge, legal: int) -> Card:
-        """Lead so the niling partner can play under: the lead least likely to force
-        partner over it (:func:`cover_risk`, with the cards partner's nil play
-        showed it does not hold), then the suit whose top card has the fewest
-        unseen cards over it."""
+        """Lead so the niling partner can play under, high within the suit. The rule:
+        the lead least likely to force partner over it (:func:`cover_risk`, with
+        the cards partner's nil play showed it does not hold), then the suit whose
+        top card has the fewest unseen cards over it. With ``cover_deals``, the
+        lead that set the nil in the fewest sampled deals comes first and the rule
+        breaks ties (:mod:`bots.nil_cover`)."""
         counts = view.hand_counts
         shown = nil_shown(view, k.partner)
-        best, best_key = -1, None
+        leads: dict[Card, tuple] = {}
         for s in range(4):
             cards = legal & SUIT_MASKS[s]
             if not cards:
@@ -228,10 +229,15 @@ class SRP(Player):
             over = (k.unseen & ABOVE[top]).bit_count()
             partner_void = k.void_in(k.partner, s)
             risk = cover_risk(k, top, counts, shown)
-            key = (risk, over, not partner_void, s == SPADES, -_rank(top))
-            if best_key is None or key < best_key:
-                best, best_key = top, key
-        return best
+            leads[top] = (risk, over, not partner_void, s == SPADES, -_rank(top))
+        if self.cover_deals and len(leads) > 1:
+            from .nil_cover import lead_sets  # compiled kernels: loaded when first needed
+
+            cards = list(leads)
+            sets = lead_sets(view, k, cards, shown, self.cover_deals)
+            for card, n in zip(cards, sets, strict=True):
+                leads[card] = (n, *leads[card])
+        return min(leads, key=leads.__getitem__)
 
     # ----- an opponent bid nil: set it ----------------------------------------------
 
@@ -553,8 +559,10 @@ def cover_risk(k: Knowledge, card: Card, counts: Sequence[int], shown: Hand = 0)
             p *= 1.0 - min(1.0, share(c // 13) * NILER_HOLDS[c] * scale)
         return p
 
-    if k.void_in(partner, suit):
-        # Partner discards, unless it holds nothing but spades: then it must trump.
+    if k.void_in(partner, suit) or not mine & SUIT_MASKS[suit]:
+        # Partner holds none of the suit (shown void, or no card of it is left
+        # that partner may hold): it discards, unless it holds nothing but
+        # spades: then it must trump.
         if suit == SPADES or not mine & SPADE_MASK:
             return 0.0
         return none_of(mine & SIDE_MASK) * (1.0 - none_of(mine & SPADE_MASK))

@@ -38,8 +38,7 @@ from game.engine.tricks import ABOVE, BEATERS, BELOW, Trick
 from game.engine.view import SeatView
 
 from .bits import high_bit, low_bit, popcount
-from .knowledge import SUITSET_MASK, _one_suit_whist
-from .srp import NILER_HOLDS
+from .knowledge import NILER_HOLDS, SUITSET_MASK, _one_suit_whist
 
 # ----- the state array's fields ------------------------------------------------------
 
@@ -540,7 +539,7 @@ def cover_risk(st, card):
         weight += partner_share(st, c // 13) * _NILER_HOLDS[c]
     left = max(0.0, float(hand_count(st, partner) - popcount(mine & ~opponents)))
     scale = left / weight if weight > 0.0 else 1.0
-    if void_in(st, partner, suit):
+    if void_in(st, partner, suit) or not mine & _SUIT[suit]:
         if suit == SPADES or not mine & _SPADE:
             return 0.0
         return none_of(st, mine & _SIDE, opponents, scale) * (

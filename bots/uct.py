@@ -237,7 +237,7 @@ class UCTSearch:
                 legal |= 1 << card
         self.legal = legal
         self.groups = root_choices(view, self.knowledge, legal)
-        self.srp = SRP()
+        self.srp = SRP(cover_deals=0)  # the playout policy: as the compiled SRP plays
         self.solver_calls = 0
         self.clock: Callable[[], float] = time.perf_counter
         bids = [b if b is not None else 0 for b in view.bids]
