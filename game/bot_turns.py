@@ -47,6 +47,7 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
+from redis.exceptions import RedisError
 
 from bots import solver_compiled
 from bots.registry import DEFAULT_BOT, make_bot
@@ -111,10 +112,16 @@ def stand_in_view(view: SeatView) -> SeatView:
 
 @turns.subscribe
 def play_turn(
-    table_id: int, seat: int, version: int, stand_in: bool = False, away: bool = False
+    table_id: int,
+    seat: int,
+    version: int,
+    stand_in: bool = False,
+    away: bool = False,
+    plain: bool = False,
 ) -> str:
     """Compute and submit the move of a bot (or a stand-in) at ``version``;
-    ``away``: the stand-in of a player marked away, unless they came back."""
+    ``away``: the stand-in of a player marked away, unless they came back;
+    ``plain``: :data:`PLAIN_BOT` moves instead of the seat's bot, at once."""
     table = Table.objects.filter(pk=table_id).first()
     if table is None or table.status != Table.Status.PLAYING or table.version != version:
         return STALE
@@ -138,13 +145,15 @@ def play_turn(
     if stand_in:
         view = stand_in_view(view)
     rng = bot_rng(table.seed, version, seat)
+    if plain:
+        bot_name = PLAIN_BOT
     bot = make_bot(bot_name)
-    bidder = bid_search.simulating_bidder(bot, view)
+    bidder = None if plain else bid_search.simulating_bidder(bot, view)
     if bidder is not None:  # SIM simulates its bid within the budget (game/bid_search.py)
         budget = bot_budget(table)
         where = (table_id, seat, version, stand_in, bot_name, view, rng)
         return bid_search.play_searched_bid(*where, bidder, budget, submit_reserve(budget))
-    searcher = _searcher(bot)
+    searcher = None if plain else _searcher(bot)
     if searcher is not None and searcher.needs_search(view):
         return _play_searched_turn(
             table_id, seat, version, stand_in, bot_name, view, rng, searcher, bot_budget(table)
@@ -318,6 +327,36 @@ DB_LOST = (OperationalError, InterfaceError)
 DB_RETRY = {"max_retries": 5, "countdown": 0.3}
 
 
+# A move task a worker died in is delivered again (acks_late and
+# task_reject_on_worker_lost, spadesite/settings.py). If the bot itself kills
+# the worker (a crash in compiled code, memory), that would go on for ever and
+# the table would wait: after MAX_DELIVERIES starts of one move the plain bot
+# (pure Python, no search) moves instead, and past twice that the task is
+# dropped with an error, so a broken table costs a few tries each time its key
+# expires (the sweeper sends the move again), not a loop of dying workers.
+MAX_DELIVERIES = 3
+PLAIN_BOT = "RB+WRP"
+DELIVERIES_KEY = "spades:move-starts:{}:{}:{}"
+DELIVERIES_TTL = 600  # seconds
+DROPPED = "dropped"
+
+
+def move_starts(table_id: int, seat: int, version: int) -> int:
+    """Count one more start of the move of ``seat`` at ``version``: how many
+    there have been (0 where no count is kept: the embedded default runs moves
+    in its own process, and with Redis gone the move is made as usual)."""
+    if not redis_clients.redis_url():
+        return 0
+    key = DELIVERIES_KEY.format(table_id, seat, version)
+    try:
+        client = redis_clients.sync_client()
+        starts = int(client.incr(key))
+        client.expire(key, DELIVERIES_TTL)
+    except RedisError:
+        return 0
+    return starts
+
+
 @shared_task(
     name=turns.ACT_TASK,
     acks_late=True,
@@ -342,6 +381,15 @@ def act(
             return STALE
         turns.schedule(turns.TurnPlan(table_id, seat, version, left, stand_in, away))
         return WAITING
+    starts = move_starts(table_id, seat, version)
+    if starts > 2 * MAX_DELIVERIES:
+        log.error("move of table %s seat %s at version %s dropped after %d starts",
+                  table_id, seat, version, starts)  # fmt: skip
+        return DROPPED
+    if starts > MAX_DELIVERIES:
+        log.error("move of table %s seat %s at version %s started %d times: %s moves",
+                  table_id, seat, version, starts, PLAIN_BOT)  # fmt: skip
+        return play_turn(table_id, seat, version, stand_in, away, plain=True)
     return play_turn(table_id, seat, version, stand_in, away)
 
 
