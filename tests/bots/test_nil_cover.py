@@ -7,10 +7,12 @@ from __future__ import annotations
 import random
 
 from bots.knowledge import Knowledge
+from bots.nil_cover import lead_sets
 from bots.nil_sets import NilSetCounts, count_round, replay_game, set_nil_leader
 from bots.registry import make_bot
 from bots.srp import SRP, cover_risk, nil_shown
 from bots.tournament import TournamentConfig, play_game
+from game.engine.actions import Play
 from game.engine.cards import SPADE_MASK, SUIT_MASKS, format_card, parse_card
 from game.engine.deal import deal_hands
 from game.engine.record import from_text
@@ -89,6 +91,41 @@ def test_reads_what_the_niler_showed_it_does_not_hold() -> None:
     assert cover_risk(k, qd, view.hand_counts) < cover_risk(k, eh, view.hand_counts)
     assert cover_risk(k, qd, view.hand_counts, shown) > cover_risk(k, eh, view.hand_counts, shown)
     assert srp_plays(r) == "8H"
+
+
+def test_the_sampled_deals_see_a_lead_that_only_the_niler_can_win() -> None:
+    # Issue 25's round at trick 7: every diamond West may lead forces East's ace.
+    r = issue_round(24)
+    view = view_of(r)
+    k = Knowledge(view)
+    legal = r.hands[3]
+    leads = [c for c in range(52) if legal >> c & 1 and c // 13 == 1]
+    assert leads and all(n == 64 for n in lead_sets(view, k, leads, nil_shown(view, 1), 64))
+
+
+def test_the_sampled_cover_is_a_function_of_the_view() -> None:
+    # At every coverer's lead of self-played rounds with a choice of suits: the
+    # same card whatever the random stream; the deals change some leads from
+    # the rule's (SRP with no deals, what the compiled SRP plays).
+    rule = SRP(cover_deals=0)
+    bot = make_bot("BIS+SRP")
+    checked = differ = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        r = RoundState(Rules(), dealer=seed % 4, hands=deal_hands(f"sampled-cover/{seed}"))
+        while r.phase is not Phase.DONE:
+            seat = r.to_act
+            covering = r.bids[seat ^ 2] == 0 and r.bids[seat] != 0 and not r.tricks_won[seat ^ 2]
+            view = view_for(r, seat)
+            if r.phase is Phase.PLAYING and not r.trick and covering:
+                suits = {a.card // 13 for a in view.legal_actions if isinstance(a, Play)}
+                if len(suits) > 1:
+                    card = srp.play(view, random.Random(1))
+                    assert srp.play(view, random.Random(2)) == card
+                    checked += 1
+                    differ += card != rule.play(view, random.Random(1))
+            r.apply(bot.act(view, rng))
+    assert checked > 20 and differ > 0
 
 
 def test_nil_shown_reads_a_niler_playing_under_and_discarding() -> None:
