@@ -5,6 +5,7 @@ the risk estimate checked against the real hands, and the nil-set audit."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 from bots.knowledge import Knowledge
 from bots.nil_cover import lead_sets
@@ -103,28 +104,34 @@ def test_the_sampled_deals_see_a_lead_that_only_the_niler_can_win() -> None:
     assert leads and all(n == 64 for n in lead_sets(view, k, leads, nil_shown(view, 1), 64))
 
 
-def test_the_sampled_cover_is_a_function_of_the_view() -> None:
-    # At every coverer's lead of self-played rounds with a choice of suits: the
-    # same card whatever the random stream; the deals change some leads from
-    # the rule's (SRP with no deals, what the compiled SRP plays).
-    rule = SRP(cover_deals=0)
+def cover_leads(label: str, rounds: int) -> Iterator[RoundState]:
+    """Every coverer's lead (its partner's nil standing) of ``rounds`` rounds
+    self-played by BIS+SRP."""
     bot = make_bot("BIS+SRP")
-    checked = differ = 0
-    for seed in range(40):
+    for seed in range(rounds):
         rng = random.Random(seed)
-        r = RoundState(Rules(), dealer=seed % 4, hands=deal_hands(f"sampled-cover/{seed}"))
+        r = RoundState(Rules(), dealer=seed % 4, hands=deal_hands(f"{label}/{seed}"))
         while r.phase is not Phase.DONE:
             seat = r.to_act
             covering = r.bids[seat ^ 2] == 0 and r.bids[seat] != 0 and not r.tricks_won[seat ^ 2]
-            view = view_for(r, seat)
             if r.phase is Phase.PLAYING and not r.trick and covering:
-                suits = {a.card // 13 for a in view.legal_actions if isinstance(a, Play)}
-                if len(suits) > 1:
-                    card = srp.play(view, random.Random(1))
-                    assert srp.play(view, random.Random(2)) == card
-                    checked += 1
-                    differ += card != rule.play(view, random.Random(1))
-            r.apply(bot.act(view, rng))
+                yield r
+            r.apply(bot.act(view_for(r, seat), rng))
+
+
+def test_the_sampled_cover_is_a_function_of_the_view() -> None:
+    # At every coverer's lead with a choice of suits: the same card whatever the
+    # random stream; the deals change some leads from the rule's (SRP with no
+    # deals, what the compiled SRP plays).
+    rule = SRP(cover_deals=0)
+    checked = differ = 0
+    for r in cover_leads("sampled-cover", 40):
+        view = view_of(r)
+        if len({a.card // 13 for a in view.legal_actions if isinstance(a, Play)}) > 1:
+            card = srp.play(view, random.Random(1))
+            assert srp.play(view, random.Random(2)) == card
+            checked += 1
+            differ += card != rule.play(view, random.Random(1))
     assert checked > 20 and differ > 0
 
 
@@ -185,16 +192,8 @@ def test_cover_risk_agrees_with_the_real_hands() -> None:
     # At every coverer's lead of self-played rounds: a risk of 0 means the niler
     # cannot be forced over the card, a risk of 1 that it surely is.
     checked = [0, 0]
-    bot = make_bot("BIS+SRP")
-    for seed in range(60):
-        rng = random.Random(seed)
-        r = RoundState(Rules(), dealer=seed % 4, hands=deal_hands(f"nil-cover/{seed}"))
-        while r.phase is not Phase.DONE:
-            seat = r.to_act
-            covering = r.bids[seat ^ 2] == 0 and r.bids[seat] != 0 and not r.tricks_won[seat ^ 2]
-            if r.phase is Phase.PLAYING and not r.trick and covering:
-                _check_leads(r, checked)
-            r.apply(bot.act(view_for(r, seat), rng))
+    for r in cover_leads("nil-cover", 60):
+        _check_leads(r, checked)
     assert checked[0] > 20
 
 
