@@ -1,13 +1,12 @@
 """The bot driver: a bot's (or stand-in's) move computed and submitted, as Celery tasks.
 
 ``act(table_id, seat, version)`` is idempotent: it moves only if the table
-is still at ``version`` and ``seat`` is a bot (or a human whose turn timer
-ran out, for a stand-in), and it submits with ``expected_version=version``,
-so a task that runs twice, or late, is dropped as stale. ``game.turns``
-schedules it by task name; with ``SPADES_BOTS_IN_PROCESS`` (the embedded
-default) :func:`play_turn`, which this module subscribes to ``game.turns``,
-runs in ``game.runner``'s thread pool instead of a Celery worker. The bots
-themselves (``bots/``) see only the seat's view and never the database.
+is still at ``version`` and ``seat`` is a bot (or a stand-in's human), and
+submits with ``expected_version=version``, so a task that runs twice, or
+late, is dropped as stale (one started too often: ``game.redelivery``).
+``game.turns`` schedules it by task name, or with ``SPADES_BOTS_IN_PROCESS``
+(the embedded default) runs :func:`play_turn` in ``game.runner``'s thread
+pool. The bots (``bots/``) see only the seat's view, never the database.
 
 A searching player (UCT) in its search phase must move within the bot time
 budget (:func:`bot_budget`, default 1 s, counted from the moment the move is
@@ -15,18 +14,15 @@ computed, after the pacing delay): ``play_turn`` first computes SRP's move as
 the fallback, then
 
 - in-process (the thread runner, or the inline runner of tests): searches
-  in the same call for what is left of the budget, less the time a submit
-  takes; an error in the search plays the fallback;
+  in the same call for what is left of the budget, less a submit's time; an
+  error in the search plays the fallback;
 - with Celery: sends the search as ``game.bot_turns.search`` to the ``search``
-  queue (soft and hard time limits from the budget, expiring at the
-  deadline) and schedules ``game.bot_turns.submit_fallback`` on the ``bots``
-  queue for just before the deadline. Both submit with the same
-  ``expected_version``: whichever arrives first is the move, the other is
-  dropped as stale. A search that fails, times out or starts too late
-  submits the fallback at once.
-
-A simulating bidder (SIM) bids the same way, in ``game.bid_search``, with
-BIS's bid as the fallback.
+  queue (time limits from the budget, expiring at the deadline) and schedules
+  ``game.bot_turns.submit_fallback`` on the ``bots`` queue for just before
+  the deadline. Both submit with the same ``expected_version``: the first is
+  the move, the other stale. A search that fails, times out or starts too
+  late submits the fallback at once. A simulating bidder (SIM) bids the same
+  way, in ``game.bid_search``, with BIS's bid as the fallback.
 
 Every searched move logs one line "search move ... source ... elapsed ..."
 (``source`` search or fallback; elapsed from the start of the move to the
@@ -47,12 +43,11 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
-from redis.exceptions import RedisError
 
 from bots import solver_compiled
 from bots.registry import DEFAULT_BOT, make_bot
 from bots.uct import UCT
-from game import bid_search, redis_clients, sweeper, turns
+from game import bid_search, redelivery, redis_clients, sweeper, turns
 from game.engine import view_for
 from game.engine.actions import Bid, Play
 from game.engine.state import Phase
@@ -71,6 +66,7 @@ NOT_DUE = "not_due"
 SEARCHING = "searching"  # the search went to the search queue; a fallback is scheduled
 FALLBACK = "fallback"  # the fallback move was submitted
 WAITING = "waiting"  # a long wait sent on in one more piece
+DROPPED = "dropped"  # a move that kept failing, left for a while (game.redelivery)
 
 SWEEP_TASK = "game.bot_turns.sweep_overdue"
 DEFAULT_BOT_BUDGET = 1.0  # seconds for a searching bot's move at a live table
@@ -119,9 +115,8 @@ def play_turn(
     away: bool = False,
     plain: bool = False,
 ) -> str:
-    """Compute and submit the move of a bot (or a stand-in) at ``version``;
-    ``away``: the stand-in of a player marked away, unless they came back;
-    ``plain``: :data:`PLAIN_BOT` moves instead of the seat's bot, at once."""
+    """Compute and submit the move of a bot (or a stand-in) at ``version``; ``away``: a
+    stand-in for a player marked away, unless back; ``plain``: game.redelivery's bot."""
     table = Table.objects.filter(pk=table_id).first()
     if table is None or table.status != Table.Status.PLAYING or table.version != version:
         return STALE
@@ -145,15 +140,14 @@ def play_turn(
     if stand_in:
         view = stand_in_view(view)
     rng = bot_rng(table.seed, version, seat)
-    if plain:
-        bot_name = PLAIN_BOT
+    bot_name = redelivery.PLAIN_BOT if plain else bot_name  # neither simulates nor searches
     bot = make_bot(bot_name)
-    bidder = None if plain else bid_search.simulating_bidder(bot, view)
+    bidder = bid_search.simulating_bidder(bot, view)
     if bidder is not None:  # SIM simulates its bid within the budget (game/bid_search.py)
         budget = bot_budget(table)
         where = (table_id, seat, version, stand_in, bot_name, view, rng)
         return bid_search.play_searched_bid(*where, bidder, budget, submit_reserve(budget))
-    searcher = None if plain else _searcher(bot)
+    searcher = _searcher(bot)
     if searcher is not None and searcher.needs_search(view):
         return _play_searched_turn(
             table_id, seat, version, stand_in, bot_name, view, rng, searcher, bot_budget(table)
@@ -327,36 +321,6 @@ DB_LOST = (OperationalError, InterfaceError)
 DB_RETRY = {"max_retries": 5, "countdown": 0.3}
 
 
-# A move task a worker died in is delivered again (acks_late and
-# task_reject_on_worker_lost, spadesite/settings.py). If the bot itself kills
-# the worker (a crash in compiled code, memory), that would go on for ever and
-# the table would wait: after MAX_DELIVERIES starts of one move the plain bot
-# (pure Python, no search) moves instead, and past twice that the task is
-# dropped with an error, so a broken table costs a few tries each time its key
-# expires (the sweeper sends the move again), not a loop of dying workers.
-MAX_DELIVERIES = 3
-PLAIN_BOT = "RB+WRP"
-DELIVERIES_KEY = "spades:move-starts:{}:{}:{}"
-DELIVERIES_TTL = 600  # seconds
-DROPPED = "dropped"
-
-
-def move_starts(table_id: int, seat: int, version: int) -> int:
-    """Count one more start of the move of ``seat`` at ``version``: how many
-    there have been (0 where no count is kept: the embedded default runs moves
-    in its own process, and with Redis gone the move is made as usual)."""
-    if not redis_clients.redis_url():
-        return 0
-    key = DELIVERIES_KEY.format(table_id, seat, version)
-    try:
-        client = redis_clients.sync_client()
-        starts = int(client.incr(key))
-        client.expire(key, DELIVERIES_TTL)
-    except RedisError:
-        return 0
-    return starts
-
-
 @shared_task(
     name=turns.ACT_TASK,
     acks_late=True,
@@ -381,16 +345,10 @@ def act(
             return STALE
         turns.schedule(turns.TurnPlan(table_id, seat, version, left, stand_in, away))
         return WAITING
-    starts = move_starts(table_id, seat, version)
-    if starts > 2 * MAX_DELIVERIES:
-        log.error("move of table %s seat %s at version %s dropped after %d starts",
-                  table_id, seat, version, starts)  # fmt: skip
+    verdict = redelivery.verdict(table_id, seat, version)
+    if verdict == redelivery.DROP:
         return DROPPED
-    if starts > MAX_DELIVERIES:
-        log.error("move of table %s seat %s at version %s started %d times: %s moves",
-                  table_id, seat, version, starts, PLAIN_BOT)  # fmt: skip
-        return play_turn(table_id, seat, version, stand_in, away, plain=True)
-    return play_turn(table_id, seat, version, stand_in, away)
+    return play_turn(table_id, seat, version, stand_in, away, verdict == redelivery.PLAIN)
 
 
 @shared_task(name="game.bot_turns.search", ignore_result=True)

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.utils import timezone
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from game import bot_turns, runner, sweeper, turns
+from game import bot_turns, redelivery, runner, sweeper, turns
 from game.engine import view_for
 from game.engine.actions import action_to_dict
 from game.matches import load_match
@@ -184,7 +184,7 @@ class _Starts:
         return self.counts[key]
 
     def expire(self, key: str, seconds: int) -> bool:
-        assert seconds == bot_turns.DELIVERIES_TTL
+        assert seconds == redelivery.STARTS_TTL
         return True
 
 
@@ -195,24 +195,24 @@ def test_a_bot_that_kills_its_worker_is_passed_over_for_the_plain_bot(
     # worker it runs in would have the table wait for ever and the workers die
     # in a loop. Its fourth start has the plain bot move.
     starts = _Starts()
-    monkeypatch.setattr(bot_turns.redis_clients, "redis_url", lambda: "redis://stand-in")
-    monkeypatch.setattr(bot_turns.redis_clients, "sync_client", lambda: starts)
+    monkeypatch.setattr(redelivery.redis_clients, "redis_url", lambda: "redis://stand-in")
+    monkeypatch.setattr(redelivery.redis_clients, "sync_client", lambda: starts)
     table = make_table("BBBB")
     plan = lost[0]  # the first bot's move
     real_make_bot = bot_turns.make_bot
 
     def dying(name: str) -> Any:
-        if name != bot_turns.PLAIN_BOT:
+        if name != redelivery.PLAIN_BOT:
             raise MemoryError("the worker dies in this bot")
         return real_make_bot(name)
 
     monkeypatch.setattr(bot_turns, "make_bot", dying)
-    for _ in range(bot_turns.MAX_DELIVERIES):
+    for _ in range(redelivery.MAX_STARTS):
         with pytest.raises(MemoryError):
             bot_turns.act(plan.table_id, plan.seat, plan.version)
     assert Table.objects.get(pk=table.pk).version == plan.version  # nothing moved
     match = load_match(Table.objects.get(pk=table.pk), plan.version)
-    expected = real_make_bot(bot_turns.PLAIN_BOT).act(
+    expected = real_make_bot(redelivery.PLAIN_BOT).act(
         view_for(match, plan.seat), bot_turns.bot_rng(table.seed, plan.version, plan.seat)
     )
     assert bot_turns.act(plan.table_id, plan.seat, plan.version) == bot_turns.MOVED
@@ -226,12 +226,12 @@ def test_a_move_that_keeps_failing_is_dropped_until_its_count_expires(
     monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
 ) -> None:
     starts = _Starts()
-    monkeypatch.setattr(bot_turns.redis_clients, "redis_url", lambda: "redis://stand-in")
-    monkeypatch.setattr(bot_turns.redis_clients, "sync_client", lambda: starts)
+    monkeypatch.setattr(redelivery.redis_clients, "redis_url", lambda: "redis://stand-in")
+    monkeypatch.setattr(redelivery.redis_clients, "sync_client", lambda: starts)
     table = make_table("BBBB")
     plan = lost[0]
-    key = bot_turns.DELIVERIES_KEY.format(plan.table_id, plan.seat, plan.version)
-    starts.counts[key] = 2 * bot_turns.MAX_DELIVERIES
+    key = redelivery.STARTS_KEY.format(plan.table_id, plan.seat, plan.version)
+    starts.counts[key] = 2 * redelivery.MAX_STARTS
     assert bot_turns.act(plan.table_id, plan.seat, plan.version) == bot_turns.DROPPED
     assert Table.objects.get(pk=table.pk).version == plan.version
     del starts.counts[key]  # expired: the sweeper's next send is a first start again
@@ -245,10 +245,10 @@ def test_without_redis_a_move_is_never_counted_or_dropped(
         def incr(self, key: str) -> int:
             raise RedisConnectionError("Redis is restarting")
 
-    monkeypatch.setattr(bot_turns.redis_clients, "redis_url", lambda: "redis://stand-in")
-    monkeypatch.setattr(bot_turns.redis_clients, "sync_client", Gone)
+    monkeypatch.setattr(redelivery.redis_clients, "redis_url", lambda: "redis://stand-in")
+    monkeypatch.setattr(redelivery.redis_clients, "sync_client", Gone)
     table = make_table("BBBB")
     plan = lost[0]
-    assert bot_turns.move_starts(plan.table_id, plan.seat, plan.version) == 0
+    assert redelivery.move_starts(plan.table_id, plan.seat, plan.version) == 0
     assert bot_turns.act(plan.table_id, plan.seat, plan.version) == bot_turns.MOVED
     assert Table.objects.get(pk=table.pk).version == plan.version + 1
