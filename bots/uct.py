@@ -63,7 +63,7 @@ from game.engine.state import Phase, RoundState
 from game.engine.tricks import BELOW, beats, winning_card
 from game.engine.view import SeatView, view_for
 
-from . import bidinfo, srp_compiled
+from . import bidinfo, srp_compiled, uct_compiled
 from .base import Player
 from .knowledge import Knowledge, lowest
 from .sampling import ImpossibleDeal, Sampler, WeightedSampler
@@ -82,6 +82,9 @@ DEFAULT_ITERATIONS: int | None = (
 )
 DEFAULT_C = 0.4  # UCB1 exploration constant, in units of reward_scale points
 DEFAULT_REWARD_SCALE = 100.0  # a reward is (points gap) / reward_scale
+# The compiled loop of remembered deals (bots.uct_compiled) looks at the clock
+# this often: a few hundred microseconds of iterations.
+CLOCK_EVERY = 256
 DEFAULT_SOLVER_K = 5  # solve exactly once every hand holds at most this many cards
 # How the unseen cards are dealt: "uniform" among the consistent deals, or
 # "bids": weighted by the bid-informed card-location table (bots.bidinfo).
@@ -261,6 +264,7 @@ class UCTSearch:
             self.rows = np.zeros((len(self.groups), srp_compiled.STATE_SIZE), dtype=np.int64)
             self.hands = np.zeros(4, dtype=np.int64)
             self.stream = np.zeros(1, dtype=np.uint64)
+        self.remembered: uct_compiled.Remembered | None = None
 
     def run(
         self,
@@ -288,6 +292,8 @@ class UCTSearch:
         rng = SplitMixRandom(seed)
         if len(choices) > 1 and self.root == "paired":
             n, samples = self._run_paired(rng, deadline, iterations, visits, totals)
+        elif len(choices) > 1 and self.compiled and self.memo is not None:
+            n = samples = self._run_remembered(choices, deadline, iterations, visits, totals)
         elif len(choices) > 1:
             while (iterations is None or n < iterations) and clock() < deadline:
                 card = self._select(choices, visits, totals, n)
@@ -345,6 +351,48 @@ class UCTSearch:
             n += len(choices)
             deals += 1
         return n, deals
+
+    def _run_remembered(
+        self,
+        choices: list[Card],
+        deadline: float,
+        iterations: int | None,
+        visits: dict[Card, int],
+        totals: dict[Card, float],
+    ) -> int:
+        """The UCB loop when every deal's value is remembered, compiled
+        (:mod:`bots.uct_compiled`): the same choices, deals and values as the
+        loop in :meth:`run`; the clock is read every ``CLOCK_EVERY`` iterations
+        and after each solve. Returns the iterations made."""
+        cards = np.array(choices, dtype=np.int64)
+        seen = np.zeros(len(choices), dtype=np.int64)
+        sums = np.zeros(len(choices), dtype=np.float64)
+        if self.remembered is None:  # kept between runs, as the memo is
+            self.remembered = uct_compiled.Remembered(self.kernel_sampler)
+        table = self.remembered
+        c, scale = float(self.c), float(self.reward_scale)
+        n = 0
+        while (iterations is None or n < iterations) and self.clock() < deadline:
+            stop = n + CLOCK_EVERY if iterations is None else min(iterations, n + CLOCK_EVERY)
+            n, j = table.run(self.stream, cards, seen, sums, n, stop, c, scale, self.hands)
+            if j < 0:
+                continue
+            srp_compiled.play_out_all(
+                self.template,
+                self.hands,
+                cards[j : j + 1],
+                self.solver_k,
+                self.rows,
+                self.sure_table,
+            )
+            gap = self._solve_row(self.rows[0].tolist())
+            table.add(choices[j], self.hands, gap)
+            seen[j] += 1
+            sums[j] += gap
+            n += 1
+        for j, card in enumerate(choices):
+            visits[card], totals[card] = int(seen[j]), float(sums[j])
+        return n
 
     def _select(
         self, choices: list[Card], visits: dict[Card, int], totals: dict[Card, float], n: int
