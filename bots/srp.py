@@ -10,7 +10,8 @@ then chooses a goal (appendix D.2) in this order:
    the paper): win over partner's card, play high before partner, and lead
    the card least likely to force partner over it (:func:`cover_risk`, from
    the voids shown, the cards partner may still hold and those its nil play
-   showed it does not hold), high within its suit;
+   showed it does not hold; checked on sampled deals, :mod:`bots.nil_cover`),
+   high within its suit;
 3. an opponent bid nil and is not set: set it (lead low where the niler must
    follow, play under it, never overtake it), unless our own contract is in
    danger or the niler cannot be forced any more: then fight for tricks to set
