@@ -62,10 +62,20 @@ ABLATION_BIDDERS: dict[str, Callable[[], Bidder]] = {
     # the losing goal heeded: no nil and a trick less when a set would reach it
     "BIS-EGlose": lambda: make_bis("BIS-EGlose", conventions=True, losing_goal=True),
 }
+
+
+def _named(player: Player, name: str) -> Player:
+    player.name = name
+    return player
+
+
 PLAYERS: dict[str, Callable[[], Player]] = {
     "Random": RandomPlayer,
     "WRP": WRP,
     "SRP": SRP,
+    # SRP whose lead covering partner's nil is the rule's alone, unchecked on
+    # sampled deals (bots.nil_cover): the ablation of that check.
+    "SRP-rule": lambda: _named(SRP(cover_deals=0), "SRP-rule"),
     # SRP until the last X tricks, then UCT (bots.uct.DEFAULT_BUDGET seconds a move);
     # UCT13 searches every trick of the round.
     **{f"UCT{x}": partial(UCT, x) for x in SEARCH_WINDOWS},
@@ -96,6 +106,7 @@ def player_title(player: str) -> str:
     """How a menu names a playing module: what it does, then its registry name."""
     titles = {
         "SRP": "Strong rule-based play",
+        "SRP-rule": "Strong rule-based play, nil cover by the rule alone",
         "WRP": "Weak rule-based play",
         "PIMC": "Sampled deals solved exactly, every trick",
         "QP": "Learned card values",
