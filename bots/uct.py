@@ -352,6 +352,14 @@ class UCTSearch:
             deals += 1
         return n, deals
 
+    @property
+    def remembered_count(self) -> int:
+        """How many (root card, deal) values the search has solved and kept: in the
+        compiled loop's table, or the memo."""
+        if self.remembered is not None:
+            return int(self.remembered.used[0])
+        return len(self.memo or ())
+
     def _run_remembered(
         self,
         choices: list[Card],
