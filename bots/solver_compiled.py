@@ -653,10 +653,13 @@ def warm_up() -> None:
 
     started = time.perf_counter()
     CompiledSolver().value(random_position(random.Random(0), 3))
-    from . import sampling_compiled, srp_compiled  # UCT's playout and deal kernels
+    # UCT's playout, deal and remembered-deal kernels (SRP's sampled cover uses
+    # the first two)
+    from . import sampling_compiled, srp_compiled, uct_compiled
 
     srp_compiled.warm_up()
     sampling_compiled.warm_up()
+    uct_compiled.warm_up()
     _warmed.set()
     logging.getLogger(__name__).info("%s in %.1f s", KERNELS_READY, time.perf_counter() - started)
 

@@ -178,3 +178,19 @@ class Remembered:
             if stopped != FULL:
                 return n, stopped
             self.grow()
+
+
+def warm_up() -> None:
+    """Compile or load the kernels (a searching process's start,
+    :func:`bots.solver_compiled.warm_up`): with either sampler, a miss, a stored
+    value and a grown table."""
+    args = (0, parse_hand("AS"), parse_hand("KS 2H 3H"), (1, 1, 1, 1), (0, 0, 0, 0))
+    for sampler in (Sampler(*args), WeightedSampler(*args)):
+        table = Remembered(CompiledSampler(sampler))
+        hands = np.zeros(4, dtype=np.int64)
+        choices = np.zeros(1, dtype=np.int64)
+        visits, totals = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.float64)
+        stream = np.zeros(1, dtype=np.uint64)
+        table.run(stream, choices, visits, totals, 0, 1, 0.4, 100.0, hands)
+        table.add(0, hands, 0.0)
+        table.grow()
