@@ -64,18 +64,10 @@ ABLATION_BIDDERS: dict[str, Callable[[], Bidder]] = {
 }
 
 
-def _named(player: Player, name: str) -> Player:
-    player.name = name
-    return player
-
-
 PLAYERS: dict[str, Callable[[], Player]] = {
     "Random": RandomPlayer,
     "WRP": WRP,
     "SRP": SRP,
-    # SRP whose lead covering partner's nil is the rule's alone, unchecked on
-    # sampled deals (bots.nil_cover): the ablation of that check.
-    "SRP-rule": lambda: _named(SRP(cover_deals=0), "SRP-rule"),
     # SRP until the last X tricks, then UCT (bots.uct.DEFAULT_BUDGET seconds a move);
     # UCT13 searches every trick of the round.
     **{f"UCT{x}": partial(UCT, x) for x in SEARCH_WINDOWS},
@@ -88,6 +80,12 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     "PIMC": PIMC,
     # The Four Hundred card-play value network, by fitted Q-iteration (bots.learned.qp).
     "QP": QP,
+}
+# Players for tournaments only, not in menus (as ABLATION_BIDDERS): SRP whose
+# lead covering partner's nil is the rule's alone, unchecked on sampled deals
+# (bots.nil_cover).
+ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
+    "SRP-rule": partial(SRP, cover_deals=0),
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"
@@ -106,7 +104,6 @@ def player_title(player: str) -> str:
     """How a menu names a playing module: what it does, then its registry name."""
     titles = {
         "SRP": "Strong rule-based play",
-        "SRP-rule": "Strong rule-based play, nil cover by the rule alone",
         "WRP": "Weak rule-based play",
         "PIMC": "Sampled deals solved exactly, every trick",
         "QP": "Learned card values",
@@ -139,13 +136,13 @@ def bot_groups() -> list[tuple[str, list[str]]]:
 def make_bot(name: str) -> Bot:
     """Build the bot called ``name`` ('BIDDER+PLAYER')."""
     bidder, sep, player = name.partition("+")
-    bidders = BIDDERS | ABLATION_BIDDERS
-    if not sep or bidder not in bidders or player not in PLAYERS:
+    bidders, players = BIDDERS | ABLATION_BIDDERS, PLAYERS | ABLATION_PLAYERS
+    if not sep or bidder not in bidders or player not in players:
         raise UnknownBot(
             f"unknown bot {name!r}: bidders are {', '.join(BIDDERS)}; "
             f"players are {', '.join(PLAYERS)}"
         )
-    made_bidder, made_player = bidders[bidder](), PLAYERS[player]()
+    made_bidder, made_player = bidders[bidder](), players[player]()
     # The registry name is the bot's name (BIS0 is the BIS class without curves).
     made_bidder.name, made_player.name = bidder, player
     return Bot(made_bidder, made_player)

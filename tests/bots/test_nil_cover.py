@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from bots.knowledge import Knowledge
 from bots.nil_cover import lead_sets
 from bots.nil_sets import NilSetCounts, count_round, replay_game, set_nil_leader
-from bots.registry import make_bot
+from bots.registry import bot_names, make_bot
 from bots.srp import SRP, cover_risk, nil_shown
 from bots.tournament import TournamentConfig, play_game
 from game.engine.actions import Play
@@ -222,3 +222,10 @@ def test_replayed_games_are_the_tournaments_games() -> None:
     # Every BIS nil carries the probability BIS bid it with, within 0..1.
     assert sum(cell[0] for cell in total.bins) == nils
     assert 0.0 < sum(cell[2] for cell in total.bins) / nils <= 1.0
+
+
+def test_the_rule_alone_is_a_tournament_player_not_offered_in_menus() -> None:
+    bot = make_bot("BIS+SRP-rule")
+    assert bot.name == "BIS+SRP-rule" and isinstance(bot.player, SRP)
+    assert bot.player.cover_deals == 0 and srp.cover_deals > 0
+    assert not any(name.endswith("+SRP-rule") for name in bot_names())
