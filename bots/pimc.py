@@ -39,7 +39,7 @@ from .knowledge import Knowledge
 from .sampling import ImpossibleDeal, Sampler, WeightedSampler
 from .solver import PointsObjective, Position
 from .solver_compiled import CompiledSolver
-from .uct import DEFAULT_BUDGET, SAMPLINGS, UCT, root_choices
+from .uct import DEFAULT_BUDGET, SAMPLINGS, UCT, root_choices, time_left
 
 # Tournaments: a fixed sample count (reproducible by seed), else the time budget.
 DEFAULT_SAMPLES: int | None = (
@@ -166,7 +166,9 @@ class PIMC(UCT):
     def play_within(self, view: SeatView, rng: random.Random, budget: float | None) -> int:
         """The best card on average over the sampled deals, within ``budget``
         seconds (None: the player's own budget, or its sample count alone); SRP's
-        card when not even one deal was solved for every choice."""
+        card when not even one deal was solved for every choice. The budget
+        counts from this call: setting the search up is part of it."""
+        started = time.perf_counter()
         settled = self.settled_card(view, rng)
         if settled is not None:
             return settled
@@ -178,7 +180,7 @@ class PIMC(UCT):
             return self.srp.play(view, rng)
         if len(search.groups) == 1:
             return next(iter(search.groups))
-        result = self.last_pimc = search.run(rng, budget, samples)
+        result = self.last_pimc = search.run(rng, time_left(budget, started), samples)
         if not result.samples:
             return self.srp.play(view, rng)
         return result.card

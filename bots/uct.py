@@ -536,6 +536,12 @@ def uct_search(
     return search.run(rng, budget, iterations)
 
 
+def time_left(budget: float | None, started: float) -> float | None:
+    """What is left of ``budget`` seconds counted from ``started`` (perf_counter);
+    None stays None (no time budget)."""
+    return None if budget is None else max(0.0, budget - (time.perf_counter() - started))
+
+
 class UCT(Player):
     """SRP until the last ``tricks`` tricks of the round, then determinized UCT.
 
@@ -615,7 +621,9 @@ class UCT(Player):
     def play_within(self, view: SeatView, rng: random.Random, budget: float | None) -> int:
         """:meth:`play` with the time budget of this move in seconds (None: the
         player's own budget). A live table passes what is left of its bot time
-        budget; if it ends before the search has tried every choice, SRP plays."""
+        budget; if it ends before the search has tried every choice, SRP plays.
+        The budget counts from this call: setting the search up is part of it."""
+        started = time.perf_counter()
         settled = self.settled_card(view, rng)
         if settled is not None:
             return settled
@@ -634,7 +642,7 @@ class UCT(Player):
             return self.srp.play(view, rng)
         if len(search.groups) == 1:
             return next(iter(search.groups))
-        result = self.last = search.run(rng, budget, iterations)
+        result = self.last = search.run(rng, time_left(budget, started), iterations)
         if not all(result.visits.values()):
             # The budget ran out before every choice was tried once (a live
             # table's time nearly spent): SRP's card, not an untried one.

@@ -5,10 +5,12 @@ from __future__ import annotations
 import random
 from collections import Counter
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from bots.knowledge import Knowledge
+from bots.pimc import PIMC, PIMCSearch
 from bots.registry import make_bot
 from bots.sampling import ImpossibleDeal, Sampler
 from bots.srp import SRP
@@ -223,6 +225,41 @@ def test_a_search_out_of_time_plays_srp(root: str) -> None:
     # With its iteration budget alone, it searches and plays the best card found.
     card = player.play_within(view, random.Random(4), None)
     assert player.last.samples > 0 and card == player.last.card
+
+
+@pytest.mark.parametrize("make_player", [lambda: UCT(13, iterations=26), lambda: PIMC(samples=4)])
+def test_the_budget_counts_from_the_call_setting_up_included(
+    make_player: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A live table's budget is the time to its deadline: building the search
+    # (sampler tables, the deal's setup) spends it too, so the search gets
+    # what is left. The clock moves only when the search is built.
+    now = [100.0]
+    fake_time = SimpleNamespace(perf_counter=lambda: now[0])
+    monkeypatch.setattr("bots.uct.time", fake_time)
+    monkeypatch.setattr("bots.pimc.time", fake_time)
+    budgets: list[float | None] = []
+    for search_class in (UCTSearch, PIMCSearch):
+        built, run = search_class.__init__, search_class.run
+
+        def slow_build(self: Any, *args: Any, _built: Any = built, **kwargs: Any) -> None:
+            _built(self, *args, **kwargs)
+            now[0] += 0.3
+
+        def spy(self: Any, rng: Any, budget: Any, count: Any, _run: Any = run) -> Any:
+            budgets.append(budget)
+            return _run(self, rng, None, count)  # the count alone: the fake clock stands still
+
+        monkeypatch.setattr(search_class, "__init__", slow_build)
+        monkeypatch.setattr(search_class, "run", spy)
+    r = played_round(5, stop_at_play=8)
+    view = view_for(r, r.to_act)
+    player = make_player()
+    player.play_within(view, random.Random(4), 1.0)
+    assert budgets == [pytest.approx(0.7)]
+    budgets.clear()
+    player.play_within(view, random.Random(4), 0.2)  # set-up outlasted the budget
+    assert budgets == [0.0]
 
 
 def test_search_needs_a_budget_and_the_seat_to_play() -> None:
