@@ -28,6 +28,7 @@ import os
 import random
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from game.engine.cards import Card, Hand
 from game.engine.state import Phase
@@ -36,10 +37,10 @@ from game.engine.view import SeatView
 
 from . import bidinfo
 from .knowledge import Knowledge
-from .sampling import ImpossibleDeal, Sampler, WeightedSampler
+from .sampling import Sampler, WeightedSampler
 from .solver import PointsObjective, Position
 from .solver_compiled import CompiledSolver
-from .uct import DEFAULT_BUDGET, SAMPLINGS, UCT, root_choices, time_left
+from .uct import DEFAULT_BUDGET, SAMPLINGS, UCT, root_choices
 
 # Tournaments: a fixed sample count (reproducible by seed), else the time budget.
 DEFAULT_SAMPLES: int | None = (
@@ -163,24 +164,17 @@ class PIMC(UCT):
         self.name = "PIMC" + ("u" if sampling == "uniform" else "")
         self.last_pimc: PIMCResult | None = None
 
-    def play_within(self, view: SeatView, rng: random.Random, budget: float | None) -> int:
-        """The best card on average over the sampled deals, within ``budget``
-        seconds (None: the player's own budget, or its sample count alone); SRP's
-        card when not even one deal was solved for every choice. The budget
-        counts from this call: setting the search up is part of it."""
-        started = time.perf_counter()
-        settled = self.settled_card(view, rng)
-        if settled is not None:
-            return settled
-        samples = self.samples if self.samples is not None else DEFAULT_SAMPLES
-        budget = self.time_budget(budget, samples)
-        try:
-            search = PIMCSearch(view, sampling=self.sampling)
-        except ImpossibleDeal:  # cannot happen from a real view; never fail a move for it
-            return self.srp.play(view, rng)
-        if len(search.groups) == 1:
-            return next(iter(search.groups))
-        result = self.last_pimc = search.run(rng, time_left(budget, started), samples)
-        if not result.samples:
-            return self.srp.play(view, rng)
-        return result.card
+    def search_count(self) -> int | None:
+        """The deals a search solves (None: the clock alone bounds it)."""
+        return self.samples if self.samples is not None else DEFAULT_SAMPLES
+
+    def new_search(self, view: SeatView) -> PIMCSearch:
+        return PIMCSearch(view, sampling=self.sampling)
+
+    def searched_card(
+        self, search: Any, rng: random.Random, budget: float | None, count: int | None
+    ) -> int | None:
+        """The best card on average over the sampled deals; None (SRP's card)
+        when not even one deal was solved for every choice."""
+        result = self.last_pimc = search.run(rng, budget, count)
+        return result.card if result.samples else None

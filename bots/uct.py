@@ -54,6 +54,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -621,30 +622,43 @@ class UCT(Player):
     def play_within(self, view: SeatView, rng: random.Random, budget: float | None) -> int:
         """:meth:`play` with the time budget of this move in seconds (None: the
         player's own budget). A live table passes what is left of its bot time
-        budget; if it ends before the search has tried every choice, SRP plays.
-        The budget counts from this call: setting the search up is part of it."""
+        budget; if it ends before the search has a card, SRP plays. The budget
+        counts from this call: setting the search up is part of it."""
         started = time.perf_counter()
         settled = self.settled_card(view, rng)
         if settled is not None:
             return settled
-        iterations = self.iterations if self.iterations is not None else DEFAULT_ITERATIONS
-        budget = self.time_budget(budget, iterations)
+        count = self.search_count()
+        budget = self.time_budget(budget, count)
         try:
-            search = UCTSearch(
-                view,
-                c=self.c,
-                solver_k=self.solver_k,
-                policy=self.policy,
-                sampling=self.sampling,
-                root=self.root,
-            )
+            search = self.new_search(view)
         except ImpossibleDeal:  # cannot happen from a real view; never fail a move for it
             return self.srp.play(view, rng)
         if len(search.groups) == 1:
             return next(iter(search.groups))
-        result = self.last = search.run(rng, time_left(budget, started), iterations)
-        if not all(result.visits.values()):
-            # The budget ran out before every choice was tried once (a live
-            # table's time nearly spent): SRP's card, not an untried one.
-            return self.srp.play(view, rng)
-        return result.card
+        card = self.searched_card(search, rng, time_left(budget, started), count)
+        return card if card is not None else self.srp.play(view, rng)
+
+    def search_count(self) -> int | None:
+        """The iterations a search may make (None: the clock alone bounds it)."""
+        return self.iterations if self.iterations is not None else DEFAULT_ITERATIONS
+
+    def new_search(self, view: SeatView) -> Any:
+        """The search of this move (it may raise :class:`ImpossibleDeal`)."""
+        return UCTSearch(
+            view,
+            c=self.c,
+            solver_k=self.solver_k,
+            policy=self.policy,
+            sampling=self.sampling,
+            root=self.root,
+        )
+
+    def searched_card(
+        self, search: Any, rng: random.Random, budget: float | None, count: int | None
+    ) -> int | None:
+        """The search's card, or None when the budget ran out before every
+        choice was tried once (a live table's time nearly spent): then SRP's
+        card, not an untried one."""
+        result = self.last = search.run(rng, budget, count)
+        return result.card if all(result.visits.values()) else None
