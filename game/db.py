@@ -222,6 +222,16 @@ async def run_steps_async(conn: psycopg.AsyncConnection[Any], steps: Steps[T]) -
         raise
 
 
+async def run_alone(conn: psycopg.AsyncConnection[Any], query: Query) -> Any:
+    """One statement as its own transaction (the connection is in autocommit):
+    one round trip; its value. Sent as :func:`run_steps_async` sends statements."""
+    cursor = psycopg.AsyncClientCursor(conn)
+    await cursor.execute(cursor.mogrify(query.sql, query.params))
+    result = cursor.pgresult
+    fetched = await cursor.fetchall() if result is not None and result.status == TUPLES_OK else []
+    return query.read(cursor.rowcount, fetched)
+
+
 async def _roll_back(conn: psycopg.AsyncConnection[Any]) -> None:
     """End a failed move's transaction block, if the connection still has one
     (a broken connection is dropped by the pool instead)."""

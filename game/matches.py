@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from game import rows
 from game.db import run_steps
 from game.engine import ActionError, IllegalAction, Match, Rules, action_from_dict
 from game.errors import CorruptLog
-from game.models import Table
+from game.models import Seat, Table
 
 CACHE_SIZE = 512
 TAIL = 8  # a cached version this close below the one asked for is replayed forward
@@ -32,11 +32,15 @@ TAIL = 8  # a cached version this close below the one asked for is replayed forw
 class Committed:
     """A table as a committed move left it. ``info`` (``game.frames.table_info``)
     is None when only the match is known (a replay): then no frame is served
-    from it."""
+    from it. ``table`` and ``seats``, the rows as the move left them, are kept
+    only by the process that committed it: its next move of the table may be a
+    quick one (``game.moves``). Never change them."""
 
     seed: str
     match: Match
     info: dict[str, Any] | None = None
+    table: Table | None = None
+    seats: Mapping[int, Seat] | None = None
 
 
 _cache: OrderedDict[tuple[int, int], Committed] = OrderedDict()

@@ -62,6 +62,10 @@ class Table(models.Model):
     # Server-side only: never in a view, an export or the admin.
     seed = models.CharField(max_length=64, default=new_match_seed, editable=False)
     version = models.PositiveIntegerField(default=0, help_text="actions applied so far")
+    # Seat changes during play that are not moves (a player leaves, comes back):
+    # a move made from the table and seats a process remembers checks it
+    # (game/moves.py, the quick move), so that it never acts on old seats.
+    seats_version = models.PositiveIntegerField(default=0, editable=False)
     invite_token = models.CharField(max_length=64, unique=True, default=new_invite_token)
     turn_seconds = models.PositiveSmallIntegerField(
         default=30, help_text="a human's time to act before a stand-in bot moves"

@@ -184,6 +184,26 @@ def _action_sql(columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {_quote(Action._meta.db_table)} ({names}) VALUES ({marks})"
 
 
+def _action_values(
+    table_pk: int,
+    version: int,
+    round_number: int,
+    seat: int,
+    action: dict[str, Any],
+    by_stand_in: bool,
+    now: datetime.datetime,
+) -> dict[str, Any]:
+    return {
+        "table_id": table_pk,
+        "version": version,
+        "round_number": round_number,
+        "seat": seat,
+        "action": _prep(Action, "action", action),
+        "created_at": _prep(Action, "created_at", now),
+        "by_stand_in": by_stand_in,
+    }
+
+
 def insert_action_query(
     table_pk: int,
     version: int,
@@ -194,16 +214,44 @@ def insert_action_query(
     now: datetime.datetime,
 ) -> Query:
     """Append one action to the table's log (the unique (table, version) guards it)."""
-    values = {
-        "table_id": table_pk,
-        "version": version,
-        "round_number": round_number,
-        "seat": seat,
-        "action": _prep(Action, "action", action),
-        "created_at": _prep(Action, "created_at", now),
-        "by_stand_in": by_stand_in,
-    }
+    values = _action_values(table_pk, version, round_number, seat, action, by_stand_in, now)
     return Query(_action_sql(tuple(values)), list(values.values()), no_value)
+
+
+@cache
+def _quick_move_sql(columns: tuple[str, ...]) -> str:
+    table, action = _quote(Table._meta.db_table), _quote(Action._meta.db_table)
+    names = ", ".join(_quote(name) for name in columns)
+    marks = ", ".join(["%s"] * len(columns))
+    return (
+        f"WITH swapped AS (UPDATE {table} "
+        f"SET {_quote('version')} = {_quote('version')} + 1, {_quote('turn_started_at')} = %s "
+        f"WHERE {_quote('id')} = %s AND {_quote('version')} = %s AND {_quote('status')} = %s "
+        f"AND {_quote('seats_version')} = %s RETURNING {_quote('id')}) "
+        f"INSERT INTO {action} ({names}) SELECT {marks} FROM swapped"
+    )
+
+
+def quick_move_query(
+    table: Table,
+    expected_version: int,
+    round_number: int,
+    seat: int,
+    action: dict[str, Any],
+    by_stand_in: bool,
+    now: datetime.datetime,
+) -> Query:
+    """A whole move as one statement (PostgreSQL): the version's compare-and-swap
+    and the action's INSERT, which inserts nothing unless the table is still
+    playing at ``expected_version`` with the seats of ``table.seats_version``.
+    Reads True when the move was made."""
+    values = _action_values(
+        table.pk, expected_version + 1, round_number, seat, action, by_stand_in, now
+    )
+    playing = Table.Status.PLAYING.value
+    swap = [_prep(Table, "turn_started_at", now), table.pk, expected_version, playing]
+    params = [*swap, table.seats_version, *values.values()]
+    return Query(_quick_move_sql(tuple(values)), params, lambda rowcount, _: rowcount == 1)
 
 
 @cache

@@ -177,7 +177,9 @@ def hand_over(table: Table | int | str, position: int) -> Seat:
     _check_position(position)
     pk = table if isinstance(table, int) else get_table(table).pk
     with transaction.atomic():
-        Table.objects.filter(pk=pk).update(version=F("version"))  # SQLite: the write lock first
+        # The write lock first (SQLite), and a seat change that a remembered
+        # table's quick move must notice (game/moves.py).
+        Table.objects.filter(pk=pk).update(seats_version=F("seats_version") + 1)
         locked = Table.objects.select_for_update().get(pk=pk)
         if locked.status != Table.Status.PLAYING:
             raise NotPlaying("the match is not being played")
@@ -211,8 +213,9 @@ def mark_back(table: Table | int | str, position: int) -> bool:
     pk = table if isinstance(table, int) else get_table(table).pk
     with transaction.atomic():
         # A write first, so that SQLite takes its write lock before any read
-        # (a read lock cannot be upgraded while a move holds the write lock).
-        Table.objects.filter(pk=pk).update(version=F("version"))
+        # (a read lock cannot be upgraded while a move holds the write lock);
+        # it is the seat change a remembered table's quick move must notice.
+        Table.objects.filter(pk=pk).update(seats_version=F("seats_version") + 1)
         locked = Table.objects.select_for_update().get(pk=pk)
         seat = Seat.objects.filter(table=locked, position=position, kind=Seat.Kind.HUMAN).first()
         if seat is None or not (seat.away or seat.played_for):

@@ -1,0 +1,143 @@
+"""Run in a manage.py shell on a scratch PostgreSQL database (test_quick_moves): one
+table of four guests played on the event loop's asyncio connections; counts how
+many moves were one statement (the quick move) and how many took the full path,
+and checks what the quick move must never do: act on an old version, an illegal
+action, or seats changed by another process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from typing import Any
+
+from game import db, frames, matches, moves, seating
+from game.engine import Play, Rules, view_for
+from game.errors import IllegalMove, StaleVersion
+from game.models import Action, Seat, Table
+
+RULES = Rules(winning_goal=10_000, losing_goal=-10_000).to_dict()
+counts = {"quick": 0, "refused": 0, "full": 0}
+
+run_alone, run_steps_async = db.run_alone, db.run_steps_async
+
+
+async def counted_alone(conn: Any, query: Any) -> Any:
+    made = await run_alone(conn, query)
+    counts["quick" if made else "refused"] += 1
+    return made
+
+
+async def counted_steps(conn: Any, steps: Any) -> Any:
+    counts["full"] += 1
+    return await run_steps_async(conn, steps)
+
+
+db.run_alone, db.run_steps_async = counted_alone, counted_steps
+
+
+def reset() -> None:
+    counts.update(quick=0, refused=0, full=0)
+
+
+def state(pk: int) -> tuple[int, int]:
+    table = Table.objects.get(pk=pk)
+    return table.version, Action.objects.filter(table=table).count()
+
+
+def to_act(pk: int) -> tuple[Table, int, Any]:
+    table = Table.objects.get(pk=pk)
+    match = matches.load_match(table)
+    return table, match.round.to_act, match
+
+
+async def move(pk: int, rng: random.Random) -> Any:
+    table, seat, match = await asyncio.to_thread(to_act, pk)
+    action = rng.choice(view_for(match, seat).legal_actions)
+    return await moves.submit_action_async(pk, seat, action, table.version)
+
+
+def checked_against_the_database(pk: int) -> tuple[bool, bool]:
+    """The remembered state of the table's version against the log replayed and
+    the rows read: (the views agree, the table's info agrees)."""
+    table = Table.objects.get(pk=pk)
+    entry = matches.cached(pk, table.version)
+    assert entry is not None and entry.info is not None
+    matches.clear_cache()
+    replayed = matches.load_match(table)
+    views = all(view_for(replayed, s) == view_for(entry.match, s) for s in range(4))
+    seats = {s.position: s for s in Seat.objects.filter(table=table).select_related("user")}
+    return views, frames.table_info(table, seats) == entry.info
+
+
+async def main() -> dict[str, Any]:
+    rng = random.Random(5)
+    out: dict[str, Any] = {}
+    table = await asyncio.to_thread(seating.create_table, rules=RULES, stand_in_bots=True)
+    for position in range(4):
+        await asyncio.to_thread(seating.take_seat, table, position, guest_id=f"q{position}",
+                                guest_name=f"Q{position}")  # fmt: skip
+    await asyncio.to_thread(seating.start_table, table)
+    pk = table.pk
+
+    # 1. A whole round: the first move and the round's last card in full.
+    while not (await move(pk, rng)).round_over:
+        pass
+    out["first_round"] = {"quick": counts["quick"], "full": counts["full"]}
+    out["first_round_actions"] = await asyncio.to_thread(
+        lambda: Action.objects.filter(table_id=pk, round_number=1).count()
+    )
+
+    # 2. An old version and an illegal card: refused, nothing changed.
+    while True:  # into the cards of round 2
+        table, seat, match = await asyncio.to_thread(to_act, pk)
+        if isinstance(view_for(match, seat).legal_actions[0], Play):
+            break
+        await move(pk, rng)
+    before = await asyncio.to_thread(state, pk)
+    legal = view_for(match, seat).legal_actions
+    try:
+        await moves.submit_action_async(pk, seat, legal[0], table.version - 1)
+        out["stale"] = "accepted"
+    except StaleVersion:
+        same = await asyncio.to_thread(state, pk) == before
+        out["stale"] = "refused, nothing changed" if same else "refused, changed"
+    foreign = next(c for c in range(52) if not match.round.hands[seat] >> c & 1)
+    try:
+        await moves.submit_action_async(pk, seat, Play(seat, foreign), table.version)
+        out["illegal"] = "accepted"
+    except IllegalMove:
+        same = await asyncio.to_thread(state, pk) == before
+        out["illegal"] = "refused, nothing changed" if same else "refused, changed"
+
+    # 3. Another process hands a seat to a bot: the next move's one statement
+    #    changes nothing, the full path makes it with the new seats; then quick again.
+    while True:
+        table, seat, match = await asyncio.to_thread(to_act, pk)
+        if len(match.round.trick) <= 1:
+            break
+        await move(pk, rng)
+    leaver = (seat + 2) % 4
+    await asyncio.to_thread(seating.hand_over, pk, leaver)
+    reset()
+    await move(pk, rng)
+    entry = matches.cached(pk, (await asyncio.to_thread(state, pk))[0])
+    bot_seen = (
+        entry is not None
+        and entry.seats is not None
+        and (entry.seats[leaver].kind == Seat.Kind.BOT)
+    )
+    refused = counts["refused"]
+    reset()
+    await move(pk, rng)
+    out["after_hand_over"] = {
+        "quick_refused": refused,
+        "bot_seen": bot_seen,
+        "then_quick": counts == {"quick": 1, "refused": 0, "full": 0},
+    }
+    views, info = await asyncio.to_thread(checked_against_the_database, pk)
+    out["log_replays"], out["frames_equal"] = views, info
+    return out
+
+
+print(json.dumps(asyncio.run(main())))

@@ -1,0 +1,145 @@
+"""The quick move: a move made from the table and seats this process's last move
+of the table left, saved by one statement (``game.moves``, ``game.move_step.quick_step``,
+``rows.quick_move_query``).
+
+It must make exactly the move the full path makes, and fall back to the full
+path whenever the remembered rows may be old: another process moved, a seat
+changed, a round ends, the action is refused."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from game import matches, move_step, moves, runner, seating, stackprocs
+from game.engine import Bid, Rules, view_for
+from game.models import Table
+from tests import services
+from tests.server.helpers import make_table
+
+SCRIPT = Path(__file__).with_name("quick_moves_pg_script.py")
+LONG = Rules(winning_goal=10_000, losing_goal=-10_000)
+
+
+def remembered(table: Table) -> matches.Committed:
+    table.refresh_from_db()
+    entry = matches.cached(table.pk, table.version)
+    assert entry is not None and entry.table is not None and entry.seats is not None
+    return entry
+
+
+def full_step(table: Table, seat: int, action: Any, by_stand_in: bool = False) -> move_step.Outcome:
+    """Step 2 as the full path runs it: on the rows read from the database."""
+    table = Table.objects.get(pk=table.pk)
+    now = timezone.now()
+    table.version, table.turn_started_at = table.version + 1, now
+    seats = {s.position: s for s in table.seats.select_related("user")}
+    match = matches.load_match(table, table.version - 1).copy()
+    return move_step.step(move_step.Loaded(table, seats, match), seat, action, by_stand_in, now)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_quick_step_is_the_full_step_until_a_round_ends(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", rules=LONG)
+    rng = random.Random(3)
+    quick = declined = 0
+    while True:
+        table.refresh_from_db()
+        entry = remembered(table) if table.version else None
+        match = matches.load_match(table)
+        seat = match.round.to_act
+        action = rng.choice(view_for(match, seat).legal_actions)
+        if entry is not None:
+            now = timezone.now()
+            got = move_step.quick_step(entry, seat, action, table.version, False, now)
+            want = full_step(table, seat, action)
+            if got is None:
+                declined += 1
+                assert want.round_row is not None  # the round's last card: its record
+            else:
+                quick += 1
+                assert got.result == want.result and got.match.version == want.match.version
+                assert got.seats == want.seats and got.round_row is None
+                assert view_for(got.match, seat) == view_for(want.match, seat)
+        result = moves.submit_action(table.pk, seat, action, table.version)
+        if result.round_over:
+            break
+    assert quick >= 50 and declined == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_quick_step_declines_what_the_full_path_must_decide(
+    live: runner.InlineRunner,
+) -> None:
+    table = make_table("HHHH", rules=LONG)
+    match = matches.load_match(table)
+    seat = match.round.to_act
+    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], 0)
+    entry = remembered(table)
+    now = timezone.now()
+    seat = entry.match.round.to_act
+    legal = view_for(entry.match, seat).legal_actions
+    # A bid out of turn: the engine refuses it, and the full path says why.
+    out_of_turn = Bid((seat + 1) % 4, 3)
+    assert move_step.quick_step(entry, (seat + 1) % 4, out_of_turn, 1, False, now) is None
+    # A stand-in's move marks the seat away (a seat row to write): the full path.
+    assert move_step.quick_step(entry, seat, legal[0], 1, True, now) is None
+    # The player's own move: quick, and the remembered rows are not changed.
+    before = (entry.table.version, entry.table.turn_started_at)
+    outcome = move_step.quick_step(entry, seat, legal[0], 1, False, now)
+    assert outcome is not None and outcome.table.version == 2
+    assert (entry.table.version, entry.table.turn_started_at) == before
+    assert entry.match.version == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_seat_changes_in_play_count_in_the_seats_version(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH", rules=LONG, stand_in_bots=True)
+    assert table.seats_version == 0
+    # A stand-in moves for North (away), North comes back, then leaves the match.
+    match = matches.load_match(table)
+    north = match.round.to_act
+    moves.submit_action(table.pk, north, view_for(match, north).legal_actions[0], 0,
+                        by_stand_in=True)  # fmt: skip
+    assert seating.mark_back(table.pk, north)
+    table.refresh_from_db()
+    assert table.seats_version == 1
+    seating.hand_over(table.pk, north)
+    table.refresh_from_db()
+    assert table.seats_version == 2
+
+
+@pytest.fixture
+def database_url() -> Iterator[str]:
+    admin_url = services.postgres_url()
+    name, url = stackprocs.create_scratch_database(admin_url, "spades_quick")
+    try:
+        yield url
+    finally:
+        stackprocs.drop_database(admin_url, name)
+
+
+@pytest.mark.stack
+def test_on_postgresql_one_statement_a_move_and_the_full_path_when_rows_are_old(
+    database_url: str,
+) -> None:
+    env = stackprocs.stack_env(database_url, None)
+    stackprocs.manage(env, "migrate", "-v0")
+    out = stackprocs.manage(env, "shell", "-c", SCRIPT.read_text(), timeout=300)
+    result = json.loads(out.strip().splitlines()[-1])
+    # A round of 52 cards and 4 bids: the first move and the last card take the
+    # full path, every other one statement.
+    assert result["first_round"] == {"quick": 54, "full": 2}, result
+    assert result["stale"] == result["illegal"] == "refused, nothing changed", result
+    assert result["after_hand_over"] == {
+        "quick_refused": 1,
+        "bot_seen": True,
+        "then_quick": True,
+    }, result
+    assert result["log_replays"] and result["frames_equal"], result
