@@ -32,19 +32,29 @@ TAIL = 8  # a cached version this close below the one asked for is replayed forw
 class Committed:
     """A table as a committed move left it. ``info`` (``game.frames.table_info``)
     is None when only the match is known (a replay): then no frame is served
-    from it. ``table`` and ``seats``, the rows as the move left them, are kept
-    only by the process that committed it: its next move of the table may be a
-    quick one (``game.moves``). Never change them."""
+    from it."""
 
     seed: str
     match: Match
     info: dict[str, Any] | None = None
-    table: Table | None = None
-    seats: Mapping[int, Seat] | None = None
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A table's row and its seats as a move of this process read or left them,
+    for the quick move (``game.moves``). Between moves only the version, the
+    turn clock and the status change, and a change to any seat adds to
+    ``table.seats_version``: the quick move's statement checks all three, so
+    rows of an earlier version serve while the seats are unchanged. Never
+    change them."""
+
+    table: Table
+    seats: Mapping[int, Seat]
 
 
 _cache: OrderedDict[tuple[int, int], Committed] = OrderedDict()
 _latest: dict[int, int] = {}  # the newest version of each table remembered here
+_rows: OrderedDict[int, Rows] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -52,6 +62,20 @@ def clear_cache() -> None:
     with _lock:
         _cache.clear()
         _latest.clear()
+        _rows.clear()
+
+
+def remember_rows(table_pk: int, rows: Rows) -> None:
+    with _lock:
+        _rows[table_pk] = rows
+        _rows.move_to_end(table_pk)
+        while len(_rows) > CACHE_SIZE:
+            _rows.popitem(last=False)
+
+
+def remembered_rows(table_pk: int) -> Rows | None:
+    with _lock:
+        return _rows.get(table_pk)
 
 
 def remember(table_pk: int, entry: Committed) -> None:

@@ -189,6 +189,7 @@ def step(
     seat_change = _away_change(seats.get(seat), action_dict, by_stand_in)
     if seat_change is not None:
         seats = {**seats, seat: seat_change}
+        table.seats_version += 1  # as save_steps writes it
     result = SubmitResult(
         table_id=table.pk,
         version=match.version,
@@ -204,26 +205,24 @@ def step(
 
 
 def quick_step(
-    entry: matches.Committed,
+    match: Match,
+    known: matches.Rows,
     seat: int,
     action: EngineAction,
-    expected_version: int,
     by_stand_in: bool,
     now: datetime,
 ) -> Outcome | None:
-    """Step 2 on the table and seats that this process's last move of the table
-    left (``entry``), for a move saved by one statement (``rows.quick_move_query``).
+    """Step 2 for the quick move (``rows.quick_move_query``): on ``match``, a
+    committed state, and the table and seats this process ``known``s.
     None when the move takes the full path: a round's last card (its record
-    and tallies), a seat that goes away or comes back, or an action the
-    remembered state refuses (the full path says why: stale, or illegal)."""
-    assert entry.table is not None and entry.seats is not None
-    match = entry.match.copy()
+    and tallies), a seat that goes away or comes back, or an action refused
+    here (the full path says why: stale, or illegal)."""
     if last_card_due(match.round):
         return None
-    table = copy(entry.table)
-    table.version, table.turn_started_at = expected_version + 1, now
+    table = copy(known.table)
+    table.version, table.turn_started_at = match.version + 1, now
     try:
-        outcome = step(Loaded(table, entry.seats, match), seat, action, by_stand_in, now)
+        outcome = step(Loaded(table, known.seats, match.copy()), seat, action, by_stand_in, now)
     except ServiceError:
         return None
     if outcome.round_row or outcome.result_row or outcome.seat_change:

@@ -96,6 +96,7 @@ def save_steps(outcome: Outcome, now: datetime) -> Generator[rows.Query, Any, No
     )
     if outcome.seat_change is not None:
         yield rows.seat_away_query(outcome.seat_change)
+        yield rows.seats_changed_query(r.table_id)
     if outcome.round_row is not None:
         yield rows.insert_query(outcome.round_row)
         yield tallies.round_query(outcome.round_row)  # the dashboard's counts, kept exact
@@ -127,8 +128,8 @@ def after_commit(outcome: Outcome) -> None:
     Each part is attempted even if one before it fails."""
     r, table = outcome.result, outcome.table
     info = frames.table_info(table, outcome.seats)
-    entry = matches.Committed(table.seed, outcome.match, info, table, outcome.seats)
-    matches.remember(table.pk, entry)
+    matches.remember(table.pk, matches.Committed(table.seed, outcome.match, info))
+    matches.remember_rows(table.pk, matches.Rows(table, outcome.seats))
     try:
         events.table_event(table.pk, r.version, r.action, info)
     except Exception:
@@ -205,20 +206,25 @@ async def _quick_move(
     expected_version: int,
     by_stand_in: bool,
 ) -> Outcome | None:
-    """The move as one statement and one round trip, when this process made the
-    table's last move (its table and seats are remembered): the step first,
-    then the compare-and-swap and the INSERT together, which change nothing
-    if the table moved on or its seats changed since. None: take the full path."""
-    entry = matches.cached(table_id, expected_version)
-    if entry is None or entry.table is None or entry.seats is None:
+    """The move as one statement and one round trip, when this process knows the
+    table's rows (a move of it made here) and its match at ``expected_version``
+    (its own move, or another process's from the group message): the step
+    first, then the compare-and-swap and the INSERT together, which change
+    nothing if the table moved on or its seats changed since. None: take the
+    full path."""
+    known = matches.remembered_rows(table_id)
+    if known is None:
+        return None
+    entry = matches.cached(table_id, expected_version, known.table.seed)
+    if entry is None:
         return None
     now = timezone.now()
-    outcome = quick_step(entry, seat, parsed, expected_version, by_stand_in, now)
+    outcome = quick_step(entry.match, known, seat, parsed, by_stand_in, now)
     if outcome is None:
         return None
     r = outcome.result
     query = rows.quick_move_query(
-        entry.table, expected_version, r.round_number, r.seat, r.action, r.by_stand_in, now
+        known.table, expected_version, r.round_number, r.seat, r.action, r.by_stand_in, now
     )
     conn = await pool.acquire()
     try:

@@ -325,6 +325,20 @@ def seat_away_query(seat: Seat) -> Query:
 
 
 @cache
+def _seats_changed_sql() -> str:
+    version = _quote("seats_version")
+    return (
+        f"UPDATE {_quote(Table._meta.db_table)} SET {version} = {version} + 1 "
+        f"WHERE {_quote('id')} = %s"
+    )
+
+
+def seats_changed_query(table_pk: int) -> Query:
+    """A seat changed in a move: a quick move on the rows before it must not happen."""
+    return Query(_seats_changed_sql(), [table_pk], no_value)
+
+
+@cache
 def _actions_sql() -> str:
     return (
         f"SELECT {_quote('version')}, {_quote('action')} FROM {_quote(Action._meta.db_table)} "

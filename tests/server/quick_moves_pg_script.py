@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from typing import Any
 
 from game import db, frames, matches, moves, seating
@@ -55,6 +56,22 @@ async def move(pk: int, rng: random.Random) -> Any:
     table, seat, match = await asyncio.to_thread(to_act, pk)
     action = rng.choice(view_for(match, seat).legal_actions)
     return await moves.submit_action_async(pk, seat, action, table.version)
+
+
+async def human_to_act(pk: int, bot: int, rng: random.Random) -> tuple[Table, int, Any]:
+    """:func:`to_act` once a human is to act outside the round's last tricks
+    (the stand-in bot at ``bot`` moves on the runner's thread; the humans play
+    on through a round's end)."""
+    deadline = time.monotonic() + 30
+    while True:
+        table, seat, match = await asyncio.to_thread(to_act, pk)
+        if seat == bot:
+            assert time.monotonic() < deadline, "the bot did not move"
+            await asyncio.sleep(0.05)
+        elif len(match.round.tricks) >= 11:
+            await move(pk, rng)
+        else:
+            return table, seat, match
 
 
 def checked_against_the_database(pk: int) -> tuple[bool, bool]:
@@ -121,12 +138,8 @@ async def main() -> dict[str, Any]:
     await asyncio.to_thread(seating.hand_over, pk, leaver)
     reset()
     await move(pk, rng)
-    entry = matches.cached(pk, (await asyncio.to_thread(state, pk))[0])
-    bot_seen = (
-        entry is not None
-        and entry.seats is not None
-        and (entry.seats[leaver].kind == Seat.Kind.BOT)
-    )
+    known = matches.remembered_rows(pk)
+    bot_seen = known is not None and known.seats[leaver].kind == Seat.Kind.BOT
     refused = counts["refused"]
     reset()
     await move(pk, rng)
@@ -135,6 +148,26 @@ async def main() -> dict[str, Any]:
         "bot_seen": bot_seen,
         "then_quick": counts == {"quick": 1, "refused": 0, "full": 0},
     }
+    # 4. Rows kept from an earlier version serve while the seats are the same: the
+    #    move before was made elsewhere (here on Django's connection; its state
+    #    reaches this process as another process's group message would).
+    out["rows_of_an_earlier_version"] = {}
+    for case, by_stand_in in (("same_seats", False), ("a_seat_changed", True)):
+        table, seat, match = await human_to_act(pk, leaver, rng)
+        earlier = matches.remembered_rows(pk)
+        action = rng.choice(view_for(match, seat).legal_actions)
+        await asyncio.to_thread(moves.submit_action, pk, seat, action, table.version,
+                                by_stand_in=by_stand_in)  # fmt: skip
+        await human_to_act(pk, leaver, rng)
+        assert earlier is not None
+        matches.remember_rows(pk, earlier)  # the moves since were made elsewhere
+        reset()
+        await move(pk, rng)
+        out["rows_of_an_earlier_version"][case] = (
+            "quick" if counts == {"quick": 1, "refused": 0, "full": 0}
+            else "full" if counts == {"quick": 0, "refused": 1, "full": 1}
+            else repr(counts)
+        )  # fmt: skip
     views, info = await asyncio.to_thread(checked_against_the_database, pk)
     out["log_replays"], out["frames_equal"] = views, info
     return out

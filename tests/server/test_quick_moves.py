@@ -27,11 +27,12 @@ SCRIPT = Path(__file__).with_name("quick_moves_pg_script.py")
 LONG = Rules(winning_goal=10_000, losing_goal=-10_000)
 
 
-def remembered(table: Table) -> matches.Committed:
+def remembered(table: Table) -> tuple[Any, matches.Rows]:
+    """The match this process keeps at the table's version, and the table's rows."""
     table.refresh_from_db()
-    entry = matches.cached(table.pk, table.version)
-    assert entry is not None and entry.table is not None and entry.seats is not None
-    return entry
+    entry, known = matches.cached(table.pk, table.version), matches.remembered_rows(table.pk)
+    assert entry is not None and known is not None
+    return entry.match, known
 
 
 def full_step(table: Table, seat: int, action: Any, by_stand_in: bool = False) -> move_step.Outcome:
@@ -51,13 +52,13 @@ def test_the_quick_step_is_the_full_step_until_a_round_ends(live: runner.InlineR
     quick = declined = 0
     while True:
         table.refresh_from_db()
-        entry = remembered(table) if table.version else None
+        kept = remembered(table) if table.version else None
         match = matches.load_match(table)
         seat = match.round.to_act
         action = rng.choice(view_for(match, seat).legal_actions)
-        if entry is not None:
+        if kept is not None:
             now = timezone.now()
-            got = move_step.quick_step(entry, seat, action, table.version, False, now)
+            got = move_step.quick_step(*kept, seat, action, False, now)
             want = full_step(table, seat, action)
             if got is None:
                 declined += 1
@@ -81,21 +82,21 @@ def test_the_quick_step_declines_what_the_full_path_must_decide(
     match = matches.load_match(table)
     seat = match.round.to_act
     moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], 0)
-    entry = remembered(table)
+    match, known = remembered(table)
     now = timezone.now()
-    seat = entry.match.round.to_act
-    legal = view_for(entry.match, seat).legal_actions
+    seat = match.round.to_act
+    legal = view_for(match, seat).legal_actions
     # A bid out of turn: the engine refuses it, and the full path says why.
     out_of_turn = Bid((seat + 1) % 4, 3)
-    assert move_step.quick_step(entry, (seat + 1) % 4, out_of_turn, 1, False, now) is None
+    assert move_step.quick_step(match, known, (seat + 1) % 4, out_of_turn, False, now) is None
     # A stand-in's move marks the seat away (a seat row to write): the full path.
-    assert move_step.quick_step(entry, seat, legal[0], 1, True, now) is None
+    assert move_step.quick_step(match, known, seat, legal[0], True, now) is None
     # The player's own move: quick, and the remembered rows are not changed.
-    before = (entry.table.version, entry.table.turn_started_at)
-    outcome = move_step.quick_step(entry, seat, legal[0], 1, False, now)
+    before = (known.table.version, known.table.turn_started_at)
+    outcome = move_step.quick_step(match, known, seat, legal[0], False, now)
     assert outcome is not None and outcome.table.version == 2
-    assert (entry.table.version, entry.table.turn_started_at) == before
-    assert entry.match.version == 1
+    assert (known.table.version, known.table.turn_started_at) == before
+    assert match.version == 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -107,12 +108,15 @@ def test_seat_changes_in_play_count_in_the_seats_version(live: runner.InlineRunn
     north = match.round.to_act
     moves.submit_action(table.pk, north, view_for(match, north).legal_actions[0], 0,
                         by_stand_in=True)  # fmt: skip
-    assert seating.mark_back(table.pk, north)
     table.refresh_from_db()
     assert table.seats_version == 1
-    seating.hand_over(table.pk, north)
+    assert matches.remembered_rows(table.pk).table.seats_version == 1  # as the move left it
+    assert seating.mark_back(table.pk, north)
     table.refresh_from_db()
     assert table.seats_version == 2
+    seating.hand_over(table.pk, north)
+    table.refresh_from_db()
+    assert table.seats_version == 3
 
 
 @pytest.fixture
@@ -141,5 +145,9 @@ def test_on_postgresql_one_statement_a_move_and_the_full_path_when_rows_are_old(
         "quick_refused": 1,
         "bot_seen": True,
         "then_quick": True,
+    }, result
+    assert result["rows_of_an_earlier_version"] == {
+        "same_seats": "quick",
+        "a_seat_changed": "full",
     }, result
     assert result["log_replays"] and result["frames_equal"], result
