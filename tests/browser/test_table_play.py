@@ -313,8 +313,11 @@ def test_a_player_who_times_out_is_away_until_back(
     expect(page.locator("#away-played")).to_contain_text("played the")
     page.get_by_role("button", name="I'm back").click()
     expect(note).to_be_hidden()
-    # Back: his own turn waits for him (his timer runs) and he moves himself.
+    # The page hides the notice at once; the server says he is back by the
+    # seat it sends (no longer marked away).
     mine = page.locator('.seat-box[data-rel="0"]')
+    expect(mine).not_to_have_class(re.compile(r"\baway\b"))
+    # Back: his own turn waits for him (his timer runs) and he moves himself.
     deadline = time.monotonic() + 30
     while True:
         assert time.monotonic() < deadline
@@ -326,10 +329,13 @@ def test_a_player_who_times_out_is_away_until_back(
     page.wait_for_timeout(1500)  # a bot's pace would have moved for him by now
     expect(mine).to_have_class(re.compile(r"\bturn\b"))
     expect(mine.locator(".seat-timer")).to_be_visible()
+    version = page.evaluate("window.spadesTable.version")
     if bids.count():
         bids.first.click()
     else:
         play_card(page, legal)
+    # His own move is the next version (his timer, 12 s, has not run out).
+    page.wait_for_function(f"window.spadesTable.version > {version}", timeout=10_000)
     expect(mine).not_to_have_class(re.compile(r"\baway\b"))
     expect(note).to_be_hidden()
 
