@@ -25,6 +25,9 @@ compares the two on thousands of random positions). What differs is how:
   the top spades each side holds bound the value at each trick's start;
 * leads are ordered (a side suit an opponent can ruff last, the suit's top
   card first, low toward partner's top card), the table's best lead first;
+  follows too: a card with which the side surely wins the trick (no opponent
+  still to play can beat it) first, cheapest first, then one that leaves the
+  side winning for now, then losers low first;
 * the search keeps its own stack (``frames``): numba's cache cannot hold a
   recursive function (numba issue 6061).
 
@@ -163,6 +166,53 @@ def _top_spades(h, side):
         run += 1
         m ^= np.int64(1) << top
     return run
+
+
+@njit(cache=True)
+def _sort_by_key(mv, d, n):
+    """Insertion sort of frame ``d``'s cards by their keys (row 64 + d), stable."""
+    for i in range(1, n):
+        c = mv[d, i]
+        kc = mv[64 + d, i]
+        j = i - 1
+        while j >= 0 and mv[64 + d, j] > kc:
+            mv[d, j + 1] = mv[d, j]
+            mv[64 + d, j + 1] = mv[64 + d, j]
+            j -= 1
+        mv[d, j + 1] = c
+        mv[64 + d, j + 1] = kc
+
+
+@njit(cache=True)
+def _can_beat(hand, lead_suit, w):
+    """Can a seat still to play, holding ``hand``, beat the card ``w``?"""
+    follow = hand & _SUIT[lead_suit]
+    if follow:
+        return w // 13 == lead_suit and (follow & _BEATERS[w]) != 0
+    return (hand & _BEATERS[w] & _SUIT[3]) != 0
+
+
+@njit(cache=True)
+def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
+    """Follow order, lowest key first: a card with which the side wins the trick
+    for sure (no opponent still to play can beat the winning card), the
+    cheapest first; then one that leaves the side winning for now; then
+    losers, low first."""
+    if (_BEATERS[best] >> c) & 1:
+        w = c
+        ws = seat
+    else:
+        w = best
+        ws = winner
+    sure = True
+    for p in range(pos + 1, 4):
+        other = (leader + p) & 3
+        if (other ^ ws) & 1 and _can_beat(h[other], lead_suit, w):
+            sure = False
+    rank = c % 13 + (13 if c >= 39 and lead_suit != 3 else 0)  # a ruff costs a spade
+    if (ws ^ seat) & 1:
+        return 64 + rank
+    return rank if sure else 32 + rank
 
 
 @njit(cache=True)
@@ -344,16 +394,12 @@ def _solve(
                                     mv[d, j] = mv[d, j - 1]
                                 mv[d, 0] = c
                                 break
-            elif (winner ^ seat) & 1:  # an opponent is winning: cheapest winner first
-                beaters = _BEATERS[best]
-                w = 0
-                for i in range(n):  # a stable partition: winners, then losers
-                    c = mv[d, i]
-                    if (beaters >> c) & 1:
-                        for j in range(i, w, -1):
-                            mv[d, j] = mv[d, j - 1]
-                        mv[d, w] = c
-                        w += 1
+            else:
+                for i in range(n):
+                    mv[64 + d, i] = _follow_key(
+                        h, seat, pos, leader, lead_suit, best, winner, mv[d, i]
+                    )
+                _sort_by_key(mv, d, n)
             f[d, LEADER] = leader
             f[d, POS] = pos
             f[d, LEAD_SUIT] = lead_suit
