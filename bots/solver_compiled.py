@@ -11,11 +11,14 @@ compares the two on thousands of random positions). What differs is how:
   (a cut at each trick's start, for every objective), the part of the outcome
   the transposition table keys on and the offset its values are stored
   relative to are all looked up by ``idx``;
-* the transposition table keys a trick's start on *relative ranks*: which
-  seat holds the 1st, 2nd, ... live card of each suit. Cards already played
-  do not matter, so positions that differ only in them share an entry (the
-  idea of partition search and of DDS's table, in its simplest form). It is
-  a fixed-size array in the process, shared by every solver; each solver has
+* the transposition table works on *relative ranks* at a trick's start (which
+  seat holds the 1st, 2nd, ... live card of each suit: cards already played
+  do not matter) and stores with each bound only what it rests on (partition
+  search, as DDS's table): a card that won a trick over another of its suit,
+  the cards a quick-trick bound or an entry used. An entry fixes the suits'
+  lengths per seat and who holds each suit's cards from its lowest such card
+  up, and answers every position that differs only below them. It is a
+  fixed-size array in the process, shared by every solver; each solver has
   its own generation in the key, so it sees only its own entries;
 * a full-window call searches by null windows (as DDS does): a binary search
   over the objective's possible values, each step asking only "at least
@@ -59,6 +62,12 @@ from .solver import NilObjective, Objective, PointsObjective, Position
 STRIDE = (1, 14, 196, 2744)  # idx step when each seat takes a trick
 IDX_SIZE = 14**4
 TT_BITS = 20  # entries in the shared transposition table: 2**TT_BITS
+BUCKET = 4  # entries a key's bucket holds (positions alike but for low cards' owners)
+GEN_SHIFT = 27  # the generation's place in an entry's second key word
+# An entry is stored in the bucket of its level: the most top cards of every suit
+# (of those listed) whose owners it fixes; a position probes a bucket per level.
+LEVELS = (0, 2, 13)
+_LEVELS = np.array(LEVELS, dtype=np.int64)
 INF = 1_000_000_000
 # Tricks left from which a full-window call searches by null windows for every
 # objective (the trick count always): at 10 cards a hand a points search takes
@@ -79,33 +88,105 @@ _LEAD_KEY = np.array([-(c % 13) - (20 if c >= 39 else 0) for c in range(52)], dt
 
 
 @njit(cache=True)
-def _tt_key(h, leader, broken, part, gen):
-    """The table key of a trick's start: which seat holds each live card (in card
-    order, 2 bits a card: at most 104 bits over ``k1`` and ``k2``'s low 40), the
-    live cards per suit, the leader, spades broken, the objective's ``part`` of
-    the outcome (under 24 bits) and the solver's generation (43 bits, split
-    over ``k2``'s and ``k3``'s high bits)."""
-    h0, h1, h2 = h[0], h[1], h[2]
-    live = h0 | h1 | h2 | h[3]
-    k1 = 0
-    k2 = 0
-    i = 0
-    m = live
-    while m:
-        low = m & -m
-        m ^= low
-        own = 0 if h0 & low else (1 if h1 & low else (2 if h2 & low else 3))
-        if i < 32:
-            k1 |= own << (2 * i)
-        else:
-            k2 |= own << (2 * (i - 32))
-        i += 1
-    counts = 0
+def _owner(h, c):
+    return 0 if (h[0] >> c) & 1 else (1 if (h[1] >> c) & 1 else (2 if (h[2] >> c) & 1 else 3))
+
+
+@njit(cache=True)
+def _lengths(h):
+    """The table's first key word: each seat's length in each suit (4 bits each;
+    West's spades follow from the others, all hands being as long)."""
+    k = 0
+    for i in range(4):
+        for s in range(4):
+            if i < 3 or s < 3:
+                k |= popcount(h[i] & _SUIT[s]) << (4 * (4 * i + s))
+    return k
+
+
+@njit(cache=True)
+def _owners(h, live):
+    """Who holds each suit's live cards from the top, 2 bits a card: suits 0 and 1
+    in the first word, 2 and 3 in the second, 32 bits apart."""
+    pa = 0
+    pb = 0
     for s in range(4):
-        counts |= popcount(live & _SUIT[s]) << (4 * s)
-    k2 |= (gen >> 20) << 40
-    k3 = counts | (leader << 16) | (np.int64(broken) << 18) | (part << 19) | ((gen & 0xFFFFF) << 43)
-    return k1, k2, k3
+        m = live & _SUIT[s]
+        word = 0
+        j = 0
+        while m:
+            c = high_bit(m)
+            m ^= np.int64(1) << c
+            word |= _owner(h, c) << (2 * j)
+            j += 1
+        if s < 2:
+            pa |= word << (32 * s)
+        else:
+            pb |= word << (32 * (s - 2))
+    return pa, pb
+
+
+@njit(cache=True)
+def _field(s, r):
+    """The owner bits of suit ``s``'s top ``r`` live cards in its word."""
+    return ((np.int64(1) << (2 * r)) - 1) << (32 * (s & 1))
+
+
+@njit(cache=True)
+def _nth_from_top(m, r):
+    """The ``r``-th highest card of ``m`` (r >= 1, at most popcount(m))."""
+    for _ in range(r - 1):
+        m ^= np.int64(1) << high_bit(m)
+    return high_bit(m)
+
+
+@njit(cache=True)
+def _entry_cards(live, ma, mb):
+    """An entry's ranks as cards of this position: per suit, the lowest card
+    whose owner the entry fixed (every live card above it is fixed too)."""
+    rel = 0
+    for s in range(4):
+        w = ma if s < 2 else mb
+        r = popcount(w & _field(s, 13)) // 2
+        if r:
+            rel |= np.int64(1) << _nth_from_top(live & _SUIT[s], r)
+    return rel
+
+
+@njit(cache=True)
+def _ranks_needed(h, live, rel):
+    """The owner bits an entry must fix for the value found with the relevant
+    cards ``rel`` (per suit every live card from its lowest relevant card up):
+    returns (ma, mb, rel) with ``rel`` the cards to pass up, one a suit.
+
+    A run of touching cards in one hand is searched by its lowest card only,
+    so a run reaching the lowest relevant card is taken in whole (closure):
+    in a position matching the entry a higher card of the run must still be
+    equivalent to the searched one."""
+    ma = 0
+    mb = 0
+    out = 0
+    for s in range(4):
+        m = rel & live & _SUIT[s]
+        if not m:
+            continue
+        c = low_bit(m)
+        seat = _owner(h, c)
+        while True:
+            below = live & _BELOW[c]
+            if not below:
+                break
+            nxt = high_bit(below)
+            if _owner(h, nxt) != seat:
+                break
+            c = nxt
+        r = popcount(live & _SUIT[s] & ~_BELOW[c])
+        if s < 2:
+            ma |= _field(s, r)
+        else:
+            mb |= _field(s, r)
+        out |= np.int64(1) << c
+    return ma, mb, out
 
 
 @njit(cache=True)
@@ -113,50 +194,52 @@ def _quick_tricks(h, leader, broken):
     """Tricks the leader takes for sure by cashing its own top cards: in each suit
     the run of the highest live cards it holds, in a side suit no longer than
     the shortest holding of an opponent who could ruff (holds a spade). It
-    keeps the lead throughout, so the suits add up (a lower bound for its side)."""
+    keeps the lead throughout, so the suits add up (a lower bound for its side).
+    Returns the count and the cards it rests on (the lowest of each run)."""
     hand = h[leader]
     o1 = h[(leader + 1) & 3]
     o2 = h[(leader + 3) & 3]
     live = h[0] | h[1] | h[2] | h[3]
     q = 0
+    rel = 0
     for s in range(4):
         if s == 3 and not broken and hand & ~_SUIT[3]:
             continue  # spades may not be led yet
         m = live & _SUIT[s]
         if not hand & m:
             continue
+        cap = 13
+        if s != 3:
+            if o1 & _SUIT[3]:
+                cap = min(cap, popcount(o1 & _SUIT[s]))
+            if o2 & _SUIT[3]:
+                cap = min(cap, popcount(o2 & _SUIT[s]))
         run = 0
-        while m:
+        while m and run < cap:
             top = high_bit(m)
             if not (hand >> top) & 1:
                 break
             run += 1
+            rel |= np.int64(1) << top
             m ^= np.int64(1) << top
-        if s != 3:
-            if o1 & _SUIT[3]:
-                run = min(run, popcount(o1 & _SUIT[s]))
-            if o2 & _SUIT[3]:
-                run = min(run, popcount(o2 & _SUIT[s]))
         q += run
-    return q
+    return q, rel
 
 
 @njit(cache=True)
 def _top_spades(h, side):
     """Tricks ``side`` (0 North/South, 1 East/West) takes for sure with spades: the
     run of the highest live spades held by its seat that holds the top one (the
-    top live spade wins whenever it is played, and the seat plays one a trick)."""
+    top live spade wins whenever it is played, and the seat plays one a trick).
+    Returns the count and the cards it rests on."""
     spades = (h[0] | h[1] | h[2] | h[3]) & _SUIT[3]
     if not spades:
-        return 0
-    top = high_bit(spades)
-    seat = 0
-    for i in range(4):
-        if (h[i] >> top) & 1:
-            seat = i
+        return 0, 0
+    seat = _owner(h, high_bit(spades))
     if (seat & 1) != side:
-        return 0
+        return 0, 0
     run = 0
+    rel = 0
     hand = h[seat]
     m = spades
     while m:
@@ -164,8 +247,9 @@ def _top_spades(h, side):
         if not (hand >> top) & 1:
             break
         run += 1
+        rel |= np.int64(1) << top
         m ^= np.int64(1) << top
-    return run
+    return run, rel
 
 
 @njit(cache=True)
@@ -236,10 +320,96 @@ def _lead_key(h, leader, c, live):
 
 
 @njit(cache=True)
-def _slot(k1, k2, k3):
-    x = k1 * 0x9E3779B97F4A7C15 ^ k2 * 0xC2B2AE3D27D4EB4F ^ k3 * 0x165667B19E3779F9
+def _bucket(k0, k1, pa, pb, level):
+    """The bucket of the entries of ``level`` (see :data:`LEVELS`)."""
+    lm = _field(0, _LEVELS[level]) | _field(1, _LEVELS[level])
+    x = k0 * 0x9E3779B97F4A7C15 ^ k1 * 0xC2B2AE3D27D4EB4F
+    x ^= (pa & lm) * 0x165667B19E3779F9 ^ (pb & lm) * 0x27D4EB2F165667C5 ^ level
     x ^= x >> 29
-    return (x >> 11) & ((1 << TT_BITS) - 2)  # the even slot of a pair
+    return (x >> 11) & ((1 << TT_BITS) - BUCKET)
+
+
+@njit(cache=True)
+def _level(live, ma, mb):
+    """The greatest level whose top cards the entry's owner bits all fix."""
+    level = 0
+    for j in range(1, len(_LEVELS)):
+        for s in range(4):
+            w = ma if s < 2 else mb
+            if popcount(w & _field(s, 13)) // 2 < min(_LEVELS[j], popcount(live & _SUIT[s])):
+                return level
+        level = j
+    return level
+
+
+@njit(cache=True)
+def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off):
+    """Every entry that matches the position tightens (lo, hi). Returns (lo, hi,
+    the best lead of the first match or -1, the cards the tightening entries
+    rest on)."""
+    hint = -1
+    rel = 0
+    for level in range(len(_LEVELS)):
+        b = _bucket(k0, k1, pa, pb, level)
+        for e in range(b, b + BUCKET):
+            if tk[e, 0] != k0 or tk[e, 1] != k1:
+                continue
+            if (pa & tk[e, 4]) != tk[e, 2] or (pb & tk[e, 5]) != tk[e, 3]:
+                continue
+            if hint < 0:
+                hint = tv[e, 2]
+            elo = tv[e, 0] + off
+            ehi = tv[e, 1] + off
+            if elo > lo or ehi < hi:
+                lo = max(lo, elo)
+                hi = min(hi, ehi)
+                rel |= _entry_cards(live, tk[e, 4], tk[e, 5])
+    return lo, hi, hint, rel
+
+
+@njit(cache=True)
+def _store_in(tk, tv, b, k0, k1, pa, pb, ma, mb, lo, hi, hint, cost):
+    """Store an entry in bucket ``b``: over the same entry, else over one of an
+    older solver (another generation), else over the one with fewest cards
+    left (the cheapest to search again)."""
+    e = b
+    best = INF
+    for i in range(b, b + BUCKET):
+        if tk[i, 0] == k0 and tk[i, 1] == k1:
+            if tk[i, 4] == ma and tk[i, 5] == mb and tk[i, 2] == pa and tk[i, 3] == pb:
+                e = i
+                break
+            score = tv[i, 3]
+        else:
+            score = -1 if (tk[i, 1] >> GEN_SHIFT) != (k1 >> GEN_SHIFT) else tv[i, 3]
+        if score < best:
+            best = score
+            e = i
+    tk[e, 0] = k0
+    tk[e, 1] = k1
+    tk[e, 2] = pa
+    tk[e, 3] = pb
+    tk[e, 4] = ma
+    tk[e, 5] = mb
+    tv[e, 0] = lo
+    tv[e, 1] = hi
+    tv[e, 2] = hint
+    tv[e, 3] = cost
+
+
+@njit(cache=True)
+def _store(tk, tv, k0, k1, pa, pb, ma, mb, live, lo, hi, hint):
+    """Store the bounds in the position's own bucket (the top level: its exact
+    owners) and, if the entry fixes fewer, in its level's bucket too, where
+    positions alike but for the cards it does not fix find it."""
+    cost = popcount(live)
+    top = len(_LEVELS) - 1
+    level = _level(live, ma, mb)
+    b = _bucket(k0, k1, pa, pb, top)
+    _store_in(tk, tv, b, k0, k1, pa & ma, pb & mb, ma, mb, lo, hi, hint, cost)
+    if level < top:
+        b = _bucket(k0, k1, pa, pb, level)
+        _store_in(tk, tv, b, k0, k1, pa & ma, pb & mb, ma, mb, lo, hi, hint, cost)
 
 
 STRIDE_A = np.array(STRIDE, dtype=np.int64)
@@ -248,7 +418,8 @@ STRIDE_A = np.array(STRIDE, dtype=np.int64)
 # a recursive function, numba issue 6061, so the search keeps its own stack).
 LEADER, POS, LEAD_SUIT, BEST, WINNER, BROKEN, IDX, LIVE = range(8)
 ALPHA, BETA, VALUE, SEAT, HAND, COUNT, NEXT = range(8, 15)
-TRICK_START, SLOT, K1, K2, K3, OFFSET, ALPHA0, BETA0, LOWER, UPPER, BEST_CARD = range(15, 26)
+TRICK_START, K0, K1, PA, PB, OFFSET, ALPHA0, BETA0, LOWER, UPPER, BEST_CARD = range(15, 26)
+REL = 26  # the cards the frame's value rests on so far (see _ranks_needed)
 
 
 @njit(cache=True)
@@ -266,6 +437,12 @@ def _solve(
     ``tt``/``tv``: the table's keys and (lower, upper) bounds; ``f``: the
     frames, with the node count at [63, 0] and the generation at [63, 1];
     ``mv``: the candidate cards of each frame.
+
+    Each value comes with ``rm``, the cards it rests on: a card that won a
+    trick over another of its suit, and the cards a bound or a table entry
+    used. A table entry fixes only who holds the cards from each suit's
+    lowest such card up (and every suit's length per seat), so it answers
+    every position that differs below them (partition search).
     """
     d = 0
     idx = 0
@@ -273,8 +450,9 @@ def _solve(
         # ---- enter a node at depth d (its parameters in the locals) ----
         ready = False  # its value is known without a search: r
         r = 0
+        rm = 0  # the cards the node's value rests on
         trick_start = 0
-        s = k1 = k2 = k3 = off = lo = hi = 0
+        k0 = k1 = pa = pb = off = lo = hi = 0
         hint = -1  # the table's best lead here: suit * 16 + live cards above it
         if pos == 0:
             n = popcount(h[leader])
@@ -283,29 +461,38 @@ def _solve(
                 ready = True
             elif n == 1:  # the last trick plays itself
                 w = leader
-                b = high_bit(h[leader])
+                bc = high_bit(h[leader])
+                cards = np.int64(1) << bc
                 for i in range(1, 4):
                     seat = (leader + i) & 3
                     c = high_bit(h[seat])
-                    if (_BEATERS[b] >> c) & 1:
-                        b = c
+                    cards |= np.int64(1) << c
+                    if (_BEATERS[bc] >> c) & 1:
+                        bc = c
                         w = seat
+                if popcount(cards & _SUIT[bc // 13]) >= 2:
+                    rm = np.int64(1) << bc  # it won by rank
                 r = t[0, idx + STRIDE_A[w]]
                 ready = True
             else:
                 # Whatever is still reachable may already decide the window.
                 lo = t[1, idx]
                 hi = t[2, idx]
+                off = t[4, idx]
                 if quick:
-                    q = max(_quick_tricks(h, leader, broken), _top_spades(h, leader & 1))
-                    q = min(q, n)
-                    them = min(_top_spades(h, 1 - (leader & 1)), n - q)
+                    q, qrel = _quick_tricks(h, leader, broken)
+                    sq, srel = _top_spades(h, leader & 1)
+                    q = min(max(q, sq), n)
+                    them, orel = _top_spades(h, 1 - (leader & 1))
+                    them = min(them, n - q)
                     if leader & 1:
-                        hi = min(hi, t[4, idx] + n - q)
-                        lo = max(lo, t[4, idx] + them)
+                        qlo, qhi = off + them, off + n - q
                     else:
-                        lo = max(lo, t[4, idx] + q)
-                        hi = min(hi, t[4, idx] + n - them)
+                        qlo, qhi = off + q, off + n - them
+                    if qlo > lo or qhi < hi:
+                        lo = max(lo, qlo)
+                        hi = min(hi, qhi)
+                        rm = qrel | srel | orel
                 if hi <= alpha or lo == hi:
                     r = hi
                     ready = True
@@ -313,31 +500,23 @@ def _solve(
                     r = lo
                     ready = True
                 else:
-                    off = t[4, idx]
-                    k1, k2, k3 = _tt_key(h, leader, broken, t[3, idx], f[63, 1])
-                    # Two slots a key: a position with more cards left (dearer to
-                    # search again) keeps its slot against one with fewer.
-                    s = _slot(k1, k2, k3)
-                    if not (tt[s, 0] == k1 and tt[s, 1] == k2 and tt[s, 2] == k3):
-                        if tt[s + 1, 0] == k1 and tt[s + 1, 1] == k2 and tt[s + 1, 2] == k3:
-                            s += 1
-                        elif tv[s, 3] > tv[s + 1, 3]:
-                            s += 1  # a miss: the slot a store would take
-                    if tt[s, 0] == k1 and tt[s, 1] == k2 and tt[s, 2] == k3:
-                        hint = tv[s, 2]
-                        lo = max(lo, tv[s, 0] + off)
-                        hi = min(hi, tv[s, 1] + off)
-                        if lo == hi or lo >= beta:
-                            r = lo
-                            ready = True
-                        elif hi <= alpha:
-                            r = hi
-                            ready = True
-                        else:
-                            alpha = max(alpha, lo)
-                            beta = min(beta, hi)
-                    trick_start = 1
                     live = h[0] | h[1] | h[2] | h[3]
+                    k0 = _lengths(h)
+                    k1 = leader | (np.int64(broken) << 2) | (t[3, idx] << 3)
+                    k1 |= f[63, 1] << GEN_SHIFT
+                    pa, pb = _owners(h, live)
+                    lo, hi, hint, erel = _probe(tt, tv, k0, k1, pa, pb, live, lo, hi, off)
+                    rm |= erel
+                    if lo == hi or lo >= beta:
+                        r = lo
+                        ready = True
+                    elif hi <= alpha:
+                        r = hi
+                        ready = True
+                    else:
+                        alpha = max(alpha, lo)
+                        beta = min(beta, hi)
+                    trick_start = 1
         if ready:
             if d == 0:
                 return r
@@ -371,16 +550,7 @@ def _solve(
             if pos == 0:
                 for i in range(n):
                     mv[64 + d, i] = _lead_key(h, leader, mv[d, i], live)
-                for i in range(1, n):  # insertion sort by the lead key
-                    c = mv[d, i]
-                    kc = mv[64 + d, i]
-                    j = i - 1
-                    while j >= 0 and mv[64 + d, j] > kc:
-                        mv[d, j + 1] = mv[d, j]
-                        mv[64 + d, j + 1] = mv[64 + d, j]
-                        j -= 1
-                    mv[d, j + 1] = c
-                    mv[64 + d, j + 1] = kc
+                _sort_by_key(mv, d, n)
                 if hint >= 0:  # the best lead found before, first
                     above = hint & 15
                     m = live & _SUIT[hint >> 4]
@@ -417,11 +587,12 @@ def _solve(
             f[d, NEXT] = 0
             f[d, TRICK_START] = trick_start
             f[d, BEST_CARD] = mv[d, 0]
+            f[d, REL] = rm
             if trick_start:
-                f[d, SLOT] = s
+                f[d, K0] = k0
                 f[d, K1] = k1
-                f[d, K2] = k2
-                f[d, K3] = k3
+                f[d, PA] = pa
+                f[d, PB] = pb
                 f[d, OFFSET] = off
                 f[d, ALPHA0] = alpha
                 f[d, BETA0] = beta
@@ -431,6 +602,13 @@ def _solve(
         fresh = not ready
         while True:
             if not fresh:
+                if f[d, POS] == 3:  # the child starts the next trick: did its winner win by rank?
+                    c = mv[d, f[d, NEXT] - 1]
+                    bc = c if (_BEATERS[f[d, BEST]] >> c) & 1 else f[d, BEST]
+                    trick = f[d, LIVE] & ~(h[0] | h[1] | h[2] | h[3])
+                    if popcount(trick & _SUIT[bc // 13]) >= 2:
+                        rm |= np.int64(1) << bc
+                f[d, REL] |= rm
                 if f[d, SEAT] & 1:
                     if r < f[d, VALUE]:
                         f[d, VALUE] = r
@@ -478,6 +656,7 @@ def _solve(
             # Every card tried (or a cut): the frame's value.
             h[f[d, SEAT]] = f[d, HAND]
             r = f[d, VALUE]
+            rm = f[d, REL]
             if f[d, TRICK_START]:
                 lo = f[d, LOWER]
                 hi = f[d, UPPER]
@@ -487,15 +666,25 @@ def _solve(
                     lo = max(lo, r)
                 else:
                     lo = hi = r
-                s = f[d, SLOT]
-                tt[s, 0] = f[d, K1]
-                tt[s, 1] = f[d, K2]
-                tt[s, 2] = f[d, K3]
-                tv[s, 0] = lo - f[d, OFFSET]
-                tv[s, 1] = hi - f[d, OFFSET]
+                live = f[d, LIVE]
+                ma, mb, rm = _ranks_needed(h, live, rm)
                 c = f[d, BEST_CARD]
-                tv[s, 2] = (c // 13) << 4 | popcount(f[d, LIVE] & _SUIT[c // 13] & ~((2 << c) - 1))
-                tv[s, 3] = popcount(f[d, LIVE])
+                hint = (c // 13) << 4 | popcount(live & _SUIT[c // 13] & ~((2 << c) - 1))
+                off = f[d, OFFSET]
+                _store(
+                    tt,
+                    tv,
+                    f[d, K0],
+                    f[d, K1],
+                    f[d, PA],
+                    f[d, PB],
+                    ma,
+                    mb,
+                    live,
+                    lo - off,
+                    hi - off,
+                    hint,
+                )
             if d == 0:
                 return r
             d -= 1
@@ -579,14 +768,14 @@ def shared_tables(objective: Objective, tricks_left: int) -> np.ndarray:
 
 _table: tuple[np.ndarray, np.ndarray] | None = None
 _generation = itertools.count(1)
-MAX_GENERATION = 1 << 43  # fits the key; the table is wiped if it ever wraps
+MAX_GENERATION = 1 << (63 - GEN_SHIFT)  # fits the key; the table is wiped if it ever wraps
 
 
 def _shared_table() -> tuple[np.ndarray, np.ndarray]:
     global _table
     if _table is None:
         _table = (
-            np.full((1 << TT_BITS, 3), -1, dtype=np.int64),
+            np.full((1 << TT_BITS, 6), -1, dtype=np.int64),
             np.zeros((1 << TT_BITS, 4), dtype=np.int64),
         )
     return _table
