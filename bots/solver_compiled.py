@@ -66,7 +66,7 @@ BUCKET = 4  # entries a key's bucket holds (positions alike but for low cards' o
 GEN_SHIFT = 27  # the generation's place in an entry's second key word
 # An entry is stored in the bucket of its level: the most top cards of every suit
 # (of those listed) whose owners it fixes; a position probes a bucket per level.
-LEVELS = (0, 2, 13)
+LEVELS = (1, 3, 13)
 _LEVELS = np.array(LEVELS, dtype=np.int64)
 INF = 1_000_000_000
 # Tricks left from which a full-window call searches by null windows for every
@@ -311,6 +311,8 @@ def _lead_key(h, leader, c, live):
     score = 0
     if s != 3 and ((not o1 & suit and o1 & _SUIT[3]) or (not o2 & suit and o2 & _SUIT[3])):
         score -= 4
+    elif s != 3 and not h[(leader + 2) & 3] & suit and h[(leader + 2) & 3] & _SUIT[3]:
+        score += 3  # partner ruffs
     top = high_bit(live & suit)
     if c == top:
         score += 2
@@ -420,6 +422,7 @@ LEADER, POS, LEAD_SUIT, BEST, WINNER, BROKEN, IDX, LIVE = range(8)
 ALPHA, BETA, VALUE, SEAT, HAND, COUNT, NEXT = range(8, 15)
 TRICK_START, K0, K1, PA, PB, OFFSET, ALPHA0, BETA0, LOWER, UPPER, BEST_CARD = range(15, 26)
 REL = 26  # the cards the frame's value rests on so far (see _ranks_needed)
+OWN_REL = 27  # those its own bounds (quick tricks, entries) rest on
 
 
 @njit(cache=True)
@@ -588,6 +591,7 @@ def _solve(
             f[d, TRICK_START] = trick_start
             f[d, BEST_CARD] = mv[d, 0]
             f[d, REL] = rm
+            f[d, OWN_REL] = rm
             if trick_start:
                 f[d, K0] = k0
                 f[d, K1] = k1
@@ -608,7 +612,6 @@ def _solve(
                     trick = f[d, LIVE] & ~(h[0] | h[1] | h[2] | h[3])
                     if popcount(trick & _SUIT[bc // 13]) >= 2:
                         rm |= np.int64(1) << bc
-                f[d, REL] |= rm
                 if f[d, SEAT] & 1:
                     if r < f[d, VALUE]:
                         f[d, VALUE] = r
@@ -620,6 +623,10 @@ def _solve(
                     f[d, BEST_CARD] = mv[d, f[d, NEXT] - 1]
                     if r > f[d, ALPHA]:
                         f[d, ALPHA] = r
+                if f[d, ALPHA] >= f[d, BETA]:  # a cut rests on this card's search alone
+                    f[d, REL] = f[d, OWN_REL] | rm
+                else:
+                    f[d, REL] |= rm
             fresh = False
             if f[d, NEXT] < f[d, COUNT] and f[d, ALPHA] < f[d, BETA]:
                 c = mv[d, f[d, NEXT]]
