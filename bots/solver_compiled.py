@@ -345,12 +345,11 @@ def _level(live, ma, mb):
 
 
 @njit(cache=True)
-def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off):
-    """Every entry that matches the position tightens (lo, hi). Returns (lo, hi,
-    the best lead of the first match or -1, the cards the tightening entries
-    rest on)."""
+def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel):
+    """Every entry that matches the position tightens (lo, hi); ``lrel`` and
+    ``hrel`` gather the cards the tightened bounds rest on. Returns (lo, hi,
+    the best lead of the first match or -1, lrel, hrel)."""
     hint = -1
-    rel = 0
     for level in range(len(_LEVELS)):
         b = _bucket(k0, k1, pa, pb, level)
         for e in range(b, b + BUCKET):
@@ -362,11 +361,13 @@ def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off):
                 hint = tv[e, 2]
             elo = tv[e, 0] + off
             ehi = tv[e, 1] + off
-            if elo > lo or ehi < hi:
-                lo = max(lo, elo)
-                hi = min(hi, ehi)
-                rel |= _entry_cards(live, tk[e, 4], tk[e, 5])
-    return lo, hi, hint, rel
+            if elo > lo:
+                lo = elo
+                lrel |= _entry_cards(live, tk[e, 4], tk[e, 5])
+            if ehi < hi:
+                hi = ehi
+                hrel |= _entry_cards(live, tk[e, 4], tk[e, 5])
+    return lo, hi, hint, lrel, hrel
 
 
 @njit(cache=True)
@@ -482,25 +483,34 @@ def _solve(
                 lo = t[1, idx]
                 hi = t[2, idx]
                 off = t[4, idx]
-                if quick:
+                lrel = hrel = 0  # the cards lo and hi rest on
+                if quick:  # each bound rests only on the cards it counted
                     q, qrel = _quick_tricks(h, leader, broken)
                     sq, srel = _top_spades(h, leader & 1)
-                    q = min(max(q, sq), n)
+                    if sq > q:
+                        q, qrel = sq, srel
+                    q = min(q, n)
                     them, orel = _top_spades(h, 1 - (leader & 1))
-                    them = min(them, n - q)
+                    if them > n - q:
+                        them = n - q
+                        orel |= qrel
                     if leader & 1:
-                        qlo, qhi = off + them, off + n - q
+                        qlo, qlrel, qhi, qhrel = off + them, orel, off + n - q, qrel
                     else:
-                        qlo, qhi = off + q, off + n - them
-                    if qlo > lo or qhi < hi:
-                        lo = max(lo, qlo)
-                        hi = min(hi, qhi)
-                        rm = qrel | srel | orel
-                if hi <= alpha or lo == hi:
-                    r = hi
-                    ready = True
-                elif lo >= beta:
+                        qlo, qlrel, qhi, qhrel = off + q, qrel, off + n - them, orel
+                    if qlo > lo:
+                        lo = qlo
+                        lrel = qlrel
+                    if qhi < hi:
+                        hi = qhi
+                        hrel = qhrel
+                if lo >= beta:
                     r = lo
+                    rm = lrel
+                    ready = True
+                elif hi <= alpha or lo == hi:
+                    r = hi
+                    rm = hrel if hi <= alpha else lrel | hrel
                     ready = True
                 else:
                     live = h[0] | h[1] | h[2] | h[3]
@@ -508,17 +518,21 @@ def _solve(
                     k1 = leader | (np.int64(broken) << 2) | (t[3, idx] << 3)
                     k1 |= f[63, 1] << GEN_SHIFT
                     pa, pb = _owners(h, live)
-                    lo, hi, hint, erel = _probe(tt, tv, k0, k1, pa, pb, live, lo, hi, off)
-                    rm |= erel
-                    if lo == hi or lo >= beta:
+                    lo, hi, hint, lrel, hrel = _probe(
+                        tt, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel
+                    )
+                    if lo >= beta:
                         r = lo
+                        rm = lrel
                         ready = True
-                    elif hi <= alpha:
+                    elif hi <= alpha or lo == hi:
                         r = hi
+                        rm = hrel if hi <= alpha else lrel | hrel
                         ready = True
                     else:
                         alpha = max(alpha, lo)
                         beta = min(beta, hi)
+                        rm = lrel | hrel
                     trick_start = 1
         if ready:
             if d == 0:
