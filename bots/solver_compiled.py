@@ -190,23 +190,44 @@ def _ranks_needed(h, live, rel):
 
 
 @njit(cache=True)
+def _run(hand, m, cap):
+    """The run of ``hand``'s cards at the top of the live cards ``m`` (one suit), at
+    most ``cap`` long, and its cards."""
+    run = 0
+    rel = 0
+    while m and run < cap:
+        top = high_bit(m)
+        if not (hand >> top) & 1:
+            break
+        run += 1
+        rel |= np.int64(1) << top
+        m ^= np.int64(1) << top
+    return run, rel
+
+
+@njit(cache=True)
 def _quick_tricks(h, leader, broken):
-    """Tricks the leader takes for sure by cashing its own top cards: in each suit
-    the run of the highest live cards it holds, in a side suit no longer than
-    the shortest holding of an opponent who could ruff (holds a spade). It
-    keeps the lead throughout, so the suits add up (a lower bound for its side).
-    Returns the count and the cards it rests on (the lowest of each run)."""
+    """Tricks the leader's side takes for sure by cashing top cards: in each suit
+    the run of the highest live cards one hand holds, in a side suit no longer
+    than the shortest holding of an opponent who could ruff (holds a spade),
+    so the opponents only follow suit and the suits add up. The leader cashes
+    its own runs; then, if it can lead low to a suit partner tops, partner
+    takes the lead and cashes its runs (spades only once broken), provided
+    it has enough other cards to discard on the leader's runs it cannot
+    follow. Returns the count (a lower bound for the side) and the cards it
+    rests on."""
     hand = h[leader]
+    pard = h[(leader + 2) & 3]
     o1 = h[(leader + 1) & 3]
     o2 = h[(leader + 3) & 3]
     live = h[0] | h[1] | h[2] | h[3]
-    q = 0
-    rel = 0
+    own = partner = 0  # the leader's runs, partner's
+    own_rel = partner_rel = 0
+    discards = 0  # partner's discards while the leader cashes
+    entry = False  # the leader can lead to one of partner's runs
     for s in range(4):
-        if s == 3 and not broken and hand & ~_SUIT[3]:
-            continue  # spades may not be led yet
         m = live & _SUIT[s]
-        if not hand & m:
+        if not m:
             continue
         cap = 13
         if s != 3:
@@ -214,16 +235,24 @@ def _quick_tricks(h, leader, broken):
                 cap = min(cap, popcount(o1 & _SUIT[s]))
             if o2 & _SUIT[3]:
                 cap = min(cap, popcount(o2 & _SUIT[s]))
-        run = 0
-        while m and run < cap:
-            top = high_bit(m)
-            if not (hand >> top) & 1:
-                break
-            run += 1
-            rel |= np.int64(1) << top
-            m ^= np.int64(1) << top
-        q += run
-    return q, rel
+        may_lead = s != 3 or broken or not hand & ~_SUIT[3]
+        if (hand >> high_bit(m)) & 1:
+            if may_lead:
+                run, rel = _run(hand, m, cap)
+                own += run
+                own_rel |= rel
+                discards += max(0, run - popcount(pard & _SUIT[s]))
+        elif (pard >> high_bit(m)) & 1 and (s != 3 or broken):
+            run, rel = _run(pard, m, cap)
+            partner += run
+            partner_rel |= rel
+            if run and may_lead and hand & m:
+                entry = True
+    if entry and popcount(pard) - partner >= discards and partner:
+        return own + partner, own_rel | partner_rel
+    if entry and partner > own:
+        return partner, partner_rel
+    return own, own_rel
 
 
 @njit(cache=True)

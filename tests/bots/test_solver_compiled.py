@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from bots import solver_compiled
@@ -16,6 +17,7 @@ from bots.solver import (
     TricksObjective,
     random_position,
 )
+from bots.solver import max_tricks as ref_max_tricks
 from bots.solver_compiled import CompiledSolver, max_tricks, objective_tables
 from game.engine.cards import parse_hand
 from game.engine.rules import Rules
@@ -102,6 +104,26 @@ def _played_down(rng: random.Random, p: Position, k: int) -> Position:
             cards = [c for c in range(52) if hands[seat] >> c & 1]
             hands[seat] &= ~(1 << rng.choice(cards))
     return Position(tuple(hands), rng.randrange(4), (), p.spades_broken)
+
+
+def test_quick_tricks_and_top_spades_are_lower_bounds() -> None:
+    # The bounds cut the search: each must never promise a side more tricks
+    # than it takes (the reference's trick count, the leader to lead).
+    rng = random.Random(99)
+    tighter = 0
+    for i in range(3000):
+        p = random_position(rng, rng.randint(2, 5))
+        if i % 2:
+            p = p._replace(spades_broken=False)
+        h = np.array(p.hands, dtype=np.int64)
+        side = p.leader & 1
+        tricks = [ref_max_tricks(p, 0), ref_max_tricks(p, 1)]
+        q, _ = solver_compiled._quick_tricks(h, p.leader, int(p.spades_broken))
+        assert q <= tricks[side], p
+        for s in (0, 1):
+            assert solver_compiled._top_spades(h, s)[0] <= tricks[s], p
+        tighter += q == tricks[side]
+    assert tighter > 600  # and they are not trivially low
 
 
 def test_a_window_gives_a_bound_on_the_true_value() -> None:
