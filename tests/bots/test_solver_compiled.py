@@ -51,7 +51,18 @@ def a_position(rng: random.Random, k: int, i: int) -> Position:
 PLAN = [(1, 100), (2, 900), (3, 900), (4, 800), (5, 250), (6, 50)]
 
 
-def test_same_values_as_the_reference_on_3000_random_positions() -> None:
+@pytest.fixture(params=["partition", "exact"])
+def partition(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both table modes at every size: partition search (entries fix only the
+    cards their bounds rest on), as from PARTITION_FROM tricks left, and exact
+    entries, as below it."""
+    monkeypatch.setattr(
+        solver_compiled, "PARTITION_FROM", 1 if request.param == "partition" else 14
+    )
+    return request.param
+
+
+def test_same_values_as_the_reference_on_3000_random_positions(partition: str) -> None:
     rng = random.Random(20261201)
     rules = Rules()
     checked = 0
@@ -67,7 +78,7 @@ def test_same_values_as_the_reference_on_3000_random_positions() -> None:
     assert checked == 3000
 
 
-def test_kept_tables_give_what_fresh_solvers_give() -> None:
+def test_kept_tables_give_what_fresh_solvers_give(partition: str) -> None:
     # UCT keeps one solver for all the deals of a decision: entries must carry
     # over only where they fit (the points objective's keys count the outcome
     # since the position, so only positions with as many tricks left share them).
@@ -82,7 +93,7 @@ def test_kept_tables_give_what_fresh_solvers_give() -> None:
             assert kept[1].value(p) == Solver(NilObjective(nil_seats)).value(p), p
 
 
-def test_entries_answer_other_positions_only_where_they_fit() -> None:
+def test_entries_answer_other_positions_only_where_they_fit(partition: str) -> None:
     # A table entry fixes only the cards its bound rests on (partition search),
     # so one solver kept over many positions reuses entries across them: every
     # value must still be the reference's. Positions of one deal share the most.
@@ -126,7 +137,7 @@ def test_quick_tricks_and_top_spades_are_lower_bounds() -> None:
     assert tighter > 600  # and they are not trivially low
 
 
-def test_a_window_gives_a_bound_on_the_true_value() -> None:
+def test_a_window_gives_a_bound_on_the_true_value(partition: str) -> None:
     # Fail-soft: a value at or below alpha is an upper bound, at or above beta a
     # lower bound, in between exact; the table must keep that true across calls.
     rng = random.Random(11)
@@ -205,4 +216,5 @@ def test_the_generation_wraps_by_wiping_the_table(monkeypatch: pytest.MonkeyPatc
     p = random_position(random.Random(3), 4)
     assert s.value(p) == Solver().value(p)
     tt = solver_compiled._shared_table()[0]
-    assert (tt[:, 1] >> solver_compiled.GEN_SHIFT).max() < 2  # generation 1 or none
+    k1 = tt[:, solver_compiled.BUCKET : 2 * solver_compiled.BUCKET]  # the keys' second words
+    assert (k1 >> solver_compiled.GEN_SHIFT).max() < 2  # generation 1 or none
