@@ -69,7 +69,7 @@ SMALL_BUCKET = 2  # those a search without partition uses (fewer to scan: UCT's 
 GEN_SHIFT = 27  # the generation's place in an entry's second key word
 # An entry is stored in the bucket of its level: the most top cards of every suit
 # (of those listed) whose owners it fixes; a position probes a bucket per level.
-LEVELS = (1, 3, 13)
+LEVELS = (1, 2, 4, 13)
 _LEVELS = np.array(LEVELS, dtype=np.int64)
 # Tricks left from which a search uses partition search: below, tracking what
 # each value rests on costs more than the entries it shares save (UCT's
@@ -645,7 +645,9 @@ def _solve(
                 mv[d, n] = c
                 n += 1
             # Move ordering.
-            if pos == 0:
+            if n == 1:
+                pass  # nothing to order
+            elif pos == 0:
                 for i in range(n):
                     mv[64 + d, i] = _lead_key(h, leader, mv[d, i], live)
                 _sort_by_key(mv, d, n)
