@@ -353,9 +353,10 @@ def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
 
 @njit(cache=True)
 def _lead_key(h, leader, c, live):
-    """Lead order, lowest key first: a side suit an opponent can ruff last; the
-    suit's top live card (a winner) first; low toward partner's top card next;
-    then spades high to low and side cards high to low, as the reference."""
+    """Lead order, lowest key first: a side suit an opponent can ruff last, one
+    partner ruffs first; the suit's top live card (a winner, spades first)
+    first; low toward partner's top card next; then the lowest cards first
+    (a high card that is not the top one mostly gives a trick away)."""
     s = c // 13
     suit = _SUIT[s]
     o1 = h[(leader + 1) & 3]
@@ -370,7 +371,7 @@ def _lead_key(h, leader, c, live):
         score += 2
     elif (h[(leader + 2) & 3] >> top) & 1:
         score += 1
-    return -score * 64 + _LEAD_KEY[c]
+    return -score * 64 + (_LEAD_KEY[c] if c == top else c % 13)
 
 
 @njit(cache=True)
