@@ -398,7 +398,7 @@ def _level(live, ma, mb):
 
 
 @njit(cache=True)
-def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part):
+def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta):
     """Every entry that matches the position tightens (lo, hi); ``lrel`` and
     ``hrel`` gather the cards the tightened bounds rest on. Returns (lo, hi,
     the best lead of the first match or -1, lrel, hrel). Without ``part`` only
@@ -406,6 +406,8 @@ def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part):
     hint = -1
     top = len(_LEVELS) - 1
     for level in range(0 if part else top, top + 1):
+        if lo >= beta or hi <= alpha or lo == hi:
+            break  # decided: no further probe
         b = _bucket(k0, k1, pa, pb, level)
         for i in range(BUCKET if part else SMALL_BUCKET):
             if tk[b, i] != k0 or tk[b, BUCKET + i] != k1:
@@ -601,7 +603,7 @@ def _solve(
                     k1 |= f[63, 1] << GEN_SHIFT
                     pa, pb = _owners(h, live)
                     lo, hi, hint, lrel, hrel = _probe(
-                        tt, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part
+                        tt, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta
                     )
                     if lo >= beta:
                         r = lo
