@@ -568,7 +568,9 @@ def _solve(
                 hi = t[2, idx]
                 off = t[4, idx]
                 lrel = hrel = 0  # the cards lo and hi rest on
-                if quick:  # each bound rests only on the cards it counted
+                if quick and lo < beta and hi > alpha and lo < hi:  # undecided yet
+                    # Quick tricks and top spades: each bound rests only on the
+                    # cards it counted.
                     q, qrel = _quick_tricks(h, leader, broken)
                     sq, srel = _top_spades(h, leader & 1)
                     if sq > q:
