@@ -371,6 +371,8 @@ def _lead_key(h, leader, c, live):
         score += 2
     elif (h[(leader + 2) & 3] >> top) & 1:
         score += 1
+    elif s == 3:
+        score -= 1  # a low trump into the opponents' top one
     return -score * 64 + (_LEAD_KEY[c] if c == top else c % 13)
 
 
