@@ -64,7 +64,7 @@ from .solver import NilObjective, Objective, PointsObjective, Position
 STRIDE = (1, 14, 196, 2744)  # idx step when each seat takes a trick
 IDX_SIZE = 14**4
 TT_BITS = 20  # entries in the shared transposition table: 2**TT_BITS
-BUCKET = 4  # entries a key's bucket holds (positions alike but for low cards' owners)
+BUCKET = 8  # entries a key's bucket holds (positions alike but for low cards' owners)
 SMALL_BUCKET = 2  # those a search without partition uses (fewer to scan: UCT's solves)
 GEN_SHIFT = 27  # the generation's place in an entry's second key word
 # An entry is stored in the bucket of its level: the most top cards of every suit
