@@ -353,8 +353,8 @@ def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
 
 @njit(cache=True)
 def _lead_key(h, leader, c, live):
-    """Lead order, lowest key first: a side suit an opponent can ruff last, one
-    partner ruffs first; the suit's top live card (a winner, spades first)
+    """Lead order, lowest key first: a side suit an opponent can ruff last; the
+    suit's top live card (a winner, spades first)
     first; low toward partner's top card next; then the lowest cards first
     (a high card that is not the top one mostly gives a trick away)."""
     s = c // 13
@@ -364,8 +364,6 @@ def _lead_key(h, leader, c, live):
     score = 0
     if s != 3 and ((not o1 & suit and o1 & _SUIT[3]) or (not o2 & suit and o2 & _SUIT[3])):
         score -= 4
-    elif s != 3 and not h[(leader + 2) & 3] & suit and h[(leader + 2) & 3] & _SUIT[3]:
-        score += 3  # partner ruffs
     top = high_bit(live & suit)
     if c == top:
         score += 2
