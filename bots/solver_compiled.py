@@ -26,13 +26,16 @@ compares the two on thousands of random positions). What differs is how:
   over the objective's possible values, each step asking only "at least
   this?" (the trick count always; the other objectives from
   :data:`BISECT_FROM` tricks left);
-* for the trick count, quick tricks (the leader's top cards it can cash) and
-  the top spades each side holds bound the value at each trick's start;
+* for the trick count, quick tricks (the top cards the leader can cash, then
+  partner's after a lead to them) and the top spades each side holds bound
+  the value at each trick's start;
 * leads are ordered (a side suit an opponent can ruff last, the suit's top
-  card first, low toward partner's top card), the table's best lead first;
+  card first, low toward partner's top card, then low cards first), the
+  table's best lead first;
   follows too: a card with which the side surely wins the trick (no opponent
   still to play can beat it) first, cheapest first, then one that leaves the
-  side winning for now, then losers low first;
+  side winning for now, then losers low first (second hand: losers before a
+  card of its own that wins only for now);
 * the search keeps its own stack (``frames``): numba's cache cannot hold a
   recursive function (numba issue 6061).
 
@@ -354,9 +357,10 @@ def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
 @njit(cache=True)
 def _lead_key(h, leader, c, live):
     """Lead order, lowest key first: a side suit an opponent can ruff last; the
-    suit's top live card (a winner, spades first)
-    first; low toward partner's top card next; then the lowest cards first
-    (a high card that is not the top one mostly gives a trick away)."""
+    suit's top live card (a winner, spades first) first; low toward partner's
+    top card next; then the lowest cards first (a high card that is not the
+    top one mostly gives a trick away), a spade into the opponents' top
+    spade last."""
     s = c // 13
     suit = _SUIT[s]
     o1 = h[(leader + 1) & 3]
@@ -410,16 +414,16 @@ def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, b
             break  # decided: no further probe
         b = _bucket(k0, k1, pa, pb, level)
         for i in range(BUCKET if part else SMALL_BUCKET):
-            if tk[b, i] != k0 or tk[b, BUCKET + i] != k1:
+            if tk[b, 2 * i] != k0 or tk[b, 2 * i + 1] != k1:
                 continue
             ma = tk[b, 4 * BUCKET + i]
             mb = tk[b, 5 * BUCKET + i]
             if (pa & ma) != tk[b, 2 * BUCKET + i] or (pb & mb) != tk[b, 3 * BUCKET + i]:
                 continue
             if hint < 0:
-                hint = tv[b, BUCKET + i] & 0xFFFF
-            elo = ((tv[b, i] << 32) >> 32) + off
-            ehi = (tv[b, i] >> 32) + off
+                hint = tv[b, 2 * i + 1] & 0xFFFF
+            elo = ((tv[b, 2 * i] << 32) >> 32) + off
+            ehi = (tv[b, 2 * i] >> 32) + off
             if elo > lo:
                 lo = elo
                 if part:
@@ -439,7 +443,7 @@ def _store_in(tk, tv, b, width, k0, k1, pa, pb, ma, mb, lo, hi, hint, cost):
     e = 0
     best = INF
     for i in range(width):
-        if tk[b, i] == k0 and tk[b, BUCKET + i] == k1:
+        if tk[b, 2 * i] == k0 and tk[b, 2 * i + 1] == k1:
             if (
                 tk[b, 4 * BUCKET + i] == ma
                 and tk[b, 5 * BUCKET + i] == mb
@@ -448,22 +452,22 @@ def _store_in(tk, tv, b, width, k0, k1, pa, pb, ma, mb, lo, hi, hint, cost):
             ):
                 e = i
                 break
-            score = tv[b, BUCKET + i] >> 16
-        elif (tk[b, BUCKET + i] >> GEN_SHIFT) != (k1 >> GEN_SHIFT):
+            score = tv[b, 2 * i + 1] >> 16
+        elif (tk[b, 2 * i + 1] >> GEN_SHIFT) != (k1 >> GEN_SHIFT):
             score = -1
         else:
-            score = tv[b, BUCKET + i] >> 16
+            score = tv[b, 2 * i + 1] >> 16
         if score < best:
             best = score
             e = i
-    tk[b, e] = k0
-    tk[b, BUCKET + e] = k1
+    tk[b, 2 * e] = k0
+    tk[b, 2 * e + 1] = k1
     tk[b, 2 * BUCKET + e] = pa
     tk[b, 3 * BUCKET + e] = pb
     tk[b, 4 * BUCKET + e] = ma
     tk[b, 5 * BUCKET + e] = mb
-    tv[b, e] = (lo & 0xFFFFFFFF) | (hi << 32)
-    tv[b, BUCKET + e] = hint | (cost << 16)
+    tv[b, 2 * e] = (lo & 0xFFFFFFFF) | (hi << 32)
+    tv[b, 2 * e + 1] = hint | (cost << 16)
 
 
 @njit(cache=True)
@@ -473,7 +477,7 @@ def _store(tk, tv, k0, k1, pa, pb, ma, mb, live, lo, hi, hint, part):
     positions alike but for the cards it does not fix find it."""
     cost = popcount(live)
     top = len(_LEVELS) - 1
-    level = _level(live, ma, mb)
+    level = _level(live, ma, mb) if part else top
     width = BUCKET if part else SMALL_BUCKET
     b = _bucket(k0, k1, pa, pb, top)
     _store_in(tk, tv, b, width, k0, k1, pa & ma, pb & mb, ma, mb, lo, hi, hint, cost)
@@ -558,7 +562,7 @@ def _solve(
                     if (_BEATERS[bc] >> c) & 1:
                         bc = c
                         w = seat
-                if popcount(cards & _SUIT[bc // 13]) >= 2:
+                if part and popcount(cards & _SUIT[bc // 13]) >= 2:
                     rm = np.int64(1) << bc  # it won by rank
                 r = t[0, idx + STRIDE_A[w]]
                 ready = True
@@ -725,7 +729,9 @@ def _solve(
                     f[d, BEST_CARD] = mv[d, f[d, NEXT] - 1]
                     if r > f[d, ALPHA]:
                         f[d, ALPHA] = r
-                if f[d, ALPHA] >= f[d, BETA]:  # a cut rests on this card's search alone
+                if not part:
+                    pass
+                elif f[d, ALPHA] >= f[d, BETA]:  # a cut rests on this card's search alone
                     f[d, REL] = f[d, OWN_REL] | rm
                 else:
                     f[d, REL] |= rm
