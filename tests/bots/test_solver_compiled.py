@@ -117,6 +117,23 @@ def _played_down(rng: random.Random, p: Position, k: int) -> Position:
     return Position(tuple(hands), rng.randrange(4), (), p.spades_broken)
 
 
+def test_partition_search_as_used_from_7_cards() -> None:
+    # Without the threshold lowered: 7 and 8 cards a hand, the three objectives.
+    assert solver_compiled.PARTITION_FROM <= 7  # so these are partition searches
+    rng = random.Random(77)
+    rules = Rules()
+    for i in range(30):
+        p = random_position(rng, rng.choice((7, 8)), mid_trick=i % 3 == 1)
+        nil = sorted(rng.sample(range(4), rng.choice((1, 2))))
+        bids = [0 if s in nil else rng.randint(1, 5) for s in range(4)]
+        for make in (
+            TricksObjective,
+            lambda nil=nil: NilObjective(nil),
+            lambda bids=bids: PointsObjective(rules, bids, [False] * 4, [0] * 4),
+        ):
+            assert CompiledSolver(make()).value(p) == Solver(make()).value(p), (p, nil)
+
+
 def test_quick_tricks_and_top_spades_are_lower_bounds() -> None:
     # The bounds cut the search: each must never promise a side more tricks
     # than it takes (the reference's trick count, the leader to lead).
