@@ -11,20 +11,31 @@ compares the two on thousands of random positions). What differs is how:
   (a cut at each trick's start, for every objective), the part of the outcome
   the transposition table keys on and the offset its values are stored
   relative to are all looked up by ``idx``;
-* the transposition table keys a trick's start on *relative ranks*: which
-  seat holds the 1st, 2nd, ... live card of each suit. Cards already played
-  do not matter, so positions that differ only in them share an entry (the
-  idea of partition search and of DDS's table, in its simplest form). It is
-  a fixed-size array in the process, shared by every solver; each solver has
+* the transposition table works on *relative ranks* at a trick's start (which
+  seat holds the 1st, 2nd, ... live card of each suit: cards already played
+  do not matter) and stores with each bound only what it rests on (partition
+  search, as DDS's table): a card that won a trick over another of its suit,
+  the cards a quick-trick bound or an entry used. An entry fixes the suits'
+  lengths per seat and who holds each suit's cards from its lowest such card
+  up, and answers every position that differs only below them (from
+  :data:`PARTITION_FROM` tricks left; smaller searches store exact entries,
+  cheaper to match: UCT's 5-card solves). It is a fixed-size array in the
+  process, buckets of entries, shared by every solver; each solver has
   its own generation in the key, so it sees only its own entries;
 * a full-window call searches by null windows (as DDS does): a binary search
   over the objective's possible values, each step asking only "at least
   this?" (the trick count always; the other objectives from
   :data:`BISECT_FROM` tricks left);
-* for the trick count, quick tricks (the leader's top cards it can cash) and
-  the top spades each side holds bound the value at each trick's start;
+* for the trick count, quick tricks (the top cards the leader can cash, then
+  partner's after a lead to them) and the top spades each side holds bound
+  the value at each trick's start;
 * leads are ordered (a side suit an opponent can ruff last, the suit's top
-  card first, low toward partner's top card), the table's best lead first;
+  card first, low toward partner's top card, then low cards first), the
+  table's best lead first;
+  follows too: a card with which the side surely wins the trick (no opponent
+  still to play can beat it) first, cheapest first, then one that leaves the
+  side winning for now, then losers low first (second hand: losers before a
+  card of its own that wins only for now);
 * the search keeps its own stack (``frames``): numba's cache cannot hold a
   recursive function (numba issue 6061).
 
@@ -56,6 +67,17 @@ from .solver import NilObjective, Objective, PointsObjective, Position
 STRIDE = (1, 14, 196, 2744)  # idx step when each seat takes a trick
 IDX_SIZE = 14**4
 TT_BITS = 20  # entries in the shared transposition table: 2**TT_BITS
+BUCKET = 8  # entries a key's bucket holds (positions alike but for low cards' owners)
+SMALL_BUCKET = 2  # those a search without partition uses (fewer to scan: UCT's solves)
+GEN_SHIFT = 27  # the generation's place in an entry's second key word
+# An entry is stored in the bucket of its level: the most top cards of every suit
+# (of those listed) whose owners it fixes; a position probes a bucket per level.
+LEVELS = (1, 2, 4, 13)
+_LEVELS = np.array(LEVELS, dtype=np.int64)
+# Tricks left from which a search uses partition search: below, tracking what
+# each value rests on costs more than the entries it shares save (UCT's
+# 5-card solves: 0.028 ms a solve with it, 0.023 without).
+PARTITION_FROM = 7
 INF = 1_000_000_000
 # Tricks left from which a full-window call searches by null windows for every
 # objective (the trick count always): at 10 cards a hand a points search takes
@@ -76,84 +98,201 @@ _LEAD_KEY = np.array([-(c % 13) - (20 if c >= 39 else 0) for c in range(52)], dt
 
 
 @njit(cache=True)
-def _tt_key(h, leader, broken, part, gen):
-    """The table key of a trick's start: which seat holds each live card (in card
-    order, 2 bits a card: at most 104 bits over ``k1`` and ``k2``'s low 40), the
-    live cards per suit, the leader, spades broken, the objective's ``part`` of
-    the outcome (under 24 bits) and the solver's generation (43 bits, split
-    over ``k2``'s and ``k3``'s high bits)."""
-    h0, h1, h2 = h[0], h[1], h[2]
-    live = h0 | h1 | h2 | h[3]
-    k1 = 0
-    k2 = 0
-    i = 0
-    m = live
-    while m:
-        low = m & -m
-        m ^= low
-        own = 0 if h0 & low else (1 if h1 & low else (2 if h2 & low else 3))
-        if i < 32:
-            k1 |= own << (2 * i)
-        else:
-            k2 |= own << (2 * (i - 32))
-        i += 1
-    counts = 0
+def _owner(h, c):
+    return 0 if (h[0] >> c) & 1 else (1 if (h[1] >> c) & 1 else (2 if (h[2] >> c) & 1 else 3))
+
+
+@njit(cache=True)
+def _lengths(h):
+    """The table's first key word: each seat's length in each suit (4 bits each;
+    West's spades follow from the others, all hands being as long)."""
+    k = 0
+    for i in range(4):
+        for s in range(4):
+            if i < 3 or s < 3:
+                k |= popcount(h[i] & _SUIT[s]) << (4 * (4 * i + s))
+    return k
+
+
+@njit(cache=True)
+def _owners(h, live):
+    """Who holds each suit's live cards from the top, 2 bits a card: suits 0 and 1
+    in the first word, 2 and 3 in the second, 32 bits apart."""
+    pa = 0
+    pb = 0
     for s in range(4):
-        counts |= popcount(live & _SUIT[s]) << (4 * s)
-    k2 |= (gen >> 20) << 40
-    k3 = counts | (leader << 16) | (np.int64(broken) << 18) | (part << 19) | ((gen & 0xFFFFF) << 43)
-    return k1, k2, k3
+        m = live & _SUIT[s]
+        word = 0
+        j = 0
+        while m:
+            c = high_bit(m)
+            m ^= np.int64(1) << c
+            word |= _owner(h, c) << (2 * j)
+            j += 1
+        if s < 2:
+            pa |= word << (32 * s)
+        else:
+            pb |= word << (32 * (s - 2))
+    return pa, pb
+
+
+@njit(cache=True)
+def _field(s, r):
+    """The owner bits of suit ``s``'s top ``r`` live cards in its word."""
+    return ((np.int64(1) << (2 * r)) - 1) << (32 * (s & 1))
+
+
+@njit(cache=True)
+def _nth_from_top(m, r):
+    """The ``r``-th highest card of ``m`` (r >= 1, at most popcount(m))."""
+    for _ in range(r - 1):
+        m ^= np.int64(1) << high_bit(m)
+    return high_bit(m)
+
+
+@njit(cache=True)
+def _entry_cards(live, ma, mb):
+    """An entry's ranks as cards of this position: per suit, the lowest card
+    whose owner the entry fixed (every live card above it is fixed too)."""
+    rel = 0
+    for s in range(4):
+        w = ma if s < 2 else mb
+        r = popcount(w & _field(s, 13)) // 2
+        if r:
+            rel |= np.int64(1) << _nth_from_top(live & _SUIT[s], r)
+    return rel
+
+
+@njit(cache=True)
+def _all_ranks(live):
+    """The owner bits of every live card (an entry of a search without partition)."""
+    ma = 0
+    mb = 0
+    for s in range(4):
+        f = _field(s, popcount(live & _SUIT[s]))
+        if s < 2:
+            ma |= f
+        else:
+            mb |= f
+    return ma, mb
+
+
+@njit(cache=True)
+def _ranks_needed(h, live, rel):
+    """The owner bits an entry must fix for the value found with the relevant
+    cards ``rel`` (per suit every live card from its lowest relevant card up):
+    returns (ma, mb, rel) with ``rel`` the cards to pass up, one a suit.
+
+    A run of touching cards in one hand is searched by its lowest card only,
+    so a run reaching the lowest relevant card is taken in whole (closure):
+    in a position matching the entry a higher card of the run must still be
+    equivalent to the searched one."""
+    ma = 0
+    mb = 0
+    out = 0
+    for s in range(4):
+        m = rel & live & _SUIT[s]
+        if not m:
+            continue
+        c = low_bit(m)
+        seat = _owner(h, c)
+        while True:
+            below = live & _BELOW[c]
+            if not below:
+                break
+            nxt = high_bit(below)
+            if _owner(h, nxt) != seat:
+                break
+            c = nxt
+        r = popcount(live & _SUIT[s] & ~_BELOW[c])
+        if s < 2:
+            ma |= _field(s, r)
+        else:
+            mb |= _field(s, r)
+        out |= np.int64(1) << c
+    return ma, mb, out
+
+
+@njit(cache=True)
+def _run(hand, m, cap):
+    """The run of ``hand``'s cards at the top of the live cards ``m`` (one suit), at
+    most ``cap`` long, and its cards."""
+    run = 0
+    rel = 0
+    while m and run < cap:
+        top = high_bit(m)
+        if not (hand >> top) & 1:
+            break
+        run += 1
+        rel |= np.int64(1) << top
+        m ^= np.int64(1) << top
+    return run, rel
 
 
 @njit(cache=True)
 def _quick_tricks(h, leader, broken):
-    """Tricks the leader takes for sure by cashing its own top cards: in each suit
-    the run of the highest live cards it holds, in a side suit no longer than
-    the shortest holding of an opponent who could ruff (holds a spade). It
-    keeps the lead throughout, so the suits add up (a lower bound for its side)."""
+    """Tricks the leader's side takes for sure by cashing top cards: in each suit
+    the run of the highest live cards one hand holds, in a side suit no longer
+    than the shortest holding of an opponent who could ruff (holds a spade),
+    so the opponents only follow suit and the suits add up. The leader cashes
+    its own runs; then, if it can lead low to a suit partner tops, partner
+    takes the lead and cashes its runs (spades only once broken), provided
+    it has enough other cards to discard on the leader's runs it cannot
+    follow. Returns the count (a lower bound for the side) and the cards it
+    rests on."""
     hand = h[leader]
+    pard = h[(leader + 2) & 3]
     o1 = h[(leader + 1) & 3]
     o2 = h[(leader + 3) & 3]
     live = h[0] | h[1] | h[2] | h[3]
-    q = 0
+    own = partner = 0  # the leader's runs, partner's
+    own_rel = partner_rel = 0
+    discards = 0  # partner's discards while the leader cashes
+    entry = False  # the leader can lead to one of partner's runs
     for s in range(4):
-        if s == 3 and not broken and hand & ~_SUIT[3]:
-            continue  # spades may not be led yet
         m = live & _SUIT[s]
-        if not hand & m:
+        if not m:
             continue
-        run = 0
-        while m:
-            top = high_bit(m)
-            if not (hand >> top) & 1:
-                break
-            run += 1
-            m ^= np.int64(1) << top
+        cap = 13
         if s != 3:
             if o1 & _SUIT[3]:
-                run = min(run, popcount(o1 & _SUIT[s]))
+                cap = min(cap, popcount(o1 & _SUIT[s]))
             if o2 & _SUIT[3]:
-                run = min(run, popcount(o2 & _SUIT[s]))
-        q += run
-    return q
+                cap = min(cap, popcount(o2 & _SUIT[s]))
+        may_lead = s != 3 or broken or not hand & ~_SUIT[3]
+        if (hand >> high_bit(m)) & 1:
+            if may_lead:
+                run, rel = _run(hand, m, cap)
+                own += run
+                own_rel |= rel
+                discards += max(0, run - popcount(pard & _SUIT[s]))
+        elif (pard >> high_bit(m)) & 1 and (s != 3 or broken):
+            run, rel = _run(pard, m, cap)
+            partner += run
+            partner_rel |= rel
+            if run and may_lead and hand & m:
+                entry = True
+    if entry and popcount(pard) - partner >= discards and partner:
+        return own + partner, own_rel | partner_rel
+    if entry and partner > own:
+        return partner, partner_rel
+    return own, own_rel
 
 
 @njit(cache=True)
 def _top_spades(h, side):
     """Tricks ``side`` (0 North/South, 1 East/West) takes for sure with spades: the
     run of the highest live spades held by its seat that holds the top one (the
-    top live spade wins whenever it is played, and the seat plays one a trick)."""
+    top live spade wins whenever it is played, and the seat plays one a trick).
+    Returns the count and the cards it rests on."""
     spades = (h[0] | h[1] | h[2] | h[3]) & _SUIT[3]
     if not spades:
-        return 0
-    top = high_bit(spades)
-    seat = 0
-    for i in range(4):
-        if (h[i] >> top) & 1:
-            seat = i
+        return 0, 0
+    seat = _owner(h, high_bit(spades))
     if (seat & 1) != side:
-        return 0
+        return 0, 0
     run = 0
+    rel = 0
     hand = h[seat]
     m = spades
     while m:
@@ -161,15 +300,67 @@ def _top_spades(h, side):
         if not (hand >> top) & 1:
             break
         run += 1
+        rel |= np.int64(1) << top
         m ^= np.int64(1) << top
-    return run
+    return run, rel
+
+
+@njit(cache=True)
+def _sort_by_key(mv, d, n):
+    """Insertion sort of frame ``d``'s cards by their keys (row 64 + d), stable."""
+    for i in range(1, n):
+        c = mv[d, i]
+        kc = mv[64 + d, i]
+        j = i - 1
+        while j >= 0 and mv[64 + d, j] > kc:
+            mv[d, j + 1] = mv[d, j]
+            mv[64 + d, j + 1] = mv[64 + d, j]
+            j -= 1
+        mv[d, j + 1] = c
+        mv[64 + d, j + 1] = kc
+
+
+@njit(cache=True)
+def _can_beat(hand, lead_suit, w):
+    """Can a seat still to play, holding ``hand``, beat the card ``w``?"""
+    follow = hand & _SUIT[lead_suit]
+    if follow:
+        return w // 13 == lead_suit and (follow & _BEATERS[w]) != 0
+    return (hand & _BEATERS[w] & _SUIT[3]) != 0
+
+
+@njit(cache=True)
+def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
+    """Follow order, lowest key first: a card with which the side wins the trick
+    for sure (no opponent still to play can beat the winning card), the
+    cheapest first; then one that leaves the side winning for now; then
+    losers, low first."""
+    if (_BEATERS[best] >> c) & 1:
+        w = c
+        ws = seat
+    else:
+        w = best
+        ws = winner
+    sure = True
+    for p in range(pos + 1, 4):
+        other = (leader + p) & 3
+        if (other ^ ws) & 1 and _can_beat(h[other], lead_suit, w):
+            sure = False
+    rank = c % 13 + (13 if c >= 39 and lead_suit != 3 else 0)  # a ruff costs a spade
+    if (ws ^ seat) & 1:
+        return 64 + rank
+    if sure:
+        return rank
+    return 96 + rank if pos == 1 and ws == seat else 32 + rank  # second hand low
 
 
 @njit(cache=True)
 def _lead_key(h, leader, c, live):
     """Lead order, lowest key first: a side suit an opponent can ruff last; the
-    suit's top live card (a winner) first; low toward partner's top card next;
-    then spades high to low and side cards high to low, as the reference."""
+    suit's top live card (a winner, spades first) first; low toward partner's
+    top card next; then the lowest cards first (a high card that is not the
+    top one mostly gives a trick away), a spade into the opponents' top
+    spade last."""
     s = c // 13
     suit = _SUIT[s]
     o1 = h[(leader + 1) & 3]
@@ -182,14 +373,117 @@ def _lead_key(h, leader, c, live):
         score += 2
     elif (h[(leader + 2) & 3] >> top) & 1:
         score += 1
-    return -score * 64 + _LEAD_KEY[c]
+    elif s == 3:
+        score -= 1  # a low trump into the opponents' top one
+    return -score * 64 + (_LEAD_KEY[c] if c == top else c % 13)
 
 
 @njit(cache=True)
-def _slot(k1, k2, k3):
-    x = k1 * 0x9E3779B97F4A7C15 ^ k2 * 0xC2B2AE3D27D4EB4F ^ k3 * 0x165667B19E3779F9
+def _bucket(k0, k1, pa, pb, level):
+    """The bucket of the entries of ``level`` (see :data:`LEVELS`)."""
+    lm = _field(0, _LEVELS[level]) | _field(1, _LEVELS[level])
+    x = k0 * 0x9E3779B97F4A7C15 ^ k1 * 0xC2B2AE3D27D4EB4F
+    x ^= (pa & lm) * 0x165667B19E3779F9 ^ (pb & lm) * 0x27D4EB2F165667C5 ^ level
     x ^= x >> 29
-    return (x >> 11) & ((1 << TT_BITS) - 2)  # the even slot of a pair
+    return (x >> 11) & ((1 << TT_BITS) // BUCKET - 1)
+
+
+@njit(cache=True)
+def _level(live, ma, mb):
+    """The greatest level whose top cards the entry's owner bits all fix."""
+    level = 0
+    for j in range(1, len(_LEVELS)):
+        for s in range(4):
+            w = ma if s < 2 else mb
+            if popcount(w & _field(s, 13)) // 2 < min(_LEVELS[j], popcount(live & _SUIT[s])):
+                return level
+        level = j
+    return level
+
+
+@njit(cache=True)
+def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta):
+    """Every entry that matches the position tightens (lo, hi); ``lrel`` and
+    ``hrel`` gather the cards the tightened bounds rest on. Returns (lo, hi,
+    the best lead of the first match or -1, lrel, hrel). Without ``part`` only
+    the top level (every entry then fixes every card)."""
+    hint = -1
+    top = len(_LEVELS) - 1
+    for level in range(0 if part else top, top + 1):
+        if lo >= beta or hi <= alpha or lo == hi:
+            break  # decided: no further probe
+        b = _bucket(k0, k1, pa, pb, level)
+        for i in range(BUCKET if part else SMALL_BUCKET):
+            if tk[b, 2 * i] != k0 or tk[b, 2 * i + 1] != k1:
+                continue
+            ma = tk[b, 4 * BUCKET + i]
+            mb = tk[b, 5 * BUCKET + i]
+            if (pa & ma) != tk[b, 2 * BUCKET + i] or (pb & mb) != tk[b, 3 * BUCKET + i]:
+                continue
+            if hint < 0:
+                hint = tv[b, 2 * i + 1] & 0xFFFF
+            elo = ((tv[b, 2 * i] << 32) >> 32) + off
+            ehi = (tv[b, 2 * i] >> 32) + off
+            if elo > lo:
+                lo = elo
+                if part:
+                    lrel |= _entry_cards(live, ma, mb)
+            if ehi < hi:
+                hi = ehi
+                if part:
+                    hrel |= _entry_cards(live, ma, mb)
+    return lo, hi, hint, lrel, hrel
+
+
+@njit(cache=True)
+def _store_in(tk, tv, b, width, k0, k1, pa, pb, ma, mb, lo, hi, hint, cost):
+    """Store an entry in bucket ``b`` (its first ``width`` entries): over the same
+    entry, else over one of an older solver (another generation), else over
+    the one with fewest cards left (the cheapest to search again)."""
+    e = 0
+    best = INF
+    for i in range(width):
+        if tk[b, 2 * i] == k0 and tk[b, 2 * i + 1] == k1:
+            if (
+                tk[b, 4 * BUCKET + i] == ma
+                and tk[b, 5 * BUCKET + i] == mb
+                and tk[b, 2 * BUCKET + i] == pa
+                and tk[b, 3 * BUCKET + i] == pb
+            ):
+                e = i
+                break
+            score = tv[b, 2 * i + 1] >> 16
+        elif (tk[b, 2 * i + 1] >> GEN_SHIFT) != (k1 >> GEN_SHIFT):
+            score = -1
+        else:
+            score = tv[b, 2 * i + 1] >> 16
+        if score < best:
+            best = score
+            e = i
+    tk[b, 2 * e] = k0
+    tk[b, 2 * e + 1] = k1
+    tk[b, 2 * BUCKET + e] = pa
+    tk[b, 3 * BUCKET + e] = pb
+    tk[b, 4 * BUCKET + e] = ma
+    tk[b, 5 * BUCKET + e] = mb
+    tv[b, 2 * e] = (lo & 0xFFFFFFFF) | (hi << 32)
+    tv[b, 2 * e + 1] = hint | (cost << 16)
+
+
+@njit(cache=True)
+def _store(tk, tv, k0, k1, pa, pb, ma, mb, live, lo, hi, hint, part):
+    """Store the bounds in the position's own bucket (the top level: its exact
+    owners) and, if the entry fixes fewer, in its level's bucket too, where
+    positions alike but for the cards it does not fix find it."""
+    cost = popcount(live)
+    top = len(_LEVELS) - 1
+    level = _level(live, ma, mb) if part else top
+    width = BUCKET if part else SMALL_BUCKET
+    b = _bucket(k0, k1, pa, pb, top)
+    _store_in(tk, tv, b, width, k0, k1, pa & ma, pb & mb, ma, mb, lo, hi, hint, cost)
+    if level < top:
+        b = _bucket(k0, k1, pa, pb, level)
+        _store_in(tk, tv, b, width, k0, k1, pa & ma, pb & mb, ma, mb, lo, hi, hint, cost)
 
 
 STRIDE_A = np.array(STRIDE, dtype=np.int64)
@@ -198,24 +492,49 @@ STRIDE_A = np.array(STRIDE, dtype=np.int64)
 # a recursive function, numba issue 6061, so the search keeps its own stack).
 LEADER, POS, LEAD_SUIT, BEST, WINNER, BROKEN, IDX, LIVE = range(8)
 ALPHA, BETA, VALUE, SEAT, HAND, COUNT, NEXT = range(8, 15)
-TRICK_START, SLOT, K1, K2, K3, OFFSET, ALPHA0, BETA0, LOWER, UPPER, BEST_CARD = range(15, 26)
+TRICK_START, K0, K1, PA, PB, OFFSET, ALPHA0, BETA0, LOWER, UPPER, BEST_CARD = range(15, 26)
+REL = 26  # the cards the frame's value rests on so far (see _ranks_needed)
+OWN_REL = 27  # those its own bounds (quick tricks, entries) rest on
 
 
 @njit(cache=True)
 def _solve(
-    h, leader, pos, lead_suit, best, winner, broken, live, alpha, beta, quick, t, tt, tv, f, mv
+    h,
+    leader,
+    pos,
+    lead_suit,
+    best,
+    winner,
+    broken,
+    live,
+    alpha,
+    beta,
+    quick,
+    part,
+    t,
+    tt,
+    tv,
+    f,
+    mv,
 ):
     """Fail-soft alpha-beta from the position; returns its value for North/South.
 
     ``h``: the four hands (changed during the search, restored at its end);
     ``pos`` cards already on the trick (``lead_suit``, the ``best`` card so far
     and its seat ``winner``; ``live``: the cards in the hands and on the
-    trick). ``quick``: the objective is the trick count (quick tricks bound it).
+    trick). ``quick``: the objective is the trick count (quick tricks bound it);
+    ``part``: partition search (else every entry fixes every card).
     ``t``: the objective's tables by ``idx`` (rows: leaf value, least
     and greatest value still reachable, the key part, the offset);
     ``tt``/``tv``: the table's keys and (lower, upper) bounds; ``f``: the
     frames, with the node count at [63, 0] and the generation at [63, 1];
     ``mv``: the candidate cards of each frame.
+
+    Each value comes with ``rm``, the cards it rests on: a card that won a
+    trick over another of its suit, and the cards a bound or a table entry
+    used. A table entry fixes only who holds the cards from each suit's
+    lowest such card up (and every suit's length per seat), so it answers
+    every position that differs below them (partition search).
     """
     d = 0
     idx = 0
@@ -223,8 +542,9 @@ def _solve(
         # ---- enter a node at depth d (its parameters in the locals) ----
         ready = False  # its value is known without a search: r
         r = 0
+        rm = 0  # the cards the node's value rests on
         trick_start = 0
-        s = k1 = k2 = k3 = off = lo = hi = 0
+        k0 = k1 = pa = pb = off = lo = hi = 0
         hint = -1  # the table's best lead here: suit * 16 + live cards above it
         if pos == 0:
             n = popcount(h[leader])
@@ -233,61 +553,77 @@ def _solve(
                 ready = True
             elif n == 1:  # the last trick plays itself
                 w = leader
-                b = high_bit(h[leader])
+                bc = high_bit(h[leader])
+                cards = np.int64(1) << bc
                 for i in range(1, 4):
                     seat = (leader + i) & 3
                     c = high_bit(h[seat])
-                    if (_BEATERS[b] >> c) & 1:
-                        b = c
+                    cards |= np.int64(1) << c
+                    if (_BEATERS[bc] >> c) & 1:
+                        bc = c
                         w = seat
+                if part and popcount(cards & _SUIT[bc // 13]) >= 2:
+                    rm = np.int64(1) << bc  # it won by rank
                 r = t[0, idx + STRIDE_A[w]]
                 ready = True
             else:
                 # Whatever is still reachable may already decide the window.
                 lo = t[1, idx]
                 hi = t[2, idx]
-                if quick:
-                    q = max(_quick_tricks(h, leader, broken), _top_spades(h, leader & 1))
+                off = t[4, idx]
+                lrel = hrel = 0  # the cards lo and hi rest on
+                if quick and lo < beta and hi > alpha and lo < hi:  # undecided yet
+                    # Quick tricks and top spades: each bound rests only on the
+                    # cards it counted.
+                    q, qrel = _quick_tricks(h, leader, broken)
+                    sq, srel = _top_spades(h, leader & 1)
+                    if sq > q:
+                        q, qrel = sq, srel
                     q = min(q, n)
-                    them = min(_top_spades(h, 1 - (leader & 1)), n - q)
+                    them, orel = _top_spades(h, 1 - (leader & 1))
+                    if them > n - q:
+                        them = n - q
+                        orel |= qrel
                     if leader & 1:
-                        hi = min(hi, t[4, idx] + n - q)
-                        lo = max(lo, t[4, idx] + them)
+                        qlo, qlrel, qhi, qhrel = off + them, orel, off + n - q, qrel
                     else:
-                        lo = max(lo, t[4, idx] + q)
-                        hi = min(hi, t[4, idx] + n - them)
-                if hi <= alpha or lo == hi:
-                    r = hi
-                    ready = True
-                elif lo >= beta:
+                        qlo, qlrel, qhi, qhrel = off + q, qrel, off + n - them, orel
+                    if qlo > lo:
+                        lo = qlo
+                        lrel = qlrel
+                    if qhi < hi:
+                        hi = qhi
+                        hrel = qhrel
+                if lo >= beta:
                     r = lo
+                    rm = lrel
+                    ready = True
+                elif hi <= alpha or lo == hi:
+                    r = hi
+                    rm = hrel if hi <= alpha else lrel | hrel
                     ready = True
                 else:
-                    off = t[4, idx]
-                    k1, k2, k3 = _tt_key(h, leader, broken, t[3, idx], f[63, 1])
-                    # Two slots a key: a position with more cards left (dearer to
-                    # search again) keeps its slot against one with fewer.
-                    s = _slot(k1, k2, k3)
-                    if not (tt[s, 0] == k1 and tt[s, 1] == k2 and tt[s, 2] == k3):
-                        if tt[s + 1, 0] == k1 and tt[s + 1, 1] == k2 and tt[s + 1, 2] == k3:
-                            s += 1
-                        elif tv[s, 3] > tv[s + 1, 3]:
-                            s += 1  # a miss: the slot a store would take
-                    if tt[s, 0] == k1 and tt[s, 1] == k2 and tt[s, 2] == k3:
-                        hint = tv[s, 2]
-                        lo = max(lo, tv[s, 0] + off)
-                        hi = min(hi, tv[s, 1] + off)
-                        if lo == hi or lo >= beta:
-                            r = lo
-                            ready = True
-                        elif hi <= alpha:
-                            r = hi
-                            ready = True
-                        else:
-                            alpha = max(alpha, lo)
-                            beta = min(beta, hi)
-                    trick_start = 1
                     live = h[0] | h[1] | h[2] | h[3]
+                    k0 = _lengths(h)
+                    k1 = leader | (np.int64(broken) << 2) | (t[3, idx] << 3)
+                    k1 |= f[63, 1] << GEN_SHIFT
+                    pa, pb = _owners(h, live)
+                    lo, hi, hint, lrel, hrel = _probe(
+                        tt, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta
+                    )
+                    if lo >= beta:
+                        r = lo
+                        rm = lrel
+                        ready = True
+                    elif hi <= alpha or lo == hi:
+                        r = hi
+                        rm = hrel if hi <= alpha else lrel | hrel
+                        ready = True
+                    else:
+                        alpha = max(alpha, lo)
+                        beta = min(beta, hi)
+                        rm = lrel | hrel
+                    trick_start = 1
         if ready:
             if d == 0:
                 return r
@@ -318,19 +654,12 @@ def _solve(
                 mv[d, n] = c
                 n += 1
             # Move ordering.
-            if pos == 0:
+            if n == 1:
+                pass  # nothing to order
+            elif pos == 0:
                 for i in range(n):
                     mv[64 + d, i] = _lead_key(h, leader, mv[d, i], live)
-                for i in range(1, n):  # insertion sort by the lead key
-                    c = mv[d, i]
-                    kc = mv[64 + d, i]
-                    j = i - 1
-                    while j >= 0 and mv[64 + d, j] > kc:
-                        mv[d, j + 1] = mv[d, j]
-                        mv[64 + d, j + 1] = mv[64 + d, j]
-                        j -= 1
-                    mv[d, j + 1] = c
-                    mv[64 + d, j + 1] = kc
+                _sort_by_key(mv, d, n)
                 if hint >= 0:  # the best lead found before, first
                     above = hint & 15
                     m = live & _SUIT[hint >> 4]
@@ -344,16 +673,12 @@ def _solve(
                                     mv[d, j] = mv[d, j - 1]
                                 mv[d, 0] = c
                                 break
-            elif (winner ^ seat) & 1:  # an opponent is winning: cheapest winner first
-                beaters = _BEATERS[best]
-                w = 0
-                for i in range(n):  # a stable partition: winners, then losers
-                    c = mv[d, i]
-                    if (beaters >> c) & 1:
-                        for j in range(i, w, -1):
-                            mv[d, j] = mv[d, j - 1]
-                        mv[d, w] = c
-                        w += 1
+            else:
+                for i in range(n):
+                    mv[64 + d, i] = _follow_key(
+                        h, seat, pos, leader, lead_suit, best, winner, mv[d, i]
+                    )
+                _sort_by_key(mv, d, n)
             f[d, LEADER] = leader
             f[d, POS] = pos
             f[d, LEAD_SUIT] = lead_suit
@@ -371,11 +696,13 @@ def _solve(
             f[d, NEXT] = 0
             f[d, TRICK_START] = trick_start
             f[d, BEST_CARD] = mv[d, 0]
+            f[d, REL] = rm
+            f[d, OWN_REL] = rm
             if trick_start:
-                f[d, SLOT] = s
+                f[d, K0] = k0
                 f[d, K1] = k1
-                f[d, K2] = k2
-                f[d, K3] = k3
+                f[d, PA] = pa
+                f[d, PB] = pb
                 f[d, OFFSET] = off
                 f[d, ALPHA0] = alpha
                 f[d, BETA0] = beta
@@ -385,6 +712,12 @@ def _solve(
         fresh = not ready
         while True:
             if not fresh:
+                if part and f[d, POS] == 3:  # the child starts the next trick: won by rank?
+                    c = mv[d, f[d, NEXT] - 1]
+                    bc = c if (_BEATERS[f[d, BEST]] >> c) & 1 else f[d, BEST]
+                    trick = f[d, LIVE] & ~(h[0] | h[1] | h[2] | h[3])
+                    if popcount(trick & _SUIT[bc // 13]) >= 2:
+                        rm |= np.int64(1) << bc
                 if f[d, SEAT] & 1:
                     if r < f[d, VALUE]:
                         f[d, VALUE] = r
@@ -396,6 +729,12 @@ def _solve(
                     f[d, BEST_CARD] = mv[d, f[d, NEXT] - 1]
                     if r > f[d, ALPHA]:
                         f[d, ALPHA] = r
+                if not part:
+                    pass
+                elif f[d, ALPHA] >= f[d, BETA]:  # a cut rests on this card's search alone
+                    f[d, REL] = f[d, OWN_REL] | rm
+                else:
+                    f[d, REL] |= rm
             fresh = False
             if f[d, NEXT] < f[d, COUNT] and f[d, ALPHA] < f[d, BETA]:
                 c = mv[d, f[d, NEXT]]
@@ -432,6 +771,7 @@ def _solve(
             # Every card tried (or a cut): the frame's value.
             h[f[d, SEAT]] = f[d, HAND]
             r = f[d, VALUE]
+            rm = f[d, REL]
             if f[d, TRICK_START]:
                 lo = f[d, LOWER]
                 hi = f[d, UPPER]
@@ -441,15 +781,29 @@ def _solve(
                     lo = max(lo, r)
                 else:
                     lo = hi = r
-                s = f[d, SLOT]
-                tt[s, 0] = f[d, K1]
-                tt[s, 1] = f[d, K2]
-                tt[s, 2] = f[d, K3]
-                tv[s, 0] = lo - f[d, OFFSET]
-                tv[s, 1] = hi - f[d, OFFSET]
+                live = f[d, LIVE]
+                if part:
+                    ma, mb, rm = _ranks_needed(h, live, rm)
+                else:
+                    ma, mb = _all_ranks(live)
                 c = f[d, BEST_CARD]
-                tv[s, 2] = (c // 13) << 4 | popcount(f[d, LIVE] & _SUIT[c // 13] & ~((2 << c) - 1))
-                tv[s, 3] = popcount(f[d, LIVE])
+                hint = (c // 13) << 4 | popcount(live & _SUIT[c // 13] & ~((2 << c) - 1))
+                off = f[d, OFFSET]
+                _store(
+                    tt,
+                    tv,
+                    f[d, K0],
+                    f[d, K1],
+                    f[d, PA],
+                    f[d, PB],
+                    ma,
+                    mb,
+                    live,
+                    lo - off,
+                    hi - off,
+                    hint,
+                    part,
+                )
             if d == 0:
                 return r
             d -= 1
@@ -533,15 +887,17 @@ def shared_tables(objective: Objective, tricks_left: int) -> np.ndarray:
 
 _table: tuple[np.ndarray, np.ndarray] | None = None
 _generation = itertools.count(1)
-MAX_GENERATION = 1 << 43  # fits the key; the table is wiped if it ever wraps
+MAX_GENERATION = 1 << (63 - GEN_SHIFT)  # fits the key; the table is wiped if it ever wraps
 
 
 def _shared_table() -> tuple[np.ndarray, np.ndarray]:
     global _table
     if _table is None:
         _table = (
-            np.full((1 << TT_BITS, 3), -1, dtype=np.int64),
-            np.zeros((1 << TT_BITS, 4), dtype=np.int64),
+            np.full(((1 << TT_BITS) // BUCKET, 6 * BUCKET), -1, dtype=np.int64),
+            # written, not np.zeros: its pages are touched here (the warm-up),
+            # not by the first search that stores there (25 ms at 7 cards)
+            np.full(((1 << TT_BITS) // BUCKET, 2 * BUCKET), 0, dtype=np.int64),
         )
     return _table
 
@@ -626,6 +982,7 @@ class CompiledSolver:
         else:
             node = (position.leader, 0, 0, -1, position.leader, broken, 0)
         quick = int(self.bisect)
+        part = int(left >= PARTITION_FROM)
         if (self.bisect or left >= BISECT_FROM) and alpha <= t[1, 0] and beta > t[2, 0]:
             # Null windows: each search only asks "at least this value?", and the
             # value is one of the outcomes' values: a binary search over them.
@@ -633,14 +990,14 @@ class CompiledSolver:
             lo, hi = 0, len(values) - 1
             while lo < hi:
                 m = values[(lo + hi + 1) // 2]
-                v = _solve(h, *node, m - 1, m, quick, t, tt, tv, frames, moves)
+                v = _solve(h, *node, m - 1, m, quick, part, t, tt, tv, frames, moves)
                 if v >= m:
                     lo = bisect.bisect_left(values, v)
                 else:
                     hi = bisect.bisect_right(values, v) - 1
             v = values[lo]
         else:
-            v = _solve(h, *node, alpha, beta, quick, t, tt, tv, frames, moves)
+            v = _solve(h, *node, alpha, beta, quick, part, t, tt, tv, frames, moves)
         self.nodes = int(frames[63, 0])
         return int(v)
 

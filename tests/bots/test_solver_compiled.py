@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from bots import solver_compiled
@@ -16,6 +17,7 @@ from bots.solver import (
     TricksObjective,
     random_position,
 )
+from bots.solver import max_tricks as ref_max_tricks
 from bots.solver_compiled import CompiledSolver, max_tricks, objective_tables
 from game.engine.cards import parse_hand
 from game.engine.rules import Rules
@@ -49,7 +51,18 @@ def a_position(rng: random.Random, k: int, i: int) -> Position:
 PLAN = [(1, 100), (2, 900), (3, 900), (4, 800), (5, 250), (6, 50)]
 
 
-def test_same_values_as_the_reference_on_3000_random_positions() -> None:
+@pytest.fixture(params=["partition", "exact"])
+def partition(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both table modes at every size: partition search (entries fix only the
+    cards their bounds rest on), as from PARTITION_FROM tricks left, and exact
+    entries, as below it."""
+    monkeypatch.setattr(
+        solver_compiled, "PARTITION_FROM", 1 if request.param == "partition" else 14
+    )
+    return request.param
+
+
+def test_same_values_as_the_reference_on_3000_random_positions(partition: str) -> None:
     rng = random.Random(20261201)
     rules = Rules()
     checked = 0
@@ -65,7 +78,7 @@ def test_same_values_as_the_reference_on_3000_random_positions() -> None:
     assert checked == 3000
 
 
-def test_kept_tables_give_what_fresh_solvers_give() -> None:
+def test_kept_tables_give_what_fresh_solvers_give(partition: str) -> None:
     # UCT keeps one solver for all the deals of a decision: entries must carry
     # over only where they fit (the points objective's keys count the outcome
     # since the position, so only positions with as many tricks left share them).
@@ -80,7 +93,68 @@ def test_kept_tables_give_what_fresh_solvers_give() -> None:
             assert kept[1].value(p) == Solver(NilObjective(nil_seats)).value(p), p
 
 
-def test_a_window_gives_a_bound_on_the_true_value() -> None:
+def test_entries_answer_other_positions_only_where_they_fit(partition: str) -> None:
+    # A table entry fixes only the cards its bound rests on (partition search),
+    # so one solver kept over many positions reuses entries across them: every
+    # value must still be the reference's. Positions of one deal share the most.
+    rng = random.Random(2026)
+    for objective in (TricksObjective, lambda: NilObjective([rng.randrange(4)])):
+        solver = CompiledSolver(objective())
+        for _ in range(40):
+            deal = random_position(rng, 6)
+            for k in (6, 5, 5, 4, 4, 4):
+                p = random_position(rng, k) if rng.random() < 0.3 else _played_down(rng, deal, k)
+                assert solver.value(p) == Solver(solver.objective).value(p), p
+
+
+def _played_down(rng: random.Random, p: Position, k: int) -> Position:
+    """``p`` with random cards removed (one a hand a trick) to ``k`` cards a hand."""
+    hands = list(p.hands)
+    for seat in range(4):
+        while hands[seat].bit_count() > k:
+            cards = [c for c in range(52) if hands[seat] >> c & 1]
+            hands[seat] &= ~(1 << rng.choice(cards))
+    return Position(tuple(hands), rng.randrange(4), (), p.spades_broken)
+
+
+def test_partition_search_as_used_from_7_cards() -> None:
+    # Without the threshold lowered: 7 and 8 cards a hand, the three objectives.
+    assert solver_compiled.PARTITION_FROM <= 7  # so these are partition searches
+    rng = random.Random(77)
+    rules = Rules()
+    for i in range(30):
+        p = random_position(rng, rng.choice((7, 8)), mid_trick=i % 3 == 1)
+        nil = sorted(rng.sample(range(4), rng.choice((1, 2))))
+        bids = [0 if s in nil else rng.randint(1, 5) for s in range(4)]
+        for make in (
+            TricksObjective,
+            lambda nil=nil: NilObjective(nil),
+            lambda bids=bids: PointsObjective(rules, bids, [False] * 4, [0] * 4),
+        ):
+            assert CompiledSolver(make()).value(p) == Solver(make()).value(p), (p, nil)
+
+
+def test_quick_tricks_and_top_spades_are_lower_bounds() -> None:
+    # The bounds cut the search: each must never promise a side more tricks
+    # than it takes (the reference's trick count, the leader to lead).
+    rng = random.Random(99)
+    tighter = 0
+    for i in range(3000):
+        p = random_position(rng, rng.randint(2, 5))
+        if i % 2:
+            p = p._replace(spades_broken=False)
+        h = np.array(p.hands, dtype=np.int64)
+        side = p.leader & 1
+        tricks = [ref_max_tricks(p, 0), ref_max_tricks(p, 1)]
+        q, _ = solver_compiled._quick_tricks(h, p.leader, int(p.spades_broken))
+        assert q <= tricks[side], p
+        for s in (0, 1):
+            assert solver_compiled._top_spades(h, s)[0] <= tricks[s], p
+        tighter += q == tricks[side]
+    assert tighter > 600  # and they are not trivially low
+
+
+def test_a_window_gives_a_bound_on_the_true_value(partition: str) -> None:
     # Fail-soft: a value at or below alpha is an upper bound, at or above beta a
     # lower bound, in between exact; the table must keep that true across calls.
     rng = random.Random(11)
@@ -159,4 +233,5 @@ def test_the_generation_wraps_by_wiping_the_table(monkeypatch: pytest.MonkeyPatc
     p = random_position(random.Random(3), 4)
     assert s.value(p) == Solver().value(p)
     tt = solver_compiled._shared_table()[0]
-    assert ((tt[:, 2] >> 43) | (tt[:, 1] >> 40 << 20)).max() < 2  # generation 1 or none
+    k1 = tt[:, 1 : 2 * solver_compiled.BUCKET : 2]  # the keys' second words
+    assert (k1 >> solver_compiled.GEN_SHIFT).max() < 2  # generation 1 or none
