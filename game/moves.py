@@ -22,13 +22,13 @@ workers, HTTP views, SQLite, in-process bots), and :func:`submit_action_async`
 on an asyncio connection on the server's event loop (the websockets'
 moves on PostgreSQL, ``game.db``).
 
-On the asyncio runner a move of a table whose last move this process made
-is first tried as the quick move (:func:`_quick_move`): stepped on the table
-and seats that move left, and saved by one statement that changes nothing
-unless the table is still at that version with the same seats
-(``rows.quick_move_query``); one round trip instead of two, and no rows read.
-Anything else takes the full path (docs/architecture.md, "What the write
-path guarantees").
+A move of a table whose rows this process knows is first tried as the quick
+move: stepped on those rows, and saved by the compare-and-swap (which changes
+nothing unless the table is still at that version with the same seats) and
+the INSERT, with no row read; on the asyncio runner the two are one
+statement and one round trip (:func:`_quick_move`), on Django's connection
+two statements (:func:`quick_move_steps`). Anything else takes the full path
+(docs/architecture.md, "What the write path guarantees").
 """
 
 from __future__ import annotations
@@ -168,12 +168,51 @@ def submit_action(
     """
     parsed = parse_submission(seat, action, expected_version)
     with transaction.atomic():
-        steps = move_steps(
-            table_id, seat, parsed, expected_version, by_stand_in, timezone.now(), while_away
-        )
-        outcome = db.run_steps(steps)
+        now = timezone.now()
+        outcome = None
+        if not (by_stand_in or while_away):  # a stand-in's move changes a seat
+            outcome = db.run_steps(quick_move_steps(table_id, seat, parsed, expected_version, now))
+        if outcome is None:
+            outcome = db.run_steps(
+                move_steps(table_id, seat, parsed, expected_version, by_stand_in, now, while_away)
+            )
         transaction.on_commit(lambda: after_commit(outcome))
     return outcome.result
+
+
+def _quick_outcome(
+    table_id: int, seat: int, parsed: EngineAction, expected_version: int, now: datetime
+) -> tuple[matches.Rows, Outcome] | None:
+    """The quick move's step, when this process knows the table's rows (a move
+    of it made here) and its match at ``expected_version`` (its own move, or
+    another process's from the group message); None: take the full path."""
+    known = matches.remembered_rows(table_id)
+    if known is None:
+        return None
+    entry = matches.cached(table_id, expected_version, known.table.seed)
+    if entry is None:
+        return None
+    outcome = quick_step(entry.match, known, seat, parsed, False, now)
+    return None if outcome is None else (known, outcome)
+
+
+def quick_move_steps(
+    table_id: int, seat: int, parsed: EngineAction, expected_version: int, now: datetime
+) -> Generator[rows.Step, Any, Outcome | None]:
+    """The quick move on Django's connection: the compare-and-swap on the known
+    rows' seats, then the INSERT; no row read. None, having written nothing,
+    when the move takes the full path."""
+    quick = _quick_outcome(table_id, seat, parsed, expected_version, now)
+    if quick is None:
+        return None
+    known, outcome = quick
+    if not (yield rows.quick_swap_query(known.table, expected_version, now)):
+        return None
+    r = outcome.result
+    yield rows.insert_action_query(
+        r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, now
+    )
+    return outcome
 
 
 async def submit_action_async(
@@ -206,22 +245,14 @@ async def _quick_move(
     expected_version: int,
     by_stand_in: bool,
 ) -> Outcome | None:
-    """The move as one statement and one round trip, when this process knows the
-    table's rows (a move of it made here) and its match at ``expected_version``
-    (its own move, or another process's from the group message): the step
-    first, then the compare-and-swap and the INSERT together, which change
-    nothing if the table moved on or its seats changed since. None: take the
-    full path."""
-    known = matches.remembered_rows(table_id)
-    if known is None:
-        return None
-    entry = matches.cached(table_id, expected_version, known.table.seed)
-    if entry is None:
-        return None
+    """The quick move as one statement and one round trip (:func:`_quick_outcome`):
+    the compare-and-swap and the INSERT together, which change nothing if the
+    table moved on or its seats changed since. None: take the full path."""
     now = timezone.now()
-    outcome = quick_step(entry.match, known, seat, parsed, by_stand_in, now)
-    if outcome is None:
+    quick = None if by_stand_in else _quick_outcome(table_id, seat, parsed, expected_version, now)
+    if quick is None:
         return None
+    known, outcome = quick
     r = outcome.result
     query = rows.quick_move_query(
         known.table, expected_version, r.round_number, r.seat, r.action, r.by_stand_in, now

@@ -219,15 +219,24 @@ def insert_action_query(
 
 
 @cache
+def _quick_swap_sql() -> str:
+    return f"{_bump_sql()} AND {_quote('seats_version')} = %s"
+
+
+def quick_swap_query(table: Table, expected_version: int, now: datetime.datetime) -> Query:
+    """:func:`bump_version_query` that also requires the seats of
+    ``table.seats_version``: the quick move's compare-and-swap."""
+    swap = bump_version_query(table.pk, expected_version, now)
+    return Query(_quick_swap_sql(), [*swap.params, table.seats_version], swap.read)
+
+
+@cache
 def _quick_move_sql(columns: tuple[str, ...]) -> str:
-    table, action = _quote(Table._meta.db_table), _quote(Action._meta.db_table)
+    action = _quote(Action._meta.db_table)
     names = ", ".join(_quote(name) for name in columns)
     marks = ", ".join(["%s"] * len(columns))
     return (
-        f"WITH swapped AS (UPDATE {table} "
-        f"SET {_quote('version')} = {_quote('version')} + 1, {_quote('turn_started_at')} = %s "
-        f"WHERE {_quote('id')} = %s AND {_quote('version')} = %s AND {_quote('status')} = %s "
-        f"AND {_quote('seats_version')} = %s RETURNING {_quote('id')}) "
+        f"WITH swapped AS ({_quick_swap_sql()} RETURNING {_quote('id')}) "
         f"INSERT INTO {action} ({names}) SELECT {marks} FROM swapped"
     )
 
@@ -248,9 +257,8 @@ def quick_move_query(
     values = _action_values(
         table.pk, expected_version + 1, round_number, seat, action, by_stand_in, now
     )
-    playing = Table.Status.PLAYING.value
-    swap = [_prep(Table, "turn_started_at", now), table.pk, expected_version, playing]
-    params = [*swap, table.seats_version, *values.values()]
+    swap = quick_swap_query(table, expected_version, now)
+    params = [*swap.params, *values.values()]
     return Query(_quick_move_sql(tuple(values)), params, lambda rowcount, _: rowcount == 1)
 
 

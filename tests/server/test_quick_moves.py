@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from game import matches, move_step, moves, runner, seating, stackprocs
 from game.engine import Bid, Rules, view_for
-from game.models import Table
+from game.models import Seat, Table
 from tests import services
 from tests.server.helpers import make_table
 
@@ -117,6 +117,46 @@ def test_seat_changes_in_play_count_in_the_seats_version(live: runner.InlineRunn
     seating.hand_over(table.pk, north)
     table.refresh_from_db()
     assert table.seats_version == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_djangos_connection_the_quick_move_writes_without_reading(
+    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The synchronous runner (Celery workers, SQLite): the swap and the INSERT,
+    no row read; the full path only for the first move, the round's last card
+    and after a seat changed elsewhere."""
+    full: list[int] = []
+    move_steps = moves.move_steps
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        full.append(args[3])  # the version acted on
+        return move_steps(*args, **kwargs)
+
+    monkeypatch.setattr(moves, "move_steps", counted)
+    table = make_table("HHHH", rules=LONG, stand_in_bots=True)
+    rng = random.Random(8)
+    while True:
+        table.refresh_from_db()
+        match = matches.load_match(table)
+        seat = match.round.to_act
+        action = rng.choice(view_for(match, seat).legal_actions)
+        if moves.submit_action(table.pk, seat, action, table.version).round_over:
+            break
+    assert full == [0, table.version]  # the first move and the round's last card
+    # A seat handed to a bot elsewhere: the next move's swap changes nothing and
+    # the full path makes the move on the seats as they are now.
+    table.refresh_from_db()
+    match = matches.load_match(table)
+    seat = match.round.to_act
+    leaver = (seat + 2) % 4
+    seating.hand_over(table.pk, leaver)
+    known = matches.remembered_rows(table.pk)  # this process's rows: from before
+    assert known is not None and known.seats[leaver].kind == Seat.Kind.HUMAN
+    full.clear()
+    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
+    assert full == [table.version]
+    assert matches.remembered_rows(table.pk).seats[leaver].kind == Seat.Kind.BOT
 
 
 @pytest.fixture
