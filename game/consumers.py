@@ -77,7 +77,7 @@ from game import (
     watchers,
 )
 from game.client_frames import Act, Back, Chat, FrameRefused, React, Resync, parse
-from game.db import db_call, moves_on_loop
+from game.db import db_call, moves_on_loop, warm_up_pool
 from game.errors import ServiceError, StaleVersion, TryAgain
 from game.models import Seat, Table
 
@@ -171,6 +171,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return
         self.counted = True
         events.note_server_loop(asyncio.get_running_loop())
+        warm_up_pool()
         self.group = events.group_name(self.table_pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         self.groups.append(self.group)  # discarded on disconnect by the base class

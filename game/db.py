@@ -121,6 +121,18 @@ class ConnectionPool:
                 raise
         return await self.idle.get()
 
+    async def fill(self) -> None:
+        """Open connections up to ``size`` ahead of the moves (the first moves
+        after a start would otherwise each wait for a new connection)."""
+        while self.opened < self.size:
+            self.opened += 1
+            try:
+                conn = await _connect()
+            except BaseException:
+                self.opened -= 1
+                raise
+            self.idle.put_nowait(conn)
+
     def release(self, conn: psycopg.AsyncConnection[Any]) -> None:
         if conn.closed or conn.broken or conn.info.transaction_status != _IDLE:
             self.opened -= 1
@@ -152,6 +164,17 @@ def pool() -> ConnectionPool:
         size = int(getattr(settings, "SPADES_ASYNC_DB_CONNECTIONS", DEFAULT_ASYNC_CONNECTIONS))
         found = _pools[loop] = ConnectionPool(size)
     return found
+
+
+def warm_up_pool() -> None:
+    """On the server's event loop, once: fill its pool in the background, so
+    that the first moves find their connections open (no-op off PostgreSQL's
+    asyncio moves)."""
+    if not moves_on_loop() or _pools.get(asyncio.get_running_loop()) is not None:
+        return
+    task = hold(asyncio.ensure_future(pool().fill()))
+    # A failure here only means the moves open their own connections.
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
 
 async def _connect() -> psycopg.AsyncConnection[Any]:

@@ -259,6 +259,9 @@ class RoundRecordRow(models.Model):
     round_type_e = models.PositiveSmallIntegerField(default=0)
     round_type_s = models.PositiveSmallIntegerField(default=0)
     round_type_w = models.PositiveSmallIntegerField(default=0)
+    # False from a live round's end until a tally flush adds it to the tallies
+    # (game.tally_flush): the move's transaction leaves the tallies alone.
+    tallied = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["table", "round_number"]
@@ -268,6 +271,7 @@ class RoundRecordRow(models.Model):
         indexes = [
             models.Index(fields=["makeup_ns", "makeup_ew"], name="round_makeups"),
             models.Index(fields=["rules_key", "finished_at"], name="round_rules_time"),
+            models.Index(fields=["id"], condition=models.Q(tallied=False), name="round_untallied"),
         ]
 
     def __str__(self) -> str:

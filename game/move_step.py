@@ -164,7 +164,7 @@ def step(
             stand_in_plays=plays,
             stand_in_bids=bids,
         )
-        round_row = RoundRecordRow(table_id=table.pk, **values)
+        round_row = RoundRecordRow(table_id=table.pk, tallied=False, **values)
     result_row = None
     if match.is_over:
         assert match.winner is not None
@@ -214,9 +214,9 @@ def quick_step(
 ) -> Outcome | None:
     """Step 2 for the quick move (``rows.quick_move_query``): on ``match``, a
     committed state, and the table and seats this process ``known``s.
-    None when the move takes the full path: a round's last card (its record
-    and tallies), a seat that goes away or comes back, or an action refused
-    here (the full path says why: stale, or illegal)."""
+    None when the move takes the full path: a round's last card (its record),
+    a seat that goes away or comes back, or an action refused here (the full
+    path says why: stale, or illegal)."""
     if last_card_due(match.round):
         return None
     table = copy(known.table)

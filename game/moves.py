@@ -43,7 +43,7 @@ import psycopg
 from django.db import transaction
 from django.utils import timezone
 
-from game import db, events, frames, matches, rows, tallies, turns
+from game import db, events, frames, matches, rows, tallies, tally_flush, turns
 from game.engine import Action as EngineAction
 from game.errors import NotPlaying, StaleVersion, TableNotFound
 from game.models import Table
@@ -98,8 +98,7 @@ def save_steps(outcome: Outcome, now: datetime) -> Generator[rows.Query, Any, No
         yield rows.seat_away_query(outcome.seat_change)
         yield rows.seats_changed_query(r.table_id)
     if outcome.round_row is not None:
-        yield rows.insert_query(outcome.round_row)
-        yield tallies.round_query(outcome.round_row)  # the dashboard's counts, kept exact
+        yield rows.insert_query(outcome.round_row)  # not tallied yet: after_commit has it added
     if outcome.result_row is not None:
         yield rows.insert_query(outcome.result_row)
         yield tallies.match_query(outcome.result_row)
@@ -134,6 +133,11 @@ def after_commit(outcome: Outcome) -> None:
         events.table_event(table.pk, r.version, r.action, info)
     except Exception:
         log.exception("the group message of table %s failed", table.pk)
+    if outcome.round_row is not None:
+        try:
+            tally_flush.flush_soon()
+        except Exception:  # the round stays pending: the sweep adds it
+            log.exception("adding the round of table %s to the tallies failed", table.pk)
     if r.to_act is None:
         return
     again = r.by_stand_in and r.seat == r.to_act

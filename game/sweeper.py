@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from game import runner, turns
+from game import runner, tally_flush, turns
 from game.matches import load_match
 from game.models import Table
 
@@ -79,7 +79,12 @@ def overdue_plans(now: datetime | None = None, *, every: bool = False) -> list[t
 
 def sweep(now: datetime | None = None, *, every: bool = False) -> list[int]:
     """Schedule every lost move again (with ``every``: every table's next
-    automatic move, see :func:`overdue_plans`); the tables it did that for."""
+    automatic move, see :func:`overdue_plans`); the tables it did that for.
+    Rounds a stopped process left out of the tallies are added too."""
+    try:
+        tally_flush.flush_pending()
+    except Exception:
+        log.exception("sweep: flushing the tallies failed")
     swept = []
     for plan in overdue_plans(now, every=every):
         try:

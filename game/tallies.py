@@ -1,24 +1,25 @@
-"""The tallies (``RoundTally``), kept exact on every write of a round or a match.
+"""The tallies (``RoundTally``): the dashboard's counts, kept exact.
 
-Every path that stores a round row or a match result adds to the tallies in the
-same transaction: a live move at a round's end (``game.moves.save_steps``
-yields :func:`round_query` / :func:`match_query`: one statement each, no work
-on other moves), stored tournaments (``game.storage``) and imports
-(``game.imports``) through :func:`add_rounds` / :func:`add_matches`.
-:func:`rebuild` (``manage.py rebuild_tallies``) recomputes them all from the
-stored rows; :func:`scan` gives what they should hold, for tests and checks.
+Stored tournaments (``game.storage``) and imports (``game.imports``) add to
+the tallies in the transaction that stores their rows (:func:`add_rounds`,
+:func:`add_matches`). A live move that finishes a match adds the match in its
+own transaction (:func:`match_query`); a live round's end stores its round
+row as not yet tallied, and ``game.tally_flush`` adds such rows in batches
+after the move (:func:`add_round_values`), so that no move waits on the
+tallies' rows. :func:`rebuild` (``manage.py rebuild_tallies``) recomputes them
+all from the stored rows; :func:`scan` gives what they should hold once every
+round is tallied, for tests and checks.
 
 The statement is an upsert (``INSERT ... ON CONFLICT DO UPDATE`` adding the
 sums, on PostgreSQL and SQLite alike), its rows sorted by key so that two
 transactions that touch the same cells lock them in the same order.
 
 Each cell is stored in up to :data:`SHARDS` rows (``shard``), summed by every
-reader: a live round end adds to its table's shard (the table's id modulo
-:data:`SHARDS`), the bulk paths to shard 0. Rounds of tables alike (same
-rules, make-up and bots) share their cells, and a cell's row stays locked from
-the upsert to the commit's flush; in one row, tables ending a round together
-queued one behind the other (``bench_server``: 100 tables ending their first
-round in the same half second, p99 145-154 ms in that second).
+reader: a live match's end adds to its table's shard (the table's id modulo
+:data:`SHARDS`), a process's flush to its own (its pid modulo :data:`SHARDS`),
+the bulk paths to shard 0. Rounds of tables alike (same rules, make-up and
+bots) share their cells, and a cell's row stays locked from the upsert to the
+commit's flush: writers in different shards do not wait for each other.
 """
 
 from __future__ import annotations
@@ -115,28 +116,30 @@ def shard_of(table_id: int | None) -> int:
     return (table_id or 0) % SHARDS
 
 
-def round_query(row: RoundRecordRow) -> Query:
-    """The tallies of a round a move has just finished (a statement of its transaction)."""
-    return upsert_query(round_tallies([row]), shard_of(row.table_id))
-
-
 def match_query(result: MatchResult) -> Query:
     """The tallies of a match a move has just finished."""
     return upsert_query(match_tallies([result]), shard_of(result.table_id))
 
 
-def _write(cells: Mapping[Key, Sums]) -> None:
+def _write(cells: Mapping[Key, Sums], shard: int = 0) -> None:
     keys = sorted(cells)
     with connection.cursor() as cursor:
         for start in range(0, len(keys), CHUNK):
             part = {k: cells[k] for k in keys[start : start + CHUNK]}
-            query = upsert_query(part)
+            query = upsert_query(part, shard)
             cursor.execute(query.sql, query.params)
 
 
 def add_rounds(rows: Iterable[RoundRecordRow]) -> None:
     """Add stored rounds to the tallies (call in the transaction that stores them)."""
     _write(round_tallies(rows))
+
+
+def add_round_values(rows: Iterable[Mapping[str, Any]], writer: int) -> None:
+    """Add rounds given as their :data:`ROUND_COLUMNS` (``game.tally_flush``) to
+    the shard of ``writer`` (a process id): flushes of different processes
+    do not wait for each other's rows."""
+    _write(round_tallies(rows), writer % SHARDS)
 
 
 def add_matches(results: Iterable[MatchResult]) -> None:
@@ -203,18 +206,28 @@ def _copy(cells: Mapping[Key, Sums]) -> None:
 
 
 def rebuild() -> int:
-    """Recompute every tally from the stored rows, in one transaction; returns the cells."""
-    cells = scan()
+    """Recompute every tally from the stored rows, in one transaction; returns the cells.
+
+    Rounds and matches cannot be stored while it runs (their tables are
+    locked against writes on PostgreSQL; SQLite's write lock is taken first),
+    so every row is counted once: those scanned, pending ones included, are
+    marked tallied in the same transaction."""
+    q = connection.ops.quote_name
     with transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute(f"TRUNCATE {connection.ops.quote_name(RoundTally._meta.db_table)}")
+                for model in (RoundRecordRow, MatchResult):
+                    cursor.execute(f"LOCK TABLE {q(model._meta.db_table)} IN SHARE MODE")
+                cursor.execute(f"TRUNCATE {q(RoundTally._meta.db_table)}")
+            cells = scan()
             _copy(cells)
         else:
             RoundTally.objects.all().delete()
+            cells = scan()
             RoundTally.objects.bulk_create(
                 (RoundTally(**dict(zip(KEY, k, strict=True)), **dict(zip(SUMS, v, strict=True)))
                  for k, v in cells.items()),
                 batch_size=2000,
             )  # fmt: skip
+        RoundRecordRow.objects.filter(tallied=False).update(tallied=True)
     return len(cells)

@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from game import analytics, exports, league_table
+from game import analytics, exports, league_table, tally_flush
 from game.analytics import Filters
 from game.round_columns import MAKEUPS
 
@@ -118,6 +118,7 @@ def _filters_or_none(form: DashboardFilterForm) -> Filters | None:
 @require_GET
 @staff_required
 def dashboard(request: HttpRequest) -> HttpResponse:
+    tally_flush.flush_pending()  # rounds ended in the last second: exact to this moment
     form = _form(request)
     filters = _filters_or_none(form)
     data = analytics.all_analyses(filters) if filters is not None else None

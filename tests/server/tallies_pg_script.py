@@ -1,18 +1,23 @@
 """Run in a manage.py shell on a scratch PostgreSQL database (test_tallies_postgres): tables
 played side by side on the event loop's asyncio connections, now and then a move made as a
-stand-in's; prints whether the tallies kept on write equal a scan of the stored rows."""
+stand-in's; then the rounds' tallies flushed by four threads at once (each taking what
+the others do not hold); prints whether the tallies equal a scan of the stored rows."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import random
+import threading
 
-from game import matches, moves, seating, tallies
+from django.db import connection
+
+from game import matches, moves, seating, tallies, tally_flush
 from game.engine import Rules, view_for
 from game.models import RoundRecordRow, Table
 
 RULES = Rules(winning_goal=100, losing_goal=-100).to_dict()
+tally_flush.DELAY = 3600.0  # no flush of its own: the rounds wait for the threads below
 
 
 async def play(table_pk: int, rng: random.Random) -> None:
@@ -41,7 +46,26 @@ async def main() -> None:
 
 
 asyncio.run(main())
+pending = tally_flush.pending()
+added: list[int] = []
+
+
+def flush() -> None:
+    try:
+        added.append(tally_flush.flush_pending(limit=5))
+    finally:
+        connection.close()
+
+
+threads = [threading.Thread(target=flush) for _ in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
 print(json.dumps({
+    "pending": pending,
+    "added": sum(added),
+    "left": tally_flush.pending(),
     "equal": tallies.stored() == tallies.scan(),
     "cells": len(tallies.stored()),
     "rounds": RoundRecordRow.objects.count(),

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Q
 
-from game import analytics, exports, imports, tallies
+from game import analytics, exports, imports, tallies, tally_flush
 from game.analytics import Filters
 from game.engine import Match, Rules, view_for
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
@@ -137,6 +137,7 @@ def test_jsonl_lines_hold_full_records(stored: dict[str, Table]) -> None:
 
 
 def _analyses() -> dict[str, Any]:
+    tally_flush.flush_pending()  # as the dashboard does before it reads
     return analytics.all_analyses(Filters())
 
 

@@ -8,15 +8,18 @@ import csv
 import importlib
 import io
 import json
+import os
 import random
+import time
 from datetime import date, timedelta
 from typing import Any
 
 import pytest
 from django.apps import apps as django_apps
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from game import analytics, exports, imports, moves, tallies
+from game import analytics, exports, imports, moves, sweeper, tallies, tally_flush
 from game.analytics import Filters
 from game.engine import Rules
 from game.models import Action, MatchResult, RoundRecordRow, RoundTally, Table
@@ -163,7 +166,8 @@ def _matches_by_hand(f: Filters) -> tuple[int, dict[tuple[int, str], list[int]]]
     return matches, cells
 
 
-def test_live_round_ends_add_to_their_tables_shard_and_readers_sum_the_shards(
+@pytest.mark.django_db(transaction=True)  # the flush follows the move's commit
+def test_live_round_ends_add_to_the_flushing_process_shard_and_readers_sum_the_shards(
     live: Any,
 ) -> None:
     rng = random.Random(5)
@@ -172,18 +176,21 @@ def test_live_round_ends_add_to_their_tables_shard_and_readers_sum_the_shards(
     for table in played:
         play_humans(table, rng)
     assert len({tallies.shard_of(t.pk) for t in played}) == 3
+    flushed = os.getpid() % tallies.SHARDS  # the flush ran here, after each round's move
+    assert not RoundRecordRow.objects.filter(tallied=False).exists()
     for table in played:
-        # Every cell of the first round's tallies is in this table's shard.
+        # Every cell of the first round's tallies is in the flushing process's shard.
         row = RoundRecordRow.objects.filter(table=table).order_by("round_number").first()
         assert row is not None
         for (span, start, *rest), sums in tallies.round_tallies([row]).items():
             held = RoundTally.objects.filter(
-                **dict(zip(tallies.KEY, (span, start, *rest), strict=True)),
-                shard=tallies.shard_of(table.pk),
+                **dict(zip(tallies.KEY, (span, start, *rest), strict=True)), shard=flushed
             ).values_list("n", flat=True)
             assert list(held) and held[0] >= sums[0]
+    # A match's end adds to its table's shard, in the move's transaction.
     assert set(RoundTally.objects.values_list("shard", flat=True)) == {
         0,
+        flushed,
         *(tallies.shard_of(t.pk) for t in played),
     }
     # A cell spread over shards reads as one: the same as a scan of the rows,
@@ -206,6 +213,7 @@ def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
         _play_with_timeouts(table, rng, live)
     assert RoundRecordRow.objects.filter(stand_in_round=True).exists()
     assert RoundRecordRow.objects.filter(stand_in_round=False).count() >= 40
+    tally_flush.flush_pending()  # as the dashboard does before it reads
     assert tallies.stored() == tallies.scan()
     bots = sorted({b for b in RoundRecordRow.objects.values_list("bot_ns", flat=True) if b})
     for k in range(40):
@@ -320,3 +328,70 @@ def test_a_tied_round_is_won_by_neither_partnership() -> None:
     assert won(_round(60, 60)) == [0, 0]
     assert won(_round(61, 60)) == [1, 0]
     assert won(_round(-10, 60)) == [0, 1]
+
+
+# ----- live rounds: added by a flush after the move ------------------------------------------
+
+
+def _play_unflushed(monkeypatch: pytest.MonkeyPatch, rng: random.Random) -> Table:
+    """A match of four humans whose rounds no flush has added (as if the process
+    stopped right after each round's move)."""
+    monkeypatch.setattr(tally_flush, "flush_soon", lambda: None)
+    table = play_humans(make_table("HHHH", QUICK_RULES, stand_in_bots=False), rng)
+    monkeypatch.undo()
+    return table
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_round_end_leaves_its_tallies_to_one_flush(
+    live: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = _play_unflushed(monkeypatch, random.Random(21))
+    rounds = RoundRecordRow.objects.filter(table=table).count()
+    assert rounds >= 1 and tally_flush.pending() == rounds
+    assert tallies.stored() != tallies.scan()  # the match's own cells are in, not its rounds
+    assert tally_flush.flush_pending() == rounds
+    assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()
+    kept = tallies.stored()
+    assert tally_flush.flush_pending() == 0 and tallies.stored() == kept  # never twice
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_sweep_and_the_dashboard_flush_what_a_stopped_process_left(
+    live: Any, monkeypatch: pytest.MonkeyPatch, client: Any
+) -> None:
+    _play_unflushed(monkeypatch, random.Random(22))
+    assert tally_flush.pending() > 0
+    sweeper.sweep()
+    assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()
+
+    _play_unflushed(monkeypatch, random.Random(23))
+    assert tally_flush.pending() > 0
+    staff = get_user_model().objects.create_user("boss", password="pw-boss-123", is_staff=True)
+    client.force_login(staff)
+    assert client.get("/dashboard/").status_code == 200
+    assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rebuild_counts_pending_rounds_once(live: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    _play_unflushed(monkeypatch, random.Random(24))
+    assert tally_flush.pending() > 0
+    tallies.rebuild()
+    assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()
+    assert tally_flush.flush_pending() == 0 and tallies.stored() == tallies.scan()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_process_flushes_its_round_ends_on_its_own_thread(
+    live: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    _play_unflushed(monkeypatch, random.Random(25))
+    assert tally_flush.pending() > 0
+    settings.SPADES_BOTS_INLINE = False  # as in a server: the flush is not the caller's
+    monkeypatch.setattr(tally_flush, "DELAY", 0.05)
+    tally_flush.flush_soon()
+    deadline = time.monotonic() + 10
+    while tally_flush.pending() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()

@@ -1,5 +1,6 @@
 """On PostgreSQL: the tallies stay exact when several tables finish rounds at once through
-the event loop's asyncio connections (concurrent upserts of the same cells)."""
+the event loop's asyncio connections, and their rounds are flushed by several threads at
+once (concurrent upserts of the same cells; each round taken by one flush)."""
 
 from __future__ import annotations
 
@@ -33,4 +34,5 @@ def test_concurrent_round_ends_keep_the_tallies_exact(database_url: str) -> None
     out = stackprocs.manage(env, "shell", "-c", SCRIPT.read_text(), timeout=300)
     result = json.loads(out.strip().splitlines()[-1])
     assert result["rounds"] >= 6 and result["stand_in_rounds"] >= 1
-    assert result["equal"], result
+    assert result["pending"] == result["rounds"] == result["added"], result
+    assert result["left"] == 0 and result["equal"], result
