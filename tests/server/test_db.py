@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from django.db import connection
 
+from game import db
 from game.db import db_call, drop_broken_connections
 from game.models import Table
 
@@ -80,3 +83,31 @@ async def test_on_the_loop_every_socket_shares_one_connection(settings) -> None:
     # Each socket is its own asyncio task; Django alone would give each a connection.
     ids = await asyncio.gather(*(asyncio.create_task(socket()) for _ in range(5)))
     assert len(set(ids)) == 1
+
+
+class _FakeConnection:
+    closed = broken = False
+
+
+async def test_the_moves_pool_is_filled_ahead_and_then_opens_nothing(
+    monkeypatch: pytest.MonkeyPatch, settings
+) -> None:
+    """The first socket fills the loop's pool (db.warm_up_pool): the first moves
+    take open connections instead of each waiting for a new one."""
+    opened: list[_FakeConnection] = []
+
+    async def connect() -> _FakeConnection:
+        opened.append(_FakeConnection())
+        return opened[-1]
+
+    monkeypatch.setattr(db, "_connect", connect)
+    monkeypatch.setattr(db, "moves_on_loop", lambda: True)
+    settings.SPADES_ASYNC_DB_CONNECTIONS = 3
+    db.warm_up_pool()
+    db.warm_up_pool()  # once per loop
+    for _ in range(10):
+        await asyncio.sleep(0)
+    pool = db.pool()
+    assert len(opened) == 3 and pool.opened == 3 and pool.idle.qsize() == 3
+    taken = [await pool.acquire() for _ in range(3)]
+    assert len(opened) == 3 and set(map(id, taken)) == set(map(id, opened))
