@@ -357,7 +357,7 @@ def test_a_round_end_leaves_its_tallies_to_one_flush(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_sweep_and_the_dashboard_flush_what_a_stopped_process_left(
+def test_the_sweep_the_dashboard_and_the_check_flush_what_a_stopped_process_left(
     live: Any, monkeypatch: pytest.MonkeyPatch, client: Any
 ) -> None:
     _play_unflushed(monkeypatch, random.Random(22))
@@ -371,6 +371,13 @@ def test_the_sweep_and_the_dashboard_flush_what_a_stopped_process_left(
     client.force_login(staff)
     assert client.get("/dashboard/").status_code == 200
     assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()
+
+    _play_unflushed(monkeypatch, random.Random(26))
+    left = tally_flush.pending()
+    out = io.StringIO()
+    call_command("rebuild_tallies", "--check", stdout=out)
+    assert f"added {left} pending round(s)" in out.getvalue()
+    assert "match the stored rows" in out.getvalue()
 
 
 @pytest.mark.django_db(transaction=True)

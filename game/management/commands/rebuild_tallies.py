@@ -1,10 +1,11 @@
 """``manage.py rebuild_tallies [--check]``: recompute the dashboard's tallies from the stored rows.
 
-The tallies (``RoundTally``) are kept exact on every write of a round or a
-match; rebuild them after rows were changed or deleted another way (the admin,
-a shell, a restore), or after the site's time zone changed (a round counts on
-its day in that zone). ``--check`` only compares them with the stored rows and
-fails if they differ.
+The tallies (``RoundTally``) count every stored round and match once (a live
+round shortly after its move, ``game.tally_flush``); rebuild them after rows
+were changed or deleted another way (the admin, a shell, a restore), or after
+the site's time zone changed (a round counts on its day in that zone).
+``--check`` adds the rounds still pending, as the dashboard does before it
+reads, then compares the tallies with the stored rows and fails if they differ.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from game import tallies
+from game import tallies, tally_flush
 
 
 class Command(BaseCommand):
@@ -28,6 +29,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         t0 = time.perf_counter()
         if opts["check"]:
+            flushed = tally_flush.flush_pending()
+            if flushed:
+                self.stdout.write(f"added {flushed} pending round(s) to the tallies first")
             want, have = tallies.scan(), tallies.stored()
             wrong = {k for k in want.keys() | have.keys() if want.get(k) != have.get(k)}
             if wrong:
