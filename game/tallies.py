@@ -135,11 +135,11 @@ def add_rounds(rows: Iterable[RoundRecordRow]) -> None:
     _write(round_tallies(rows))
 
 
-def add_round_values(rows: Iterable[Mapping[str, Any]], writer: int) -> None:
-    """Add rounds given as their :data:`ROUND_COLUMNS` (``game.tally_flush``) to
-    the shard of ``writer`` (a process id): flushes of different processes
-    do not wait for each other's rows."""
-    _write(round_tallies(rows), writer % SHARDS)
+def add_cells(cells: Mapping[Key, Sums], writer: int) -> None:
+    """Add cells (``round_tallies`` of live rounds, ``game.tally_flush``) to the
+    shard of ``writer`` (a process id): flushes of different processes do not
+    wait for each other's rows."""
+    _write(cells, writer % SHARDS)
 
 
 def add_matches(results: Iterable[MatchResult]) -> None:

@@ -16,11 +16,10 @@ it first:
 - a reader that must be exact flushes before it reads (the staff dashboard,
   ``manage.py rebuild_tallies`` by recomputing everything).
 
-A flush marks its rows ``tallied`` and adds them in one transaction, taking
-only rows no other flush holds (``SKIP LOCKED`` on PostgreSQL; SQLite has
-one writer at a time), so a round is never added twice nor lost: until its
-flush commits, it is still pending. In tests (``SPADES_BOTS_INLINE``) the flush
-runs at once, after the move's commit.
+A flush marks its rows ``tallied`` and adds them in one transaction, which
+it rolls back if another flush marked one of them first, so a round is never
+added twice nor lost: until its flush commits, it is still pending. In tests
+(``SPADES_BOTS_INLINE``) the flush runs at once, after the move's commit.
 """
 
 from __future__ import annotations
@@ -29,9 +28,10 @@ import logging
 import os
 import threading
 import time
+from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, connection, transaction
 
 from game import db, tallies
 from game.models import RoundRecordRow
@@ -46,21 +46,38 @@ def flush_pending(limit: int = BATCH) -> int:
     """Add every pending round to the tallies; how many were added here."""
     added = 0
     while True:
-        with transaction.atomic():
-            taken = list(
-                RoundRecordRow.objects.filter(tallied=False)
-                .order_by("pk")
-                .select_for_update(skip_locked=True)
-                .values_list("pk", flat=True)[:limit]
-            )
-            if not taken:
-                return added
-            rows = RoundRecordRow.objects.filter(pk__in=taken)
-            tallies.add_round_values(rows.values(*tallies.ROUND_COLUMNS), os.getpid())
-            rows.update(tallied=True)
-        added += len(taken)
-        if len(taken) < limit:
+        found = list(
+            RoundRecordRow.objects.filter(tallied=False)
+            .order_by("pk")
+            .values("pk", *tallies.ROUND_COLUMNS)[:limit]
+        )
+        if not found:
             return added
+        if _add(found):
+            added += len(found)
+            if len(found) < limit:
+                return added
+        # else another flush took some of them first: read what is left
+
+
+def _add(found: list[dict[str, Any]]) -> bool:
+    """Mark ``found`` tallied and add them, in one short transaction; False (and
+    nothing done) if another flush marked one of them first. The tallies are
+    computed before it, so that it holds its locks (SQLite's one write lock)
+    only for its two statements."""
+    cells = tallies.round_tallies(found)
+    taken = [row["pk"] for row in found]
+    with transaction.atomic():
+        if connection.features.has_select_for_update:
+            # Lock in one order: two flushes of crossing batches wait, never deadlock.
+            locked = RoundRecordRow.objects.filter(pk__in=taken).order_by("pk").select_for_update()
+            list(locked.values_list("pk", flat=True))
+        marked = RoundRecordRow.objects.filter(pk__in=taken, tallied=False).update(tallied=True)
+        if marked != len(taken):
+            transaction.set_rollback(True)
+            return False
+        tallies.add_cells(cells, os.getpid())
+    return True
 
 
 def pending() -> int:
