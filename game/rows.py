@@ -25,7 +25,7 @@ from functools import cache
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, models
 from django.db.models import Field, Model
 
 from game.models import Action, Seat, Table
@@ -288,19 +288,39 @@ def _read_stand_ins(rowcount: int, fetched: list[tuple[Any, ...]]) -> list[tuple
     return out
 
 
+# Fields whose value, of the type they hold, is what the database is sent: their
+# ``get_db_prep_save`` would only convert it to that type again.
+_PLAIN_FIELDS = {
+    models.BooleanField: bool,
+    models.CharField: str,
+    models.IntegerField: int,
+    models.PositiveIntegerField: int,
+    models.PositiveSmallIntegerField: int,
+    models.SmallIntegerField: int,
+}
+
+
 @cache
-def _insert_sql(model: type[Model]) -> tuple[str, tuple[Field, ...]]:
+def _insert_sql(model: type[Model]) -> tuple[str, tuple[tuple[Field, type | None], ...]]:
     fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
     columns = ", ".join(_quote(f.column) for f in fields)
     marks = ", ".join(["%s"] * len(fields))
-    return f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES ({marks})", fields
+    sql = f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES ({marks})"
+    return sql, tuple((f, _PLAIN_FIELDS.get(type(f))) for f in fields)
 
 
 def insert_query(instance: Model) -> Query:
     """INSERT a new model instance as ``save()`` would (defaults, auto_now), without
     reading back its id: for the round and result rows written by a move."""
     sql, fields = _insert_sql(type(instance))
-    values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+    values = []
+    for f, plain in fields:
+        value = getattr(instance, f.attname)
+        # A round row has some 60 columns: Django's preparation of each was most
+        # of a round end's CPU (bench_server's round-end second).
+        if plain is None or type(value) is not plain:
+            value = f.get_db_prep_save(f.pre_save(instance, True), connection)
+        values.append(value)
     return Query(sql, values, no_value)
 
 

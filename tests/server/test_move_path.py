@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from game import bot_turns, errors, events, frames, matches, moves, runner, seating, turns
+from game import bot_turns, errors, events, frames, matches, moves, rows, runner, seating, turns
 from game.engine import Bid, Match, Play, Rules, SeeCards, replay, view_for
 from game.engine.state import Phase
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
@@ -141,6 +141,26 @@ def test_a_finished_round_stores_a_record_that_replays(live: runner.InlineRunner
     # The round's last action is in the same version as the record.
     last = Action.objects.get(table=table, version=row.version)
     assert last.round_number == 1 and last.action["type"] == "play"
+
+
+def test_a_stored_row_is_sent_as_djangos_own_preparation_would_send_it(
+    live: runner.InlineRunner,
+) -> None:
+    """rows.insert_query skips Django's preparation of plain columns: every value
+    it sends must be what that preparation gives."""
+    for seed in (3, 4):
+        play_humans(make_table("HBHB", rules=QUICK_RULES, bot="Random+Random"), random.Random(seed))
+    stored = [*RoundRecordRow.objects.all(), *MatchResult.objects.all()]
+    assert len(stored) >= 4
+    for instance in stored:
+        instance.pk = None  # as a move's new row
+        sent = rows.insert_query(instance).params
+        fields = [f for f in type(instance)._meta.concrete_fields if not f.primary_key]
+        want = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+        assert [type(v) for v in sent] == [type(v) for v in want]
+        assert [str(v) if hasattr(v, "dumps") else v for v in sent] == [
+            str(v) if hasattr(v, "dumps") else v for v in want
+        ]
 
 
 def test_four_bots_play_a_match_to_the_end(live: runner.InlineRunner) -> None:
