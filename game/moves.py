@@ -135,7 +135,7 @@ def after_commit(outcome: Outcome) -> None:
         log.exception("the group message of table %s failed", table.pk)
     if outcome.round_row is not None:
         try:
-            tally_flush.flush_soon()
+            tally_flush.flush_soon(table.pk)
         except Exception:  # the round stays pending: the sweep adds it
             log.exception("adding the round of table %s to the tallies failed", table.pk)
     if r.to_act is None:

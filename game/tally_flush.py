@@ -9,9 +9,8 @@ their players waited (``bench_server``: p99 177 ms against 24 ms with the
 round ends spread out). Here a round is added once, by whichever flush takes
 it first:
 
-- each process flushes what is pending :data:`DELAY` seconds after one of
-  its moves ended a round (one thread, so one batch for every round ended in
-  that time, whatever the table);
+- each process flushes the tables it ended a round at, :data:`DELAY` seconds
+  after (one thread, so one batch for every round it ended in that time);
 - the sweep (``game.sweeper``) flushes whatever a stopped process left;
 - a reader that must be exact flushes before it reads (the staff dashboard,
   ``manage.py rebuild_tallies`` by recomputing everything).
@@ -28,6 +27,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Collection
 from typing import Any
 
 from django.conf import settings
@@ -42,15 +42,15 @@ DELAY = 1.0  # seconds a process gathers round ends before it flushes them
 BATCH = 1000  # rounds per transaction
 
 
-def flush_pending(limit: int = BATCH) -> int:
-    """Add every pending round to the tallies; how many were added here."""
+def flush_pending(limit: int = BATCH, tables: Collection[int] | None = None) -> int:
+    """Add every pending round (of ``tables``, if given) to the tallies; how
+    many were added here."""
     added = 0
+    wanted = RoundRecordRow.objects.filter(tallied=False)
+    if tables is not None:
+        wanted = wanted.filter(table_id__in=tables)
     while True:
-        found = list(
-            RoundRecordRow.objects.filter(tallied=False)
-            .order_by("pk")
-            .values("pk", *tallies.ROUND_COLUMNS)[:limit]
-        )
+        found = list(wanted.order_by("pk").values("pk", *tallies.ROUND_COLUMNS)[:limit])
         if not found:
             return added
         if _add(found):
@@ -87,15 +87,18 @@ def pending() -> int:
 
 class _Flusher:
     """One thread per process: woken by :meth:`soon`, it waits :data:`DELAY`
-    for more round ends, then flushes them all."""
+    for more round ends, then flushes the pending rounds of the tables they
+    were at (another process's rounds are left to that process)."""
 
     def __init__(self) -> None:
         self._wanted = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._tables: set[int] = set()
 
-    def soon(self) -> None:
+    def soon(self, table_id: int) -> None:
         with self._lock:
+            self._tables.add(table_id)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._run, name="spades-tally-flush", daemon=True
@@ -108,8 +111,10 @@ class _Flusher:
             self._wanted.wait()
             time.sleep(DELAY)
             self._wanted.clear()
+            with self._lock:
+                tables, self._tables = self._tables, set()
             try:
-                flush_pending()
+                flush_pending(tables=tables)
             except Exception:
                 # Left pending: the next flush or the sweep adds them.
                 log.exception("flushing the tallies failed")
@@ -120,9 +125,9 @@ class _Flusher:
 _flusher = _Flusher()
 
 
-def flush_soon() -> None:
-    """After a move that stored a round: have it added to the tallies."""
+def flush_soon(table_id: int) -> None:
+    """After a move that stored a round at ``table_id``: have it added to the tallies."""
     if getattr(settings, "SPADES_BOTS_INLINE", False):
-        flush_pending()
+        flush_pending(tables=[table_id])
         return
-    _flusher.soon()
+    _flusher.soon(table_id)

@@ -336,7 +336,7 @@ def test_a_tied_round_is_won_by_neither_partnership() -> None:
 def _play_unflushed(monkeypatch: pytest.MonkeyPatch, rng: random.Random) -> Table:
     """A match of four humans whose rounds no flush has added (as if the process
     stopped right after each round's move)."""
-    monkeypatch.setattr(tally_flush, "flush_soon", lambda: None)
+    monkeypatch.setattr(tally_flush, "flush_soon", lambda table_id: None)
     table = play_humans(make_table("HHHH", QUICK_RULES, stand_in_bots=False), rng)
     monkeypatch.undo()
     return table
@@ -393,12 +393,16 @@ def test_a_rebuild_counts_pending_rounds_once(live: Any, monkeypatch: pytest.Mon
 def test_a_process_flushes_its_round_ends_on_its_own_thread(
     live: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
-    _play_unflushed(monkeypatch, random.Random(25))
-    assert tally_flush.pending() > 0
+    mine = _play_unflushed(monkeypatch, random.Random(25))
+    theirs = _play_unflushed(monkeypatch, random.Random(27))  # another process's table
+    left = RoundRecordRow.objects.filter(table=theirs).count()
     settings.SPADES_BOTS_INLINE = False  # as in a server: the flush is not the caller's
     monkeypatch.setattr(tally_flush, "DELAY", 0.05)
-    tally_flush.flush_soon()
+    tally_flush.flush_soon(mine.pk)
     deadline = time.monotonic() + 10
-    while tally_flush.pending() and time.monotonic() < deadline:
+    while tally_flush.pending() > left and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()
+    assert not RoundRecordRow.objects.filter(table=mine, tallied=False).exists()
+    assert tally_flush.pending() == left  # the other process's rounds are left to it
+    tally_flush.flush_pending()
+    assert tallies.stored() == tallies.scan()
