@@ -43,7 +43,7 @@ import psycopg
 from django.db import transaction
 from django.utils import timezone
 
-from game import db, events, frames, matches, rows, tallies, tally_flush, turns
+from game import db, events, frames, matches, rows, statement, tallies, tally_flush, turns
 from game.engine import Action as EngineAction
 from game.errors import NotPlaying, StaleVersion, TableNotFound
 from game.models import Table
@@ -263,7 +263,7 @@ async def _quick_move(
     )
     conn = await pool.acquire()
     try:
-        made = await db.run_alone(conn, query)
+        made = await statement.run_alone(conn, query)
     except psycopg.OperationalError:
         # The full path tries again on a fresh connection; had this committed
         # after all, its version check refuses the move as stale.

@@ -12,7 +12,7 @@ import random
 import time
 from typing import Any
 
-from game import db, frames, matches, moves, seating
+from game import db, frames, matches, moves, seating, statement
 from game.engine import Play, Rules, view_for
 from game.errors import IllegalMove, StaleVersion
 from game.models import Action, Seat, Table
@@ -20,7 +20,7 @@ from game.models import Action, Seat, Table
 RULES = Rules(winning_goal=10_000, losing_goal=-10_000).to_dict()
 counts = {"quick": 0, "refused": 0, "full": 0}
 
-run_alone, run_steps_async = db.run_alone, db.run_steps_async
+run_alone, run_steps_async = statement.run_alone, db.run_steps_async
 
 
 async def counted_alone(conn: Any, query: Any) -> Any:
@@ -34,7 +34,7 @@ async def counted_steps(conn: Any, steps: Any) -> Any:
     return await run_steps_async(conn, steps)
 
 
-db.run_alone, db.run_steps_async = counted_alone, counted_steps
+statement.run_alone, db.run_steps_async = counted_alone, counted_steps
 
 
 def reset() -> None:
