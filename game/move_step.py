@@ -211,20 +211,24 @@ def quick_step(
     action: EngineAction,
     by_stand_in: bool,
     now: datetime,
+    stand_ins: tuple[tuple[int, int, str], ...] | None = None,
 ) -> Outcome | None:
     """Step 2 for the quick move (``rows.quick_move_query``): on ``match``, a
     committed state, and the table and seats this process ``known``s.
-    None when the move takes the full path: a round's last card (its record),
-    a seat that goes away or comes back, or an action refused here (the full
-    path says why: stale, or illegal)."""
-    if last_card_due(match.round):
+    A round's last card also needs the match's ``stand_ins`` (read from the
+    log: they go into the round's row). None when the move takes the full
+    path: a last card without ``stand_ins``, a match's end (its result and
+    the table's status), a seat that goes away or comes back, or an action
+    refused here (the full path says why: stale, or illegal)."""
+    if stand_ins is None and last_card_due(match.round):
         return None
     table = copy(known.table)
     table.version, table.turn_started_at = match.version + 1, now
+    loaded = Loaded(table, known.seats, match.copy(), stand_ins or ())
     try:
-        outcome = step(Loaded(table, known.seats, match.copy()), seat, action, by_stand_in, now)
+        outcome = step(loaded, seat, action, by_stand_in, now)
     except ServiceError:
         return None
-    if outcome.round_row or outcome.result_row or outcome.seat_change:
+    if outcome.result_row or outcome.seat_change:
         return None
     return outcome

@@ -27,8 +27,10 @@ move: stepped on those rows, and saved by the compare-and-swap (which changes
 nothing unless the table is still at that version with the same seats) and
 the INSERT, with no row read; on the asyncio runner the two are one
 statement and one round trip (:func:`_quick_move`), on Django's connection
-two statements (:func:`quick_move_steps`). Anything else takes the full path
-(docs/architecture.md, "What the write path guarantees").
+two statements (:func:`quick_move_steps`). A round's last card reads the
+match's stand-in moves first (they go into the round's row, inserted with
+the action). A match's end, a seat change and a refused action take the full
+path (docs/architecture.md, "What the write path guarantees").
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from django.utils import timezone
 
 from game import db, events, frames, matches, rows, statement, tallies, tally_flush, turns
 from game.engine import Action as EngineAction
+from game.engine import Match
 from game.errors import NotPlaying, StaleVersion, TableNotFound
 from game.models import Table
 from game.move_step import (
@@ -184,38 +187,42 @@ def submit_action(
     return outcome.result
 
 
-def _quick_outcome(
-    table_id: int, seat: int, parsed: EngineAction, expected_version: int, now: datetime
-) -> tuple[matches.Rows, Outcome] | None:
-    """The quick move's step, when this process knows the table's rows (a move
-    of it made here) and its match at ``expected_version`` (its own move, or
-    another process's from the group message); None: take the full path."""
+def _known(table_id: int, expected_version: int) -> tuple[matches.Rows, Match] | None:
+    """The table's rows as this process knows them (a move of it made here) and
+    its match at ``expected_version`` (its own move, or another process's from
+    the group message); None: take the full path."""
     known = matches.remembered_rows(table_id)
     if known is None:
         return None
     entry = matches.cached(table_id, expected_version, known.table.seed)
-    if entry is None:
-        return None
-    outcome = quick_step(entry.match, known, seat, parsed, False, now)
-    return None if outcome is None else (known, outcome)
+    return None if entry is None else (known, entry.match)
 
 
 def quick_move_steps(
     table_id: int, seat: int, parsed: EngineAction, expected_version: int, now: datetime
 ) -> Generator[rows.Step, Any, Outcome | None]:
     """The quick move on Django's connection: the compare-and-swap on the known
-    rows' seats, then the INSERT; no row read. None, having written nothing,
-    when the move takes the full path."""
-    quick = _quick_outcome(table_id, seat, parsed, expected_version, now)
-    if quick is None:
+    rows' seats, then the INSERT (a round's last card: its stand-in moves read
+    first, its record row inserted too); the table and seats are not read.
+    None, having written nothing, when the move takes the full path."""
+    found = _known(table_id, expected_version)
+    if found is None:
         return None
-    known, outcome = quick
+    known, match = found
+    stand_ins = None
+    if last_card_due(match.round):
+        stand_ins = tuple((yield rows.stand_in_actions_query(table_id)))
+    outcome = quick_step(match, known, seat, parsed, False, now, stand_ins)
+    if outcome is None:
+        return None
     if not (yield rows.quick_swap_query(known.table, expected_version, now)):
         return None
     r = outcome.result
     yield rows.insert_action_query(
         r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, now
     )
+    if outcome.round_row is not None:
+        yield rows.insert_query(outcome.round_row)  # not tallied yet: after_commit has it added
     return outcome
 
 
@@ -249,20 +256,29 @@ async def _quick_move(
     expected_version: int,
     by_stand_in: bool,
 ) -> Outcome | None:
-    """The quick move as one statement and one round trip (:func:`_quick_outcome`):
-    the compare-and-swap and the INSERT together, which change nothing if the
-    table moved on or its seats changed since. None: take the full path."""
-    now = timezone.now()
-    quick = None if by_stand_in else _quick_outcome(table_id, seat, parsed, expected_version, now)
-    if quick is None:
+    """The quick move as one statement and one round trip (:func:`quick_move_steps`'
+    statements together): the compare-and-swap and the INSERT (and a finished
+    round's record row), which change nothing if the table moved on or its seats
+    changed since. A round's last card reads its stand-in moves first, a
+    second round trip. None: take the full path."""
+    found = None if by_stand_in else _known(table_id, expected_version)
+    if found is None:
         return None
-    known, outcome = quick
-    r = outcome.result
-    query = rows.quick_move_query(
-        known.table, expected_version, r.round_number, r.seat, r.action, r.by_stand_in, now
-    )
+    known, match = found
+    now = timezone.now()
     conn = await pool.acquire()
     try:
+        stand_ins = None
+        if last_card_due(match.round):
+            stand_ins = tuple(await statement.read(conn, rows.stand_in_actions_query(table_id)))
+        outcome = quick_step(match, known, seat, parsed, False, now, stand_ins)
+        if outcome is None:
+            return None
+        r = outcome.result
+        query = rows.quick_move_query(
+            known.table, expected_version, r.round_number, r.seat, r.action, r.by_stand_in, now,
+            outcome.round_row,
+        )  # fmt: skip
         made = await statement.run_alone(conn, query)
     except psycopg.OperationalError:
         # The full path tries again on a fresh connection; had this committed

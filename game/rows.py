@@ -28,7 +28,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, models
 from django.db.models import Field, Model
 
-from game.models import Action, Seat, Table
+from game.models import Action, RoundRecordRow, Seat, Table
 
 
 @dataclass(frozen=True)
@@ -231,14 +231,19 @@ def quick_swap_query(table: Table, expected_version: int, now: datetime.datetime
 
 
 @cache
-def _quick_move_sql(columns: tuple[str, ...]) -> str:
+def _quick_move_sql(columns: tuple[str, ...], round_columns: tuple[str, ...] = ()) -> str:
     action = _quote(Action._meta.db_table)
     names = ", ".join(_quote(name) for name in columns)
     marks = ", ".join(["%s"] * len(columns))
-    return (
-        f"WITH swapped AS ({_quick_swap_sql()} RETURNING {_quote('id')}) "
-        f"INSERT INTO {action} ({names}) SELECT {marks} FROM swapped"
-    )
+    swap = f"WITH swapped AS ({_quick_swap_sql()} RETURNING {_quote('id')}) "
+    insert = f"INSERT INTO {action} ({names}) SELECT {marks} FROM swapped"
+    if not round_columns:
+        return swap + insert
+    # A round's last card: its record row too, taken from the same swap.
+    table = _quote(RoundRecordRow._meta.db_table)
+    names = ", ".join(_quote(name) for name in round_columns)
+    marks = ", ".join(["%s"] * len(round_columns))
+    return f"{swap}, moved AS ({insert}) INSERT INTO {table} ({names}) SELECT {marks} FROM swapped"
 
 
 def quick_move_query(
@@ -249,17 +254,24 @@ def quick_move_query(
     action: dict[str, Any],
     by_stand_in: bool,
     now: datetime.datetime,
+    round_row: RoundRecordRow | None = None,
 ) -> Query:
     """A whole move as one statement (PostgreSQL): the version's compare-and-swap
-    and the action's INSERT, which inserts nothing unless the table is still
-    playing at ``expected_version`` with the seats of ``table.seats_version``.
-    Reads True when the move was made."""
+    and the action's INSERT (and a finished round's ``round_row``), which insert
+    nothing unless the table is still playing at ``expected_version`` with the
+    seats of ``table.seats_version``. Reads True when the move was made."""
     values = _action_values(
         table.pk, expected_version + 1, round_number, seat, action, by_stand_in, now
     )
     swap = quick_swap_query(table, expected_version, now)
     params = [*swap.params, *values.values()]
-    return Query(_quick_move_sql(tuple(values)), params, lambda rowcount, _: rowcount == 1)
+    round_columns: tuple[str, ...] = ()
+    if round_row is not None:
+        row = insert_query(round_row)
+        round_columns = _insert_columns(RoundRecordRow)
+        params += row.params
+    sql = _quick_move_sql(tuple(values), round_columns)
+    return Query(sql, params, lambda rowcount, _: rowcount == 1)
 
 
 @cache
@@ -303,10 +315,16 @@ _PLAIN_FIELDS = {
 @cache
 def _insert_sql(model: type[Model]) -> tuple[str, tuple[tuple[Field, type | None], ...]]:
     fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
-    columns = ", ".join(_quote(f.column) for f in fields)
+    columns = ", ".join(_quote(name) for name in _insert_columns(model))
     marks = ", ".join(["%s"] * len(fields))
     sql = f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES ({marks})"
     return sql, tuple((f, _PLAIN_FIELDS.get(type(f))) for f in fields)
+
+
+@cache
+def _insert_columns(model: type[Model]) -> tuple[str, ...]:
+    """The columns :func:`insert_query` writes, in the order of its values."""
+    return tuple(f.column for f in model._meta.concrete_fields if not f.primary_key)
 
 
 def insert_query(instance: Model) -> Query:

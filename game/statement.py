@@ -49,6 +49,16 @@ async def run_alone(conn: psycopg.AsyncConnection[Any], query: Query) -> Any:
     return query.read(-1 if tuples is None else tuples, [])
 
 
+async def read(conn: psycopg.AsyncConnection[Any], query: Query) -> Any:
+    """A statement that reads, as its own transaction; its value. Sent as
+    ``game.db.run_steps_async`` sends statements (its rows read the same way)."""
+    cursor = psycopg.AsyncClientCursor(conn)
+    await cursor.execute(cursor.mogrify(query.sql, query.params))
+    result = cursor.pgresult
+    fetched = await cursor.fetchall() if result is not None and result.status == TUPLES_OK else []
+    return query.read(cursor.rowcount, fetched)
+
+
 async def _execute(pgconn: psycopg.pq.abc.PGconn, text: bytes) -> psycopg.pq.abc.PGresult:
     """Send one statement on a nonblocking connection and wait on the event loop
     for its result (what psycopg's ``execute`` generator does, in fewer steps)."""

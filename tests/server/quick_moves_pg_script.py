@@ -13,9 +13,10 @@ import time
 from typing import Any
 
 from game import db, frames, matches, moves, seating, statement
-from game.engine import Play, Rules, view_for
+from game.engine import Play, Rules, replay, view_for
+from game.engine.state import Phase
 from game.errors import IllegalMove, StaleVersion
-from game.models import Action, Seat, Table
+from game.models import Action, RoundRecordRow, Seat, Table
 
 RULES = Rules(winning_goal=10_000, losing_goal=-10_000).to_dict()
 counts = {"quick": 0, "refused": 0, "full": 0}
@@ -97,13 +98,26 @@ async def main() -> dict[str, Any]:
     await asyncio.to_thread(seating.start_table, table)
     pk = table.pk
 
-    # 1. A whole round: the first move and the round's last card in full.
+    # 1. A whole round: only the first move in full (the last card is quick too).
     while not (await move(pk, rng)).round_over:
         pass
     out["first_round"] = {"quick": counts["quick"], "full": counts["full"]}
     out["first_round_actions"] = await asyncio.to_thread(
         lambda: Action.objects.filter(table_id=pk, round_number=1).count()
     )
+
+    def first_round_row() -> dict[str, Any]:
+        row = RoundRecordRow.objects.get(table_id=pk, round_number=1)
+        last = Action.objects.filter(table_id=pk, round_number=1).order_by("-version").first()
+        return {
+            "version_is_last_card": row.version == last.version,
+            "replays": replay(row.record).phase is Phase.DONE,
+            "stand_in_moves": row.stand_in_moves,
+            "seat_kinds": row.seat_kinds,
+            "rules": row.rules == RULES,
+        }
+
+    out["first_round_row"] = await asyncio.to_thread(first_round_row)
 
     # 2. An old version and an illegal card: refused, nothing changed.
     while True:  # into the cards of round 2

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from game import matches, move_step, moves, runner, seating, stackprocs
 from game.engine import Bid, Rules, view_for
-from game.models import Seat, Table
+from game.models import Action, RoundRecordRow, Seat, Table
 from tests import services
 from tests.server.helpers import make_table
 
@@ -42,36 +42,66 @@ def full_step(table: Table, seat: int, action: Any, by_stand_in: bool = False) -
     table.version, table.turn_started_at = table.version + 1, now
     seats = {s.position: s for s in table.seats.select_related("user")}
     match = matches.load_match(table, table.version - 1).copy()
-    return move_step.step(move_step.Loaded(table, seats, match), seat, action, by_stand_in, now)
+    stand_ins = logged_stand_ins(table) if move_step.last_card_due(match.round) else ()
+    loaded = move_step.Loaded(table, seats, match, stand_ins)
+    return move_step.step(loaded, seat, action, by_stand_in, now)
+
+
+def logged_stand_ins(table: Table) -> tuple[tuple[int, int, str], ...]:
+    """(round, seat, action type) of the stand-in moves in the table's log."""
+    logged = Action.objects.filter(table=table, by_stand_in=True).order_by("version")
+    return tuple((a.round_number, a.seat, a.action["type"]) for a in logged)
+
+
+def row_values(row: RoundRecordRow) -> dict[str, Any]:
+    """A round row's columns but its time (each step takes its own ``now``)."""
+    return {
+        f.attname: getattr(row, f.attname)
+        for f in RoundRecordRow._meta.concrete_fields
+        if f.attname not in ("id", "finished_at")
+    }
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_quick_step_is_the_full_step_until_a_round_ends(live: runner.InlineRunner) -> None:
-    table = make_table("HHHH", rules=LONG)
+def test_the_quick_step_is_the_full_step_to_the_round_end(live: runner.InlineRunner) -> None:
+    """The same outcome at every move of a round, its last card's record row
+    included once the quick step is given the log's stand-in moves; without
+    them it declines the last card."""
+    table = make_table("HHHH", rules=LONG, stand_in_bots=True)
     rng = random.Random(3)
-    quick = declined = 0
+    quick = 0
     while True:
         table.refresh_from_db()
         kept = remembered(table) if table.version else None
         match = matches.load_match(table)
         seat = match.round.to_act
         action = rng.choice(view_for(match, seat).legal_actions)
-        if kept is not None:
+        by_stand_in = 10 <= table.version < 14  # four moves by stand-ins, in the play
+        if kept is not None and not by_stand_in:
             now = timezone.now()
-            got = move_step.quick_step(*kept, seat, action, False, now)
             want = full_step(table, seat, action)
-            if got is None:
-                declined += 1
-                assert want.round_row is not None  # the round's last card: its record
+            if move_step.last_card_due(match.round):
+                assert move_step.quick_step(*kept, seat, action, False, now) is None
+                got = move_step.quick_step(*kept, seat, action, False, now, logged_stand_ins(table))
+                assert got is not None and got.round_row is not None
+                assert want.round_row is not None
+                assert row_values(got.round_row) == row_values(want.round_row)
+                assert got.round_row.stand_in_moves == 4 and not got.round_row.tallied
             else:
-                quick += 1
-                assert got.result == want.result and got.match.version == want.match.version
-                assert got.seats == want.seats and got.round_row is None
-                assert view_for(got.match, seat) == view_for(want.match, seat)
-        result = moves.submit_action(table.pk, seat, action, table.version)
+                got = move_step.quick_step(*kept, seat, action, False, now)
+                assert got is not None and got.round_row is None
+            quick += 1
+            assert got.result == want.result and got.match.version == want.match.version
+            assert got.seats == want.seats
+            assert view_for(got.match, seat) == view_for(want.match, seat)
+        result = moves.submit_action(table.pk, seat, action, table.version, by_stand_in=by_stand_in)
+        if by_stand_in:
+            assert seating.mark_back(table.pk, seat)  # before the seat's next turn
         if result.round_over:
             break
-    assert quick >= 50 and declined == 1
+    assert quick >= 50
+    row = RoundRecordRow.objects.get(table=table)
+    assert row.stand_in_moves == 4 and row.tallied  # the last card's row, flushed after it
 
 
 @pytest.mark.django_db(transaction=True)
@@ -124,8 +154,9 @@ def test_on_djangos_connection_the_quick_move_writes_without_reading(
     live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The synchronous runner (Celery workers, SQLite): the swap and the INSERT,
-    no row read; the full path only for the first move, the round's last card
-    and after a seat changed elsewhere."""
+    no row read; the full path only for the first move and after a seat
+    changed elsewhere (the round's last card reads its stand-in moves, then
+    inserts its record row too)."""
     full: list[int] = []
     move_steps = moves.move_steps
 
@@ -143,7 +174,10 @@ def test_on_djangos_connection_the_quick_move_writes_without_reading(
         action = rng.choice(view_for(match, seat).legal_actions)
         if moves.submit_action(table.pk, seat, action, table.version).round_over:
             break
-    assert full == [0, table.version]  # the first move and the round's last card
+    assert full == [0]  # the first move only
+    table.refresh_from_db()
+    row = RoundRecordRow.objects.get(table=table)
+    assert row.version == table.version and row.stand_in_moves == 0
     # A seat handed to a bot elsewhere: the next move's swap changes nothing and
     # the full path makes the move on the seats as they are now.
     table.refresh_from_db()
@@ -179,7 +213,15 @@ def test_on_postgresql_one_statement_a_move_and_the_full_path_when_rows_are_old(
     result = json.loads(out.strip().splitlines()[-1])
     # A round of 52 cards and 4 bids: the first move and the last card take the
     # full path, every other one statement.
-    assert result["first_round"] == {"quick": 54, "full": 2}, result
+    assert result["first_round"] == {"quick": 55, "full": 1}, result
+    # The last card's one statement inserted the round's record row too.
+    assert result["first_round_row"] == {
+        "version_is_last_card": True,
+        "replays": True,
+        "stand_in_moves": 0,
+        "seat_kinds": "HHHH",
+        "rules": True,
+    }, result
     assert result["stale"] == result["illegal"] == "refused, nothing changed", result
     assert result["after_hand_over"] == {
         "quick_refused": 1,
