@@ -134,6 +134,11 @@ def state_frame(table_pk: int, seat: int | None) -> tuple[int, str]:
     keep = table.version > 0
     if keep:
         matches.remember(table.pk, entry)
+    if table.status == Table.Status.PLAYING:
+        # The rows a quick move needs (game.moves): the first move of a socket
+        # that just connected reads no row. Seats change during play only with
+        # seats_version, which the quick move's swap checks.
+        matches.remember_rows(table.pk, matches.Rows(table, seats))
     return _frame(table.pk, entry, seat, keep)
 
 

@@ -41,8 +41,9 @@ class Committed:
 
 @dataclass(frozen=True)
 class Rows:
-    """A table's row and its seats as a move of this process read or left them,
-    for the quick move (``game.moves``). Between moves only the version, the
+    """A table's row and its seats as a move of this process read or left them
+    (or a socket's state read them, ``game.frames``), for the quick move
+    (``game.moves``). Between moves only the version, the
     turn clock and the status change, and a change to any seat adds to
     ``table.seats_version``: the quick move's statement checks all three, so
     rows of an earlier version serve while the seats are unchanged. Never

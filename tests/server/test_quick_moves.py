@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from game import matches, move_step, moves, runner, seating, stackprocs
+from game import frames, matches, move_step, moves, runner, seating, stackprocs
 from game.engine import Bid, Rules, view_for
 from game.models import Action, RoundRecordRow, Seat, Table
 from tests import services
@@ -233,3 +233,47 @@ def test_on_postgresql_one_statement_a_move_and_the_full_path_when_rows_are_old(
         "a_seat_changed": "full",
     }, result
     assert result["log_replays"] and result["frames_equal"], result
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_socket_that_read_the_table_makes_its_first_move_quick(
+    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that has only served a socket's state (a restart, another
+    process's table) knows the rows a quick move needs; an open table's read
+    does not count (its seats change without seats_version)."""
+    full: list[int] = []
+    move_steps = moves.move_steps
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        full.append(args[3])
+        return move_steps(*args, **kwargs)
+
+    monkeypatch.setattr(moves, "move_steps", counted)
+    waiting = make_table("HH", start=False)
+    frames.state_frame(waiting.pk, 0)
+    assert matches.remembered_rows(waiting.pk) is None
+
+    table = make_table("HHHH", rules=LONG, stand_in_bots=True)
+    rng = random.Random(9)
+    for _ in range(6):
+        table.refresh_from_db()
+        match = matches.load_match(table)
+        seat = match.round.to_act
+        moves.submit_action(table.pk, seat, rng.choice(view_for(match, seat).legal_actions),
+                            table.version)  # fmt: skip
+    assert full == [0]
+    matches.clear_cache()  # as a process that never moved this table
+    table.refresh_from_db()
+    frames.state_frame(table.pk, 1)
+    match = matches.load_match(table)
+    seat = match.round.to_act
+    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
+    assert full == [0]  # no row read for it either
+    # The rows a socket read serve only while the seats are the same.
+    table.refresh_from_db()
+    match = matches.load_match(table)
+    seat = match.round.to_act
+    seating.hand_over(table.pk, (seat + 2) % 4)  # not a seat to act before the check
+    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
+    assert full == [0, table.version]
