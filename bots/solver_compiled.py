@@ -282,27 +282,22 @@ def _quick_tricks(h, leader, broken):
 @njit(cache=True)
 def _top_spades(h, side):
     """Tricks ``side`` (0 North/South, 1 East/West) takes for sure with spades: the
-    run of the highest live spades held by its seat that holds the top one (the
-    top live spade wins whenever it is played, and the seat plays one a trick).
-    Returns the count and the cards it rests on."""
-    spades = (h[0] | h[1] | h[2] | h[3]) & _SUIT[3]
-    if not spades:
-        return 0, 0
-    seat = _owner(h, high_bit(spades))
-    if (seat & 1) != side:
-        return 0, 0
-    run = 0
+    most spades one of its hands holds above every spade of the other side
+    (each wins the trick it is played to, or partner's higher one does, and a
+    hand plays one card a trick, all of them by the end). Returns the count
+    and the cards it rests on: that hand's lowest such spade (none when the
+    other side has no spade: the suits' lengths, in every key, fix that)."""
+    them = (h[(side + 1) & 3] | h[(side + 3) & 3]) & _SUIT[3]
+    above = _SUIT[3] & ~((2 << high_bit(them)) - 1) if them else _SUIT[3]
+    best = 0
     rel = 0
-    hand = h[seat]
-    m = spades
-    while m:
-        top = high_bit(m)
-        if not (hand >> top) & 1:
-            break
-        run += 1
-        rel |= np.int64(1) << top
-        m ^= np.int64(1) << top
-    return run, rel
+    for seat in (side, side + 2):
+        m = h[seat] & above
+        q = popcount(m)
+        if q > best:
+            best = q
+            rel = (np.int64(1) << low_bit(m)) if them else 0
+    return best, rel
 
 
 @njit(cache=True)
