@@ -352,24 +352,32 @@ def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
 @njit(cache=True)
 def _lead_key(h, leader, c, live):
     """Lead order, lowest key first: a side suit an opponent can ruff last; the
-    suit's top live card (a winner, spades first) first; low toward partner's
-    top card next; then the lowest cards first (a high card that is not the
-    top one mostly gives a trick away), a spade into the opponents' top
-    spade last."""
+    suit's top live card (a winner, spades first) first; then low toward
+    partner's top card, or toward partner's second card through the top one
+    (second hand holds it); then low in a suit partner ruffs; then the lowest
+    cards first (a high card that is not the top one mostly gives a trick
+    away), through second hand's top card before the others, a spade into
+    the opponents' top spade last."""
     s = c // 13
     suit = _SUIT[s]
+    pard = h[(leader + 2) & 3]
     o1 = h[(leader + 1) & 3]
     o2 = h[(leader + 3) & 3]
     score = 0
     if s != 3 and ((not o1 & suit and o1 & _SUIT[3]) or (not o2 & suit and o2 & _SUIT[3])):
-        score -= 4
+        score -= 8
     top = high_bit(live & suit)
+    second = high_bit(live & suit & ~(np.int64(1) << top)) if c != top else c
     if c == top:
+        score += 4
+    elif (pard >> top) & 1 or ((o1 >> top) & 1 and (pard >> second) & 1):
         score += 2
-    elif (h[(leader + 2) & 3] >> top) & 1:
-        score += 1
+    elif s != 3 and not pard & suit and pard & _SUIT[3]:
+        score += 1  # below the leads above: led first, it cost 13x the nodes on a deal
     elif s == 3:
-        score -= 1  # a low trump into the opponents' top one
+        score -= 2
+    elif (o1 >> top) & 1:
+        score += 1
     return -score * 64 + (_LEAD_KEY[c] if c == top else c % 13)
 
 
