@@ -408,9 +408,12 @@ def _level(live, ma, mb):
 def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta):
     """Every entry that matches the position tightens (lo, hi); ``lrel`` and
     ``hrel`` gather the cards the tightened bounds rest on. Returns (lo, hi,
-    the best lead of the first match or -1, lrel, hrel). Without ``part`` only
-    the top level (every entry then fixes every card)."""
+    the best lead of the first match, else of the first entry of the same key
+    that does not match (a position alike in its top cards: only 14% of the
+    leads searched at 13 cards found a match), or -1; lrel, hrel). Without ``part`` only the top level (every entry then fixes every
+    card)."""
     hint = -1
+    near = -1  # the best lead of an entry of the same key that does not match
     top = len(_LEVELS) - 1
     for level in range(0 if part else top, top + 1):
         if lo >= beta or hi <= alpha or lo == hi:
@@ -422,6 +425,8 @@ def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, b
             ma = tk[b, 4 * BUCKET + i]
             mb = tk[b, 5 * BUCKET + i]
             if (pa & ma) != tk[b, 2 * BUCKET + i] or (pb & mb) != tk[b, 3 * BUCKET + i]:
+                if near < 0:
+                    near = tv[b, 2 * i + 1] & 0xFFFF
                 continue
             if hint < 0:
                 hint = tv[b, 2 * i + 1] & 0xFFFF
@@ -435,7 +440,7 @@ def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, b
                 hi = ehi
                 if part:
                     hrel |= _entry_cards(live, ma, mb)
-    return lo, hi, hint, lrel, hrel
+    return lo, hi, hint if hint >= 0 else near, lrel, hrel
 
 
 @njit(cache=True)
