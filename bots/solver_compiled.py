@@ -410,8 +410,8 @@ def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, b
     ``hrel`` gather the cards the tightened bounds rest on. Returns (lo, hi,
     the best lead of the first match, else of the first entry of the same key
     that does not match (a position alike in its top cards: only 14% of the
-    leads searched at 13 cards found a match), or -1; lrel, hrel). Without ``part`` only the top level (every entry then fixes every
-    card)."""
+    leads searched at 13 cards found a match), or -1; lrel, hrel). Without
+    ``part`` only the top level (every entry then fixes every card)."""
     hint = -1
     near = -1  # the best lead of an entry of the same key that does not match
     top = len(_LEVELS) - 1
@@ -675,6 +675,14 @@ def _solve(
                         m ^= np.int64(1) << high_bit(m)
                     if m:
                         c = high_bit(m)
+                        if not (legal >> c) & 1:  # another seat's: our lowest of the suit
+                            m = legal & _SUIT[hint >> 4]
+                            c = low_bit(m) if m else c
+                        while (legal >> c) & 1:  # its run's lowest card stands for it
+                            below = live & _BELOW[c]
+                            if not below or not (legal >> high_bit(below)) & 1:
+                                break
+                            c = high_bit(below)
                         for i in range(n):
                             if mv[d, i] == c:
                                 for j in range(i, 0, -1):
