@@ -137,6 +137,24 @@ def _owners(h, live):
 
 
 @njit(cache=True)
+def _drop(pa, pb, live, c):
+    """:func:`_owners` with card ``c`` (live) gone: its field removed, the suit's
+    lower cards' fields moved up one place."""
+    s = c // 13
+    j = popcount(live & _SUIT[s] & ~((np.int64(2) << c) - 1))  # live cards above it
+    base = 32 * (s & 1)
+    region_mask = np.int64(0xFFFFFFFF) << base
+    below = (np.int64(1) << (base + 2 * j)) - 1
+    w = pa if s < 2 else pb
+    region = w & region_mask
+    region = (region & below) | ((region >> 2) & ~below & region_mask)
+    w = (w & ~region_mask) | region
+    if s < 2:
+        return w, pb
+    return pa, w
+
+
+@njit(cache=True)
 def _field(s, r):
     """The owner bits of suit ``s``'s top ``r`` live cards in its word."""
     return ((np.int64(1) << (2 * r)) - 1) << (32 * (s & 1))
@@ -615,7 +633,18 @@ def _solve(
                     k0 = _lengths(h)
                     k1 = leader | (np.int64(broken) << 2) | (t[3, idx] << 3)
                     k1 |= f[63, 1] << GEN_SHIFT
-                    pa, pb = _owners(h, live)
+                    if d >= 4 and f[d - 4, TRICK_START]:
+                        # The previous trick's start less its four cards: cheaper
+                        # than reading every live card's owner again.
+                        pa = f[d - 4, PA]
+                        pb = f[d - 4, PB]
+                        cur = f[d - 4, LIVE]
+                        for i in range(d - 4, d):
+                            c = mv[i, f[i, NEXT] - 1]
+                            pa, pb = _drop(pa, pb, cur, c)
+                            cur ^= np.int64(1) << c
+                    else:
+                        pa, pb = _owners(h, live)
                     lo, hi, hint, lrel, hrel = _probe(
                         tt, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta
                     )
