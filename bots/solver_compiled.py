@@ -72,7 +72,7 @@ SMALL_BUCKET = 2  # those a search without partition uses (fewer to scan: UCT's 
 GEN_SHIFT = 27  # the generation's place in an entry's second key word
 # An entry is stored in the bucket of its level: the most top cards of every suit
 # (of those listed) whose owners it fixes; a position probes a bucket per level.
-LEVELS = (1, 2, 4, 13)
+LEVELS = (1, 2, 3, 13)  # 3 rather than 4: 1.5-2% fewer nodes at 13 cards (5 levels: more)
 _LEVELS = np.array(LEVELS, dtype=np.int64)
 # Tricks left from which a search uses partition search: below, tracking what
 # each value rests on costs more than the entries it shares save (UCT's
