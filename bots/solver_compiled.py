@@ -426,12 +426,15 @@ def _level(live, ma, mb):
 def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta):
     """Every entry that matches the position tightens (lo, hi); ``lrel`` and
     ``hrel`` gather the cards the tightened bounds rest on. Returns (lo, hi,
-    the best lead of the first match, else of the first entry of the same key
-    that does not match (a position alike in its top cards: only 14% of the
-    leads searched at 13 cards found a match), or -1; lrel, hrel). Without
+    the best lead of the first match, else of the entry of the same key that
+    does not match (a position alike in its top cards: only 14% of the leads
+    searched at 13 cards found a match) with the best bound for the side to
+    lead, or -1; lrel, hrel). Without
     ``part`` only the top level (every entry then fixes every card)."""
     hint = -1
     near = -1  # the best lead of an entry of the same key that does not match
+    near_v = -INF  # its bound for the side to lead (the lower one for North/South)
+    sign = -1 if k1 & 1 else 1  # East/West minimize
     top = len(_LEVELS) - 1
     for level in range(0 if part else top, top + 1):
         if lo >= beta or hi <= alpha or lo == hi:
@@ -443,7 +446,9 @@ def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, b
             ma = tk[b, 4 * BUCKET + i]
             mb = tk[b, 5 * BUCKET + i]
             if (pa & ma) != tk[b, 2 * BUCKET + i] or (pb & mb) != tk[b, 3 * BUCKET + i]:
-                if near < 0:
+                nv = ((tv[b, 2 * i] << 32) >> 32) if sign > 0 else -(tv[b, 2 * i] >> 32)
+                if nv > near_v:
+                    near_v = nv
                     near = tv[b, 2 * i + 1] & 0xFFFF
                 continue
             if hint < 0:
