@@ -31,13 +31,15 @@ compares the two on thousands of random positions). What differs is how:
   the value at each trick's start;
 * leads are ordered (a side suit an opponent can ruff last, the suit's top
   card first, low toward partner's top card, then low cards first), the
-  table's best lead first;
+  table's best lead first (from an entry of the same key that does not
+  match when none does);
   follows too: a card with which the side surely wins the trick (no opponent
   still to play can beat it) first, cheapest first, then one that leaves the
   side winning for now, then losers low first (second hand: losers before a
   card of its own that wins only for now);
 * the search keeps its own stack (``frames``): numba's cache cannot hold a
-  recursive function (numba issue 6061).
+  recursive function (numba issue 6061); a trick's start takes the owner
+  words of the previous one's less the trick's cards.
 
 The first call compiles the kernels (about 4 s); ``cache=True`` keeps the
 machine code in ``__pycache__``, and later processes load it in under a
