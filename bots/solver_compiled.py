@@ -31,13 +31,15 @@ compares the two on thousands of random positions). What differs is how:
   the value at each trick's start;
 * leads are ordered (a side suit an opponent can ruff last, the suit's top
   card first, low toward partner's top card, then low cards first), the
-  table's best lead first;
+  table's best lead first (from an entry of the same key that does not
+  match when none does);
   follows too: a card with which the side surely wins the trick (no opponent
   still to play can beat it) first, cheapest first, then one that leaves the
   side winning for now, then losers low first (second hand: losers before a
   card of its own that wins only for now);
 * the search keeps its own stack (``frames``): numba's cache cannot hold a
-  recursive function (numba issue 6061).
+  recursive function (numba issue 6061); a trick's start takes the owner
+  words of the previous one's less the trick's cards.
 
 The first call compiles the kernels (about 4 s); ``cache=True`` keeps the
 machine code in ``__pycache__``, and later processes load it in under a
@@ -72,7 +74,7 @@ SMALL_BUCKET = 2  # those a search without partition uses (fewer to scan: UCT's 
 GEN_SHIFT = 27  # the generation's place in an entry's second key word
 # An entry is stored in the bucket of its level: the most top cards of every suit
 # (of those listed) whose owners it fixes; a position probes a bucket per level.
-LEVELS = (1, 2, 4, 13)
+LEVELS = (1, 2, 3, 13)  # 3 rather than 4: 1.5-2% fewer nodes at 13 cards (5 levels: more)
 _LEVELS = np.array(LEVELS, dtype=np.int64)
 # Tricks left from which a search uses partition search: below, tracking what
 # each value rests on costs more than the entries it shares save (UCT's
@@ -134,6 +136,24 @@ def _owners(h, live):
         else:
             pb |= word << (32 * (s - 2))
     return pa, pb
+
+
+@njit(cache=True)
+def _drop(pa, pb, live, c):
+    """:func:`_owners` with card ``c`` (live) gone: its field removed, the suit's
+    lower cards' fields moved up one place."""
+    s = c // 13
+    j = popcount(live & _SUIT[s] & ~((np.int64(2) << c) - 1))  # live cards above it
+    base = 32 * (s & 1)
+    region_mask = np.int64(0xFFFFFFFF) << base
+    below = (np.int64(1) << (base + 2 * j)) - 1
+    w = pa if s < 2 else pb
+    region = w & region_mask
+    region = (region & below) | ((region >> 2) & ~below & region_mask)
+    w = (w & ~region_mask) | region
+    if s < 2:
+        return w, pb
+    return pa, w
 
 
 @njit(cache=True)
@@ -282,27 +302,22 @@ def _quick_tricks(h, leader, broken):
 @njit(cache=True)
 def _top_spades(h, side):
     """Tricks ``side`` (0 North/South, 1 East/West) takes for sure with spades: the
-    run of the highest live spades held by its seat that holds the top one (the
-    top live spade wins whenever it is played, and the seat plays one a trick).
-    Returns the count and the cards it rests on."""
-    spades = (h[0] | h[1] | h[2] | h[3]) & _SUIT[3]
-    if not spades:
-        return 0, 0
-    seat = _owner(h, high_bit(spades))
-    if (seat & 1) != side:
-        return 0, 0
-    run = 0
+    most spades one of its hands holds above every spade of the other side
+    (each wins the trick it is played to, or partner's higher one does, and a
+    hand plays one card a trick, all of them by the end). Returns the count
+    and the cards it rests on: that hand's lowest such spade (none when the
+    other side has no spade: the suits' lengths, in every key, fix that)."""
+    them = (h[(side + 1) & 3] | h[(side + 3) & 3]) & _SUIT[3]
+    above = _SUIT[3] & ~((2 << high_bit(them)) - 1) if them else _SUIT[3]
+    best = 0
     rel = 0
-    hand = h[seat]
-    m = spades
-    while m:
-        top = high_bit(m)
-        if not (hand >> top) & 1:
-            break
-        run += 1
-        rel |= np.int64(1) << top
-        m ^= np.int64(1) << top
-    return run, rel
+    for seat in (side, side + 2):
+        m = h[seat] & above
+        q = popcount(m)
+        if q > best:
+            best = q
+            rel = (np.int64(1) << low_bit(m)) if them else 0
+    return best, rel
 
 
 @njit(cache=True)
@@ -357,24 +372,32 @@ def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
 @njit(cache=True)
 def _lead_key(h, leader, c, live):
     """Lead order, lowest key first: a side suit an opponent can ruff last; the
-    suit's top live card (a winner, spades first) first; low toward partner's
-    top card next; then the lowest cards first (a high card that is not the
-    top one mostly gives a trick away), a spade into the opponents' top
-    spade last."""
+    suit's top live card (a winner, spades first) first; then low toward
+    partner's top card, or toward partner's second card through the top one
+    (second hand holds it); then low in a suit partner ruffs; then the lowest
+    cards first (a high card that is not the top one mostly gives a trick
+    away), through second hand's top card before the others, a spade into
+    the opponents' top spade last."""
     s = c // 13
     suit = _SUIT[s]
+    pard = h[(leader + 2) & 3]
     o1 = h[(leader + 1) & 3]
     o2 = h[(leader + 3) & 3]
     score = 0
     if s != 3 and ((not o1 & suit and o1 & _SUIT[3]) or (not o2 & suit and o2 & _SUIT[3])):
-        score -= 4
+        score -= 8
     top = high_bit(live & suit)
+    second = high_bit(live & suit & ~(np.int64(1) << top)) if c != top else c
     if c == top:
+        score += 4
+    elif (pard >> top) & 1 or ((o1 >> top) & 1 and (pard >> second) & 1):
         score += 2
-    elif (h[(leader + 2) & 3] >> top) & 1:
-        score += 1
+    elif s != 3 and not pard & suit and pard & _SUIT[3]:
+        score += 1  # below the leads above: led first, it cost 13x the nodes on a deal
     elif s == 3:
-        score -= 1  # a low trump into the opponents' top one
+        score -= 2
+    elif (o1 >> top) & 1:
+        score += 1
     return -score * 64 + (_LEAD_KEY[c] if c == top else c % 13)
 
 
@@ -405,9 +428,15 @@ def _level(live, ma, mb):
 def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta):
     """Every entry that matches the position tightens (lo, hi); ``lrel`` and
     ``hrel`` gather the cards the tightened bounds rest on. Returns (lo, hi,
-    the best lead of the first match or -1, lrel, hrel). Without ``part`` only
-    the top level (every entry then fixes every card)."""
+    the best lead of the first match, else of the entry of the same key that
+    does not match (a position alike in its top cards: only 14% of the leads
+    searched at 13 cards found a match) with the best bound for the side to
+    lead, or -1; lrel, hrel). Without
+    ``part`` only the top level (every entry then fixes every card)."""
     hint = -1
+    near = -1  # the best lead of an entry of the same key that does not match
+    near_v = -INF  # its bound for the side to lead (the lower one for North/South)
+    sign = -1 if k1 & 1 else 1  # East/West minimize
     top = len(_LEVELS) - 1
     for level in range(0 if part else top, top + 1):
         if lo >= beta or hi <= alpha or lo == hi:
@@ -419,6 +448,10 @@ def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, b
             ma = tk[b, 4 * BUCKET + i]
             mb = tk[b, 5 * BUCKET + i]
             if (pa & ma) != tk[b, 2 * BUCKET + i] or (pb & mb) != tk[b, 3 * BUCKET + i]:
+                nv = ((tv[b, 2 * i] << 32) >> 32) if sign > 0 else -(tv[b, 2 * i] >> 32)
+                if nv > near_v:
+                    near_v = nv
+                    near = tv[b, 2 * i + 1] & 0xFFFF
                 continue
             if hint < 0:
                 hint = tv[b, 2 * i + 1] & 0xFFFF
@@ -432,7 +465,7 @@ def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, b
                 hi = ehi
                 if part:
                     hrel |= _entry_cards(live, ma, mb)
-    return lo, hi, hint, lrel, hrel
+    return lo, hi, hint if hint >= 0 else near, lrel, hrel
 
 
 @njit(cache=True)
@@ -607,7 +640,18 @@ def _solve(
                     k0 = _lengths(h)
                     k1 = leader | (np.int64(broken) << 2) | (t[3, idx] << 3)
                     k1 |= f[63, 1] << GEN_SHIFT
-                    pa, pb = _owners(h, live)
+                    if d >= 4 and f[d - 4, TRICK_START]:
+                        # The previous trick's start less its four cards: cheaper
+                        # than reading every live card's owner again.
+                        pa = f[d - 4, PA]
+                        pb = f[d - 4, PB]
+                        cur = f[d - 4, LIVE]
+                        for i in range(d - 4, d):
+                            c = mv[i, f[i, NEXT] - 1]
+                            pa, pb = _drop(pa, pb, cur, c)
+                            cur ^= np.int64(1) << c
+                    else:
+                        pa, pb = _owners(h, live)
                     lo, hi, hint, lrel, hrel = _probe(
                         tt, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta
                     )
@@ -667,6 +711,14 @@ def _solve(
                         m ^= np.int64(1) << high_bit(m)
                     if m:
                         c = high_bit(m)
+                        if not (legal >> c) & 1:  # another seat's: our lowest of the suit
+                            m = legal & _SUIT[hint >> 4]
+                            c = low_bit(m) if m else c
+                        while (legal >> c) & 1:  # its run's lowest card stands for it
+                            below = live & _BELOW[c]
+                            if not below or not (legal >> high_bit(below)) & 1:
+                                break
+                            c = high_bit(below)
                         for i in range(n):
                             if mv[d, i] == c:
                                 for j in range(i, 0, -1):

@@ -154,6 +154,40 @@ def test_quick_tricks_and_top_spades_are_lower_bounds() -> None:
     assert tighter > 600  # and they are not trivially low
 
 
+def test_top_spades_counts_one_hands_spades_above_the_other_sides() -> None:
+    # North's ace and queen both beat every East/West spade (South's king between
+    # them does not matter): two tricks; with East/West void, all of one hand's.
+    north = parse_hand("AS QS 2H 3H")
+    south = parse_hand("KS 4H 5H 6H")
+    east = parse_hand("JS 7H 8H 9H")
+    west = parse_hand("TH JH QH KH")
+    h = np.array((north, east, south, west), dtype=np.int64)
+    queen = parse_hand("QS").bit_length() - 1
+    assert solver_compiled._top_spades(h, 0) == (2, 1 << queen)
+    assert solver_compiled._top_spades(h, 1)[0] == 0
+    h[1] = parse_hand("AH 7H 8H 9H")
+    h[2] = parse_hand("KS JS 4H 5H")
+    assert solver_compiled._top_spades(h, 0) == (2, 0)  # no East/West spade: lengths
+
+
+def test_owners_less_a_tricks_cards_as_from_scratch() -> None:
+    # A trick's start takes the previous one's owner words less the four cards
+    # played (_drop): they must be what _owners reads from the hands.
+    rng = random.Random(4)
+    for _ in range(500):
+        p = random_position(rng, rng.randint(2, 13))
+        h = np.array(p.hands, dtype=np.int64)
+        live = int(h[0] | h[1] | h[2] | h[3])
+        pa, pb = solver_compiled._owners(h, live)
+        for seat in rng.sample(range(4), 4):
+            cards = [c for c in range(52) if int(h[seat]) >> c & 1]
+            c = rng.choice(cards)
+            pa, pb = solver_compiled._drop(pa, pb, live, c)
+            h[seat] ^= 1 << c
+            live ^= 1 << c
+        assert (pa, pb) == solver_compiled._owners(h, live)
+
+
 def test_a_window_gives_a_bound_on_the_true_value(partition: str) -> None:
     # Fail-soft: a value at or below alpha is an upper bound, at or above beta a
     # lower bound, in between exact; the table must keep that true across calls.
