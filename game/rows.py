@@ -6,9 +6,11 @@ the move's database time in ``SQLCompiler``), so the move path's statements
 are written once here (per process), from the models' own metadata, and run
 directly.
 
-Values still go through the fields' ``get_db_prep_save`` and the backend's
-converters, as the ORM would, so the same code serves SQLite and PostgreSQL
-and gives model instances indistinguishable from a queryset's.
+Values still go through the fields' ``get_db_prep_save`` (but plain ints,
+strings and booleans, which it would return as they are) and the backend's
+converters (``game.row_instances``), as the ORM would, so the same code
+serves SQLite and PostgreSQL and gives model instances indistinguishable
+from a queryset's.
 
 Each statement is a :class:`Query` (SQL, parameters, and how to read its
 result), so that the move path can be run by Django's connection
@@ -28,6 +30,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, models
 from django.db.models import Field, Model
 
+from game import row_instances
 from game.models import Action, RoundRecordRow, Seat, Table
 
 
@@ -61,49 +64,14 @@ def _quote(name: str) -> str:
     return connection.ops.quote_name(name)
 
 
+def _names_and_marks(columns: tuple[str, ...]) -> tuple[str, str]:
+    """The quoted column list and as many placeholders, for an INSERT."""
+    return ", ".join(_quote(c) for c in columns), ", ".join(["%s"] * len(columns))
+
+
 def _prep(model: type[Model], attname: str, value: Any) -> Any:
     field = model._meta.get_field(attname.removesuffix("_id"))
     return field.get_db_prep_save(value, connection)
-
-
-@cache
-def _columns(model: type[Model], alias: str) -> tuple[str, tuple[str, ...], tuple[Any, ...]]:
-    """(``alias.col, ...`` for a SELECT, attnames, per-column converters) of a model."""
-    fields: list[Field] = list(model._meta.concrete_fields)
-    select = ", ".join(f"{alias}.{_quote(f.column)}" for f in fields)
-    converters = []
-    for f in fields:
-        col = f.get_col(alias)
-        found = connection.ops.get_db_converters(col) + f.get_db_converters(connection)
-        converters.append((tuple(found), col))
-    return select, tuple(f.attname for f in fields), tuple(converters)
-
-
-def _instance(model: type[Model], alias: str, values: tuple[Any, ...] | list[Any]) -> Any:
-    _, attnames, converters = _columns(model, alias)
-    converted = []
-    for value, (found, col) in zip(values, converters, strict=True):
-        for convert in found:
-            value = convert(value, col, connection)
-        converted.append(value)
-    return model.from_db(connection.alias, list(attnames), converted)
-
-
-def _user(user_id: int | None, username: str | None) -> Any:
-    """A user with only its id and name loaded (all a table's views use)."""
-    if user_id is None or username is None:
-        return None
-    user_model = get_user_model()
-    return user_model.from_db(
-        connection.alias,
-        [user_model._meta.pk.attname, user_model.USERNAME_FIELD],
-        [user_id, username],
-    )
-
-
-def _username_column() -> str:
-    user_model = get_user_model()
-    return _quote(user_model._meta.get_field(user_model.USERNAME_FIELD).column)
 
 
 @cache
@@ -129,10 +97,10 @@ def bump_version_query(table_pk: int, expected_version: int, now: datetime.datet
 
 @cache
 def _table_sql() -> str:
-    select, _, _ = _columns(Table, "t")
-    users = _quote(get_user_model()._meta.db_table)
+    select, _, _ = row_instances.columns(Table, "t")
+    users, username = _quote(get_user_model()._meta.db_table), row_instances.username_column()
     return (
-        f"SELECT {select}, h.{_username_column()} FROM {_quote(Table._meta.db_table)} t "
+        f"SELECT {select}, h.{username} FROM {_quote(Table._meta.db_table)} t "
         f"LEFT JOIN {users} h ON h.{_quote('id')} = t.{_quote('host_id')} "
         f"WHERE t.{_quote('id')} = %s"
     )
@@ -147,17 +115,17 @@ def _read_table(rowcount: int, fetched: list[tuple[Any, ...]]) -> Table | None:
     if not fetched:
         return None
     row = fetched[0]
-    table = _instance(Table, "t", row[:-1])
-    table.host = _user(table.host_id, row[-1])
+    table = row_instances.instance(Table, "t", row[:-1])
+    table.host = row_instances.user(table.host_id, row[-1])
     return table
 
 
 @cache
 def _seats_sql() -> str:
-    select, _, _ = _columns(Seat, "s")
-    users = _quote(get_user_model()._meta.db_table)
+    select, _, _ = row_instances.columns(Seat, "s")
+    users, username = _quote(get_user_model()._meta.db_table), row_instances.username_column()
     return (
-        f"SELECT {select}, u.{_username_column()} FROM {_quote(Seat._meta.db_table)} s "
+        f"SELECT {select}, u.{username} FROM {_quote(Seat._meta.db_table)} s "
         f"LEFT JOIN {users} u ON u.{_quote('id')} = s.{_quote('user_id')} "
         f"WHERE s.{_quote('table_id')} = %s"
     )
@@ -171,16 +139,15 @@ def fetch_seats_query(table_pk: int) -> Query:
 def _read_seats(rowcount: int, fetched: list[tuple[Any, ...]]) -> dict[int, Seat]:
     seats = {}
     for row in fetched:
-        seat = _instance(Seat, "s", row[:-1])
-        seat.user = _user(seat.user_id, row[-1])
+        seat = row_instances.instance(Seat, "s", row[:-1])
+        seat.user = row_instances.user(seat.user_id, row[-1])
         seats[seat.position] = seat
     return dict(sorted(seats.items()))
 
 
 @cache
 def _action_sql(columns: tuple[str, ...]) -> str:
-    names = ", ".join(_quote(name) for name in columns)
-    marks = ", ".join(["%s"] * len(columns))
+    names, marks = _names_and_marks(columns)
     return f"INSERT INTO {_quote(Action._meta.db_table)} ({names}) VALUES ({marks})"
 
 
@@ -232,17 +199,14 @@ def quick_swap_query(table: Table, expected_version: int, now: datetime.datetime
 
 @cache
 def _quick_move_sql(columns: tuple[str, ...], round_columns: tuple[str, ...] = ()) -> str:
-    action = _quote(Action._meta.db_table)
-    names = ", ".join(_quote(name) for name in columns)
-    marks = ", ".join(["%s"] * len(columns))
+    names, marks = _names_and_marks(columns)
     swap = f"WITH swapped AS ({_quick_swap_sql()} RETURNING {_quote('id')}) "
-    insert = f"INSERT INTO {action} ({names}) SELECT {marks} FROM swapped"
+    insert = f"INSERT INTO {_quote(Action._meta.db_table)} ({names}) SELECT {marks} FROM swapped"
     if not round_columns:
         return swap + insert
     # A round's last card: its record row too, taken from the same swap.
+    names, marks = _names_and_marks(round_columns)
     table = _quote(RoundRecordRow._meta.db_table)
-    names = ", ".join(_quote(name) for name in round_columns)
-    marks = ", ".join(["%s"] * len(round_columns))
     return f"{swap}, moved AS ({insert}) INSERT INTO {table} ({names}) SELECT {marks} FROM swapped"
 
 
@@ -302,22 +266,17 @@ def _read_stand_ins(rowcount: int, fetched: list[tuple[Any, ...]]) -> list[tuple
 
 # Fields whose value, of the type they hold, is what the database is sent: their
 # ``get_db_prep_save`` would only convert it to that type again.
-_PLAIN_FIELDS = {
-    models.BooleanField: bool,
-    models.CharField: str,
-    models.IntegerField: int,
-    models.PositiveIntegerField: int,
-    models.PositiveSmallIntegerField: int,
-    models.SmallIntegerField: int,
-}
+_PLAIN_FIELDS = {models.BooleanField: bool, models.CharField: str} | dict.fromkeys(
+    (models.IntegerField, models.PositiveIntegerField, models.PositiveSmallIntegerField,
+     models.SmallIntegerField), int,
+)  # fmt: skip
 
 
 @cache
 def _insert_sql(model: type[Model]) -> tuple[str, tuple[tuple[Field, type | None], ...]]:
     fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
-    columns = ", ".join(_quote(name) for name in _insert_columns(model))
-    marks = ", ".join(["%s"] * len(fields))
-    sql = f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES ({marks})"
+    names, marks = _names_and_marks(_insert_columns(model))
+    sql = f"INSERT INTO {_quote(model._meta.db_table)} ({names}) VALUES ({marks})"
     return sql, tuple((f, _PLAIN_FIELDS.get(type(f))) for f in fields)
 
 
@@ -334,8 +293,8 @@ def insert_query(instance: Model) -> Query:
     values = []
     for f, plain in fields:
         value = getattr(instance, f.attname)
-        # A round row has some 60 columns: Django's preparation of each was most
-        # of a round end's CPU (bench_server's round-end second).
+        # A round row has some 60 columns: Django's preparation of each was a
+        # quarter of a round end's CPU (bench_server's round-end second).
         if plain is None or type(value) is not plain:
             value = f.get_db_prep_save(f.pre_save(instance, True), connection)
         values.append(value)

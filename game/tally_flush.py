@@ -13,7 +13,8 @@ it first:
   after (one thread, so one batch for every round it ended in that time);
 - the sweep (``game.sweeper``) flushes whatever a stopped process left;
 - a reader that must be exact flushes before it reads (the staff dashboard,
-  ``manage.py rebuild_tallies`` by recomputing everything).
+  ``manage.py rebuild_tallies --check``); a rebuild counts pending rounds
+  itself and marks them tallied.
 
 A flush marks its rows ``tallied`` and adds them in one transaction, which
 it rolls back if another flush marked one of them first, so a round is never

@@ -7,10 +7,12 @@ skip would hide a broken set-up.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -88,3 +90,16 @@ def postgres_url() -> str:
     if not reachable(url, default_port=5432):
         unavailable(f"PostgreSQL not reachable at {url}: start it with `{POSTGRES_START}`")
     return url
+
+
+@contextlib.contextmanager
+def scratch_postgres(prefix: str) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database beside the test one, dropped afterwards."""
+    from game import stackprocs
+
+    admin_url = postgres_url()
+    name, url = stackprocs.create_scratch_database(admin_url, prefix)
+    try:
+        yield url
+    finally:
+        stackprocs.drop_database(admin_url, name)

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from game import stackprocs, statement
+from game import statement
 from game.rows import Query
 from tests import services
 
@@ -34,12 +34,8 @@ TRICKY = [
 
 @pytest.fixture
 def database_url() -> Iterator[str]:
-    admin_url = services.postgres_url()
-    name, url = stackprocs.create_scratch_database(admin_url, "spades_run_alone")
-    try:
+    with services.scratch_postgres("spades_run_alone") as url:
         yield url
-    finally:
-        stackprocs.drop_database(admin_url, name)
 
 
 async def _connect(url: str) -> psycopg.AsyncConnection[Any]:

@@ -195,12 +195,8 @@ def test_on_djangos_connection_the_quick_move_writes_without_reading(
 
 @pytest.fixture
 def database_url() -> Iterator[str]:
-    admin_url = services.postgres_url()
-    name, url = stackprocs.create_scratch_database(admin_url, "spades_quick")
-    try:
+    with services.scratch_postgres("spades_quick") as url:
         yield url
-    finally:
-        stackprocs.drop_database(admin_url, name)
 
 
 @pytest.mark.stack

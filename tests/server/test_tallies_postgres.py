@@ -20,12 +20,8 @@ SCRIPT = Path(__file__).with_name("tallies_pg_script.py")
 
 @pytest.fixture
 def database_url() -> Iterator[str]:
-    admin_url = services.postgres_url()
-    name, url = stackprocs.create_scratch_database(admin_url, "spades_tallies")
-    try:
+    with services.scratch_postgres("spades_tallies") as url:
         yield url
-    finally:
-        stackprocs.drop_database(admin_url, name)
 
 
 def test_concurrent_round_ends_keep_the_tallies_exact(database_url: str) -> None:

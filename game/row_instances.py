@@ -1,0 +1,51 @@
+"""Model instances from the move path's rows (``game.rows``), as a queryset would
+make them: the backend's and the fields' converters applied, ``Model.from_db``."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import Field, Model
+
+
+@cache
+def columns(model: type[Model], alias: str) -> tuple[str, tuple[str, ...], tuple[Any, ...]]:
+    """(``alias.col, ...`` for a SELECT, attnames, per-column converters) of a model."""
+    fields: list[Field] = list(model._meta.concrete_fields)
+    select = ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in fields)
+    converters = []
+    for f in fields:
+        col = f.get_col(alias)
+        found = connection.ops.get_db_converters(col) + f.get_db_converters(connection)
+        converters.append((tuple(found), col))
+    return select, tuple(f.attname for f in fields), tuple(converters)
+
+
+def instance(model: type[Model], alias: str, values: tuple[Any, ...] | list[Any]) -> Any:
+    _, attnames, converters = columns(model, alias)
+    converted = []
+    for value, (found, col) in zip(values, converters, strict=True):
+        for convert in found:
+            value = convert(value, col, connection)
+        converted.append(value)
+    return model.from_db(connection.alias, list(attnames), converted)
+
+
+def user(user_id: int | None, username: str | None) -> Any:
+    """A user with only its id and name loaded (all a table's views use)."""
+    if user_id is None or username is None:
+        return None
+    user_model = get_user_model()
+    return user_model.from_db(
+        connection.alias,
+        [user_model._meta.pk.attname, user_model.USERNAME_FIELD],
+        [user_id, username],
+    )
+
+
+def username_column() -> str:
+    user_model = get_user_model()
+    return connection.ops.quote_name(user_model._meta.get_field(user_model.USERNAME_FIELD).column)
