@@ -530,6 +530,17 @@ REL = 26  # the cards the frame's value rests on so far (see _ranks_needed)
 OWN_REL = 27  # those its own bounds (quick tricks, entries) rest on
 
 
+@njit(cache=True, inline="always")
+def _decided(lo, hi, lrel, hrel, alpha, beta):
+    """Whether bounds [lo, hi] (resting on the cards ``lrel`` / ``hrel``) decide
+    the window (alpha, beta): (decided, value, the cards the value rests on)."""
+    if lo >= beta:
+        return True, lo, lrel
+    if hi <= alpha or lo == hi:
+        return True, hi, hrel if hi <= alpha else lrel | hrel
+    return False, 0, lrel | hrel
+
+
 @njit(cache=True)
 def _solve(
     h,
@@ -627,15 +638,8 @@ def _solve(
                     if qhi < hi:
                         hi = qhi
                         hrel = qhrel
-                if lo >= beta:
-                    r = lo
-                    rm = lrel
-                    ready = True
-                elif hi <= alpha or lo == hi:
-                    r = hi
-                    rm = hrel if hi <= alpha else lrel | hrel
-                    ready = True
-                else:
+                ready, r, rm = _decided(lo, hi, lrel, hrel, alpha, beta)
+                if not ready:
                     live = h[0] | h[1] | h[2] | h[3]
                     k0 = _lengths(h)
                     k1 = leader | (np.int64(broken) << 2) | (t[3, idx] << 3)
@@ -655,15 +659,8 @@ def _solve(
                     lo, hi, hint, lrel, hrel = _probe(
                         tt, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta
                     )
-                    if lo >= beta:
-                        r = lo
-                        rm = lrel
-                        ready = True
-                    elif hi <= alpha or lo == hi:
-                        r = hi
-                        rm = hrel if hi <= alpha else lrel | hrel
-                        ready = True
-                    else:
+                    ready, r, rm = _decided(lo, hi, lrel, hrel, alpha, beta)
+                    if not ready:
                         alpha = max(alpha, lo)
                         beta = min(beta, hi)
                         rm = lrel | hrel
