@@ -7,31 +7,33 @@ from functools import cache
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.db.models import Field, Model
+
+from game.dialect import dialect, quote
 
 
 @cache
 def columns(model: type[Model], alias: str) -> tuple[str, tuple[str, ...], tuple[Any, ...]]:
     """(``alias.col, ...`` for a SELECT, attnames, per-column converters) of a model."""
     fields: list[Field] = list(model._meta.concrete_fields)
-    select = ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in fields)
+    select = ", ".join(f"{alias}.{quote(f.column)}" for f in fields)
     converters = []
     for f in fields:
         col = f.get_col(alias)
-        found = connection.ops.get_db_converters(col) + f.get_db_converters(connection)
+        found = dialect().ops.get_db_converters(col) + f.get_db_converters(dialect())
         converters.append((tuple(found), col))
     return select, tuple(f.attname for f in fields), tuple(converters)
 
 
 def instance(model: type[Model], alias: str, values: tuple[Any, ...] | list[Any]) -> Any:
     _, attnames, converters = columns(model, alias)
+    backend = dialect()
     converted = []
     for value, (found, col) in zip(values, converters, strict=True):
         for convert in found:
-            value = convert(value, col, connection)
+            value = convert(value, col, backend)
         converted.append(value)
-    return model.from_db(connection.alias, list(attnames), converted)
+    return model.from_db(backend.alias, list(attnames), converted)
 
 
 def user(user_id: int | None, username: str | None) -> Any:
@@ -40,7 +42,7 @@ def user(user_id: int | None, username: str | None) -> Any:
         return None
     user_model = get_user_model()
     return user_model.from_db(
-        connection.alias,
+        dialect().alias,
         [user_model._meta.pk.attname, user_model.USERNAME_FIELD],
         [user_id, username],
     )
@@ -48,4 +50,4 @@ def user(user_id: int | None, username: str | None) -> Any:
 
 def username_column() -> str:
     user_model = get_user_model()
-    return connection.ops.quote_name(user_model._meta.get_field(user_model.USERNAME_FIELD).column)
+    return quote(user_model._meta.get_field(user_model.USERNAME_FIELD).column)

@@ -27,10 +27,10 @@ from functools import cache
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection, models
+from django.db import models
 from django.db.models import Field, Model
 
-from game import row_instances
+from game import dialect, row_instances
 from game.models import Action, RoundRecordRow, Seat, Table
 
 
@@ -61,7 +61,7 @@ def no_value(rowcount: int, fetched: list[tuple[Any, ...]]) -> None:
 
 
 def _quote(name: str) -> str:
-    return connection.ops.quote_name(name)
+    return dialect.quote(name)
 
 
 def _names_and_marks(columns: tuple[str, ...]) -> tuple[str, str]:
@@ -71,7 +71,7 @@ def _names_and_marks(columns: tuple[str, ...]) -> tuple[str, str]:
 
 def _prep(model: type[Model], attname: str, value: Any) -> Any:
     field = model._meta.get_field(attname.removesuffix("_id"))
-    return field.get_db_prep_save(value, connection)
+    return field.get_db_prep_save(value, dialect.dialect())
 
 
 @cache
@@ -255,11 +255,12 @@ def stand_in_actions_query(table_pk: int) -> Query:
 def _read_stand_ins(rowcount: int, fetched: list[tuple[Any, ...]]) -> list[tuple[int, int, str]]:
     field = Action._meta.get_field("action")
     col = field.get_col("a")
-    converters = connection.ops.get_db_converters(col) + field.get_db_converters(connection)
+    backend = dialect.dialect()
+    converters = backend.ops.get_db_converters(col) + field.get_db_converters(backend)
     out = []
     for round_number, seat, data in fetched:
         for convert in converters:
-            data = convert(data, col, connection)
+            data = convert(data, col, backend)
         out.append((round_number, seat, data.get("type", "")))
     return out
 
@@ -296,7 +297,7 @@ def insert_query(instance: Model) -> Query:
         # A round row has some 60 columns: Django's preparation of each was a
         # quarter of a round end's CPU (bench_server's round-end second).
         if plain is None or type(value) is not plain:
-            value = f.get_db_prep_save(f.pre_save(instance, True), connection)
+            value = f.get_db_prep_save(f.pre_save(instance, True), dialect.dialect())
         values.append(value)
     return Query(sql, values, no_value)
 
@@ -359,13 +360,12 @@ def actions_query(table_pk: int, after: int, upto: int) -> Query:
 
 def _read_actions(rowcount: int, fetched: list[tuple[Any, ...]]) -> list[tuple[int, Any]]:
     field = Action._meta.get_field("action")
-    converters = connection.ops.get_db_converters(field.get_col("a")) + field.get_db_converters(
-        connection
-    )
     col = field.get_col("a")
+    backend = dialect.dialect()
+    converters = backend.ops.get_db_converters(col) + field.get_db_converters(backend)
     out = []
     for version, data in fetched:
         for convert in converters:
-            data = convert(data, col, connection)
+            data = convert(data, col, backend)
         out.append((version, data))
     return out

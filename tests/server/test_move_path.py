@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import time
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.db.utils import ConnectionHandler
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -161,6 +163,56 @@ def test_a_stored_row_is_sent_as_djangos_own_preparation_would_send_it(
         assert [str(v) if hasattr(v, "dumps") else v for v in sent] == [
             str(v) if hasattr(v, "dumps") else v for v in want
         ]
+
+
+def test_a_moves_statements_make_no_database_wrapper_in_its_asyncio_task(
+    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an event loop ``django.db.connection`` is a new wrapper in every asyncio
+    task, and a move on PostgreSQL runs in a task of its own: building its
+    statements and reading its rows there must not make one (each was garbage in
+    reference cycles, and the collections that freed them paused the loop)."""
+    table = make_table("HHHH", rules=QUICK_RULES)
+    rng = random.Random(2)
+    while not RoundRecordRow.objects.filter(table=table).exists():
+        seat, action = human_move(table, rng)
+        moves.submit_action(table.pk, seat, action, table.version)
+        table.refresh_from_db()
+    round_row = RoundRecordRow.objects.get(table=table)
+    round_row.pk = None
+    with connection.cursor() as cursor:
+        read = rows.actions_query(table.pk, 0, table.version)
+        cursor.execute(read.sql, read.params)
+        logged = cursor.fetchall()
+        fetch = rows.fetch_table_query(table.pk)
+        cursor.execute(fetch.sql, fetch.params)
+        table_row = cursor.fetchall()
+    action = {"type": "play", "seat": 0, "card": "2C"}
+
+    def a_move() -> None:
+        now = timezone.now()
+        rows.quick_move_query(table, table.version, 2, 0, action, False, now, round_row)
+        rows.insert_action_query(table.pk, table.version + 1, 2, 0, action, False, now)
+        assert len(read.read(len(logged), logged)) == len(logged)
+        assert fetch.read(1, table_row).pk == table.pk
+
+    async def a_move_task() -> None:
+        a_move()
+
+    async def in_tasks(count: int) -> None:
+        for _ in range(count):
+            await asyncio.ensure_future(a_move_task())  # a task, as a move's own
+
+    asyncio.run(in_tasks(1))  # the first may make the process's one
+    made: list[str] = []
+    create = ConnectionHandler.create_connection
+    monkeypatch.setattr(
+        ConnectionHandler,
+        "create_connection",
+        lambda handler, alias: made.append(alias) or create(handler, alias),
+    )
+    asyncio.run(in_tasks(5))
+    assert made == []
 
 
 def test_four_bots_play_a_match_to_the_end(live: runner.InlineRunner) -> None:
