@@ -128,6 +128,7 @@ class Pending:
     sent_at: float
     seat: int
     waiting: set[int]  # seats whose socket has not seen it yet
+    measured: bool  # sent during the measured play (not the warm-up)
 
 
 class SeatSocket:
@@ -188,7 +189,7 @@ class TableClient:
             return
         pending.waiting.discard(seat)
         latency = (now - pending.sent_at) * 1000.0
-        if self.measuring:
+        if pending.measured:
             (self.figures.acting if seat == pending.seat else self.figures.others).append(latency)
             self.figures.timeline.append((pending.sent_at, latency))
         if not pending.waiting:
@@ -207,7 +208,8 @@ class TableClient:
                 if time.perf_counter() - self.pending.sent_at > LOST_AFTER_SECONDS:
                     self.close_pending()  # counted as undelivered; play on
                 else:
-                    self.figures.skipped_ticks += 1
+                    if self.measuring:
+                        self.figures.skipped_ticks += 1
                     continue
             await self.act()
 
@@ -225,15 +227,19 @@ class TableClient:
         if own is None or own["version"] != actor.version or not own.get("legal_actions"):
             return
         action = self.rng.choice(own["legal_actions"])
-        self.pending = Pending(actor.version + 1, time.perf_counter(), to_act, {0, 1, 2, 3})
-        self.figures.sent += 1
+        self.pending = Pending(
+            actor.version + 1, time.perf_counter(), to_act, {0, 1, 2, 3}, self.measuring
+        )
+        if self.measuring:
+            self.figures.sent += 1
         await actor.connection.send(
             json.dumps({"type": "act", "action": action, "version": actor.version})
         )
 
     def close_pending(self) -> None:
         if self.pending is not None:
-            self.figures.undelivered += len(self.pending.waiting)
+            if self.pending.measured:
+                self.figures.undelivered += len(self.pending.waiting)
             self.pending = None
 
 
@@ -245,15 +251,17 @@ async def run_clients(
     interval: float = 0.5,
     seed: int = 1,
     connect_concurrency: int = 50,
-    warmup: float = 1.0,
+    settle: float = 1.0,
+    warmup: float = 0.0,
     drain: float = 2.0,
     on_phase: Callable[[str], None] | None = None,
 ) -> Figures:
-    """Connect four sockets per table, play for ``seconds``, measure. With
-    several ``port``s (Daphne processes), the sockets are dealt out over them
-    in turn, so a table's four seats sit on different processes. ``on_phase``
-    is called with "start" and "stop" around the measured play (after the
-    warm-up, after the drain): where the caller reads CPU counters."""
+    """Connect four sockets per table, wait ``settle`` seconds, play ``warmup``
+    seconds unmeasured, then play ``seconds`` and measure. With several
+    ``port``s (Daphne processes), the sockets are dealt out over them in turn,
+    so a table's four seats sit on different processes. ``on_phase`` is called
+    with "start" and "stop" around the measured play (after the warm-up, after
+    the drain): where the caller reads CPU counters."""
     from websockets.asyncio.client import connect
 
     ports = [port] if isinstance(port, int) else list(port)
@@ -316,17 +324,22 @@ async def run_clients(
     clients = [c for c in clients if len(c.sockets) == 4 and not c.done]
 
     loop = asyncio.get_running_loop()
-    await asyncio.sleep(warmup)  # every socket has its first state
+    await asyncio.sleep(settle)  # every socket has its first state
     start = loop.time()
-    stop_at = start + seconds
-    for client in clients:
-        client.measuring = True
-    if on_phase is not None:
-        on_phase("start")
+    measure_from = start + warmup
+    stop_at = measure_from + seconds
     players = [
         asyncio.create_task(client.play(start + interval * rng.random(), stop_at))
         for client in clients
     ]
+    # A process's first moves are its slowest (its connections' first
+    # statements, code run for the first time): the warm-up keeps them out of
+    # the steady state being measured.
+    await asyncio.sleep(max(0.0, measure_from - loop.time()))
+    for client in clients:
+        client.measuring = True
+    if on_phase is not None:
+        on_phase("start")
     await asyncio.gather(*players)
     deadline = loop.time() + drain
     while loop.time() < deadline and any(c.pending is not None for c in clients):

@@ -113,7 +113,7 @@ async def test_the_benchmark_clients_play_the_echo_without_loss(echo_port: int) 
         for n in range(3)
     ]
     figures = await loadtest.run_clients(
-        echo_port, tables, seconds=1.5, interval=0.2, warmup=0.5, drain=1.0
+        echo_port, tables, seconds=1.5, interval=0.2, settle=0.5, warmup=0.4, drain=1.0
     )
     assert figures.sent >= 3 * 5
     assert len(figures.acting) == figures.sent

@@ -4,9 +4,11 @@ against a bare Channels baseline measured in the same run.
 For each stack: a scratch database (a SQLite file, or a fresh PostgreSQL
 database), migrations, ``--tables`` tables of four guests made through the
 service layer. Then twice, with the same clients (``game.loadtest``: every
-table acts once per ``--interval`` seconds for ``--seconds`` seconds, same
-seed): first the baseline, ``game.bench_echo`` (no database, no engine: each
-act echoed to the table's four sockets) under Daphne on the stack's own
+table acts once per ``--interval`` seconds, ``--warmup`` seconds unmeasured
+(a process's first moves are its slowest), then ``--seconds`` seconds
+measured, same seed): first the baseline, ``game.bench_echo`` (no database,
+no engine: each act echoed to the table's four sockets) under Daphne on the
+stack's own
 channel layer, then the site itself. The Redis stack (and its baseline) runs
 ``--processes`` Daphne processes with a table's sockets dealt over them; the
 embedded stack has one (its in-memory layer reaches no other process).
@@ -75,6 +77,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--interval", type=float, default=0.5, help="seconds between a table's moves"
         )
+        parser.add_argument(
+            "--warmup",
+            type=float,
+            default=3.0,
+            help="seconds of play before the measured play, on every run (default 3)",
+        )
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument(
             "--processes",
@@ -126,8 +134,12 @@ class Command(BaseCommand):
             or opts["seconds"] <= 0
             or opts["interval"] <= 0
             or opts["processes"] < 1
+            or opts["warmup"] < 0
         ):
-            raise CommandError("--tables, --seconds, --interval and --processes must be positive")
+            raise CommandError(
+                "--tables, --seconds, --interval and --processes must be positive, "
+                "--warmup at least 0"
+            )
         stacks = [s.strip() for s in opts["stacks"].split(",") if s.strip()]
         unknown = set(stacks) - set(STACKS)
         if unknown:
@@ -136,7 +148,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"bench_server: {opts['tables']} tables x 4 sockets, one move per table every "
             f"{opts['interval']} s ({rate:.0f} actions/s, {4 * rate:.0f} seat deliveries/s), "
-            f"{opts['seconds']:.0f} s per stack and per baseline, seed {opts['seed']}, "
+            f"{opts['seconds']:.0f} s per stack and per baseline after {opts['warmup']:g} s of "
+            f"warm-up play, seed {opts['seed']}, "
             f"{os.cpu_count()} CPUs, {opts['processes']} Daphne process(es) for the redis stack"
             + (", tables spread over their first round" if opts["spread"] else "")
         )
@@ -269,7 +282,7 @@ class Command(BaseCommand):
             figures = asyncio.run(
                 loadtest.run_clients(
                     ports, tables, seconds=opts["seconds"], interval=opts["interval"],
-                    seed=opts["seed"], on_phase=read_counters,
+                    seed=opts["seed"], warmup=opts["warmup"], on_phase=read_counters,
                 )
             )  # fmt: skip
             summary = figures.summary()
