@@ -9,8 +9,13 @@ their players waited (``bench_server``: p99 177 ms against 24 ms with the
 round ends spread out). Here a round is added once, by whichever flush takes
 it first:
 
-- each process flushes the tables it ended a round at, :data:`DELAY` seconds
-  after (one thread, so one batch for every round it ended in that time);
+- each process gathers the tables it ended a round at for :data:`DELAY`
+  seconds (one thread, so one batch for every round it ended in that time),
+  then flushes them itself (the embedded server) or sends the batch to a
+  Celery worker (:data:`FLUSH_TASK`, on the production stack, where workers run
+  the bots): computing and adding a hundred rounds is a few hundred
+  milliseconds of Python, which in a Daphne process would hold the GIL from
+  its event loop;
 - the sweep (``game.sweeper``) flushes whatever a stopped process left;
 - a reader that must be exact flushes before it reads (the staff dashboard,
   ``manage.py rebuild_tallies --check``); a rebuild counts pending rounds
@@ -31,6 +36,7 @@ import time
 from collections.abc import Collection
 from typing import Any
 
+from celery import current_app, shared_task
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
@@ -41,6 +47,7 @@ log = logging.getLogger(__name__)
 
 DELAY = 1.0  # seconds a process gathers round ends before it flushes them
 BATCH = 1000  # rounds per transaction
+FLUSH_TASK = "game.tally_flush.flush_tables"
 
 
 def flush_pending(limit: int = BATCH, tables: Collection[int] | None = None) -> int:
@@ -114,6 +121,12 @@ class _Flusher:
             self._wanted.clear()
             with self._lock:
                 tables, self._tables = self._tables, set()
+            if not getattr(settings, "SPADES_BOTS_IN_PROCESS", True):
+                try:
+                    current_app.send_task(FLUSH_TASK, args=[sorted(tables)], queue="bots")
+                except Exception:  # the broker is away: left pending for the sweep
+                    log.exception("sending the tally flush to a worker failed")
+                continue
             try:
                 flush_pending(tables=tables)
             except Exception:
@@ -124,6 +137,12 @@ class _Flusher:
 
 
 _flusher = _Flusher()
+
+
+@shared_task(name=FLUSH_TASK, ignore_result=True)
+def flush_tables(tables: list[int]) -> int:
+    """A Celery worker's flush of a server process's batch (:class:`_Flusher`)."""
+    return flush_pending(tables=tables)
 
 
 def flush_soon(table_id: int) -> None:

@@ -406,3 +406,34 @@ def test_a_process_flushes_its_round_ends_on_its_own_thread(
     assert tally_flush.pending() == left  # the other process's rounds are left to it
     tally_flush.flush_pending()
     assert tallies.stored() == tallies.scan()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_celery_workers_a_process_sends_its_batch_to_a_worker(
+    live: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """On the production stack the server process computes no tally: it sends
+    the tables whose rounds ended in one task, which a worker runs."""
+    first = _play_unflushed(monkeypatch, random.Random(28))
+    second = _play_unflushed(monkeypatch, random.Random(29))
+    pending = tally_flush.pending()
+    settings.SPADES_BOTS_INLINE = False
+    settings.SPADES_BOTS_IN_PROCESS = False
+    monkeypatch.setattr(tally_flush, "DELAY", 0.1)
+    sent: list[tuple[str, list[Any], str]] = []
+    monkeypatch.setattr(
+        tally_flush.current_app,
+        "send_task",
+        lambda name, args, queue: sent.append((name, args, queue)),
+    )
+    tally_flush.flush_soon(first.pk)
+    tally_flush.flush_soon(second.pk)
+    deadline = time.monotonic() + 10
+    while not sent and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)  # no second task, and nothing flushed here
+    assert sent == [(tally_flush.FLUSH_TASK, [sorted([first.pk, second.pk])], "bots")]
+    assert tally_flush.pending() == pending
+    # The worker's side: the task adds exactly those tables' rounds.
+    assert tally_flush.flush_tables(*sent[0][1]) == pending
+    assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()

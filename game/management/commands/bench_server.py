@@ -168,6 +168,7 @@ class Command(BaseCommand):
         tmp = Path(tempfile.mkdtemp(prefix=f"spades-bench-{stack}-"))
         database_name = None
         redis_url = None
+        worker = None
         extra = {
             "DJANGO_DEBUG": "0",
             "DJANGO_SECRET_KEY": secrets.token_urlsafe(32),
@@ -198,16 +199,24 @@ class Command(BaseCommand):
             )  # fmt: skip
             tables = json.loads(tables_file.read_text())
             made = time.monotonic() - started
+            if stack == "redis":
+                # As on the production stack: a worker on the ``bots`` queue, which
+                # adds the finished rounds to the tallies (game.tally_flush).
+                with open(tmp / "worker.log", "w") as log:
+                    worker = stackprocs.start(
+                        stackprocs.celery_worker_command("bots", concurrency=1), env, log
+                    )
             # The baseline first, so that the site meets its freshly made
             # database as it did before there was a baseline. Same tables (the
             # echo ignores the cookies), same seed: the same clients.
             self.stdout.write(f"[{stack}] baseline: bare Channels echo on the same layer ...")
+            helpers = [worker.pid] if worker is not None else []
             baseline = self.measure(
-                f"{stack}-baseline", ECHO_APP, env, processes, tables, opts, tmp, profile=False
+                f"{stack}-baseline", ECHO_APP, env, processes, tables, opts, tmp, False, helpers
             )
             self.stdout.write(f"[{stack}] the site ...")
             summary = self.measure(
-                stack, SITE_APP, env, processes, tables, opts, tmp, profile=bool(opts["profile"])
+                stack, SITE_APP, env, processes, tables, opts, tmp, bool(opts["profile"]), helpers
             )
             summary["tables_made_seconds"] = round(made, 1)
             if stack == "embedded" and opts["processes"] > 1:
@@ -218,6 +227,8 @@ class Command(BaseCommand):
         except stackprocs.StackError as e:
             raise CommandError(f"[{stack}] {e}") from e
         finally:
+            if worker is not None:
+                stackprocs.stop(worker)
             if database_name is not None:
                 stackprocs.drop_database(opts["postgres_url"], database_name)
             if redis_url is not None:
@@ -234,9 +245,11 @@ class Command(BaseCommand):
         opts: dict[str, Any],
         tmp: Path,
         profile: bool,
+        helpers: list[int],
     ) -> dict[str, Any]:
         """Start ``processes`` Daphne processes on ``app``, play the tables
-        through them, stop them: the figures, CPU read over the measured play."""
+        through them, stop them: the figures, CPU read over the measured play
+        (``helpers``: the pids of the stack's other processes, a Celery worker)."""
         daphnes: list[subprocess.Popen[str]] = []
         spies: list[subprocess.Popen[str]] = []
         try:
@@ -248,6 +261,7 @@ class Command(BaseCommand):
                 stackprocs.wait_for_port(port, daphne, timeout=30)
             pids = [daphne.pid for daphne in daphnes]
             counters: dict[str, tuple[float, float, tuple[float, float], float]] = {}
+            helper_cpu: dict[str, float] = {}
 
             database_url, redis_url = env.get("DATABASE_URL", ""), env.get("REDIS_URL")
             services = database_url.startswith("postgres") and redis_url is not None
@@ -272,6 +286,7 @@ class Command(BaseCommand):
                         self.start_profiler(daphne.pid, f"{name}-{number}", opts)
                         for number, daphne in enumerate(daphnes)
                     )
+                helper_cpu[phase] = sum(loadtest.process_cpu_seconds(pid) for pid in helpers)
                 counters[phase] = (
                     sum(loadtest.process_cpu_seconds(pid) for pid in pids),
                     loadtest.process_cpu_seconds(os.getpid()),
@@ -295,6 +310,9 @@ class Command(BaseCommand):
             )
             if services:
                 summary.update(wire_figures(wire_readings, figures.sent))
+            if helpers and figures.sent:
+                used = helper_cpu["stop"] - helper_cpu["start"]
+                summary["worker_cpu_ms_per_action"] = round(1000 * used / figures.sent, 3)
             exited = [daphne.returncode for daphne in daphnes if daphne.poll() is not None]
             if exited:
                 summary["server_exited"] = exited
@@ -359,6 +377,11 @@ class Command(BaseCommand):
                 f"{s['redis_bytes_received_per_action']} received (Daphne's side); CPU "
                 f"postgres {_ms(s['postgres_cpu_ms_per_action'], 3)} ms, redis-server "
                 f"{_ms(s['redis_cpu_ms_per_action'], 3)} ms (all their processes)"
+                + (
+                    f", Celery worker {_ms(s['worker_cpu_ms_per_action'], 3)} ms"
+                    if "worker_cpu_ms_per_action" in s
+                    else ""
+                )
             )
         if "note" in s:
             self.stdout.write(f"  {s['note']}")
