@@ -8,15 +8,16 @@ table acts once per ``--interval`` seconds, ``--warmup`` seconds unmeasured
 (a process's first moves are its slowest), then ``--seconds`` seconds
 measured, same seed): first the baseline, ``game.bench_echo`` (no database,
 no engine: each act echoed to the table's four sockets) under Daphne on the
-stack's own
-channel layer, then the site itself. The Redis stack (and its baseline) runs
-``--processes`` Daphne processes with a table's sockets dealt over them; the
-embedded stack has one (its in-memory layer reaches no other process).
-Reports p50/p99 from a sent ``act`` to the ``state`` frame with the new
-version (at the acting socket and at the other three), version gaps and
-whether ``resync`` recovered them, Daphne's CPU per action (summed over its
-processes, during the measured play), and the stack's latency and CPU per
-action as ratios to its baseline's. Everything it starts or makes is
+stack's own channel layer, then the site itself. The Redis stack (and its
+baseline) runs ``--processes`` Daphne processes with a table's sockets dealt
+over them, and one Celery worker on the ``bots`` queue, as production does
+(it adds finished rounds to the tallies); the embedded stack has one Daphne
+process (its in-memory layer reaches no other process). Reports p50/p99
+from a sent ``act`` to the ``state`` frame with the new version (at the
+acting socket and at the other three), version gaps and whether ``resync``
+recovered them, Daphne's CPU per action (summed over its processes, during
+the measured play; the worker's beside it), and the stack's latency and CPU
+per action as ratios to its baseline's. Everything it starts or makes is
 removed at the end.
 """
 
