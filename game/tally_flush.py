@@ -47,12 +47,18 @@ log = logging.getLogger(__name__)
 
 DELAY = 1.0  # seconds a process gathers round ends before it flushes them
 BATCH = 1000  # rounds per transaction
+# A live flush goes in small steps with pauses between: a hundred rounds at
+# once were a burst of CPU (the cells in Python, the upserts in PostgreSQL)
+# that the moves on the same machine queued behind.
+LIVE_BATCH, LIVE_PAUSE = 10, 0.05
 FLUSH_TASK = "game.tally_flush.flush_tables"
 
 
-def flush_pending(limit: int = BATCH, tables: Collection[int] | None = None) -> int:
-    """Add every pending round (of ``tables``, if given) to the tallies; how
-    many were added here."""
+def flush_pending(
+    limit: int = BATCH, tables: Collection[int] | None = None, pause: float = 0.0
+) -> int:
+    """Add every pending round (of ``tables``, if given) to the tallies, ``limit``
+    at a time with ``pause`` seconds between; how many were added here."""
     added = 0
     wanted = RoundRecordRow.objects.filter(tallied=False)
     if tables is not None:
@@ -66,6 +72,7 @@ def flush_pending(limit: int = BATCH, tables: Collection[int] | None = None) -> 
             if len(found) < limit:
                 return added
         # else another flush took some of them first: read what is left
+        time.sleep(pause)
 
 
 def _add(found: list[dict[str, Any]]) -> bool:
@@ -128,7 +135,7 @@ class _Flusher:
                     log.exception("sending the tally flush to a worker failed")
                 continue
             try:
-                flush_pending(tables=tables)
+                flush_pending(LIVE_BATCH, tables, LIVE_PAUSE)
             except Exception:
                 # Left pending: the next flush or the sweep adds them.
                 log.exception("flushing the tallies failed")
@@ -142,7 +149,7 @@ _flusher = _Flusher()
 @shared_task(name=FLUSH_TASK, ignore_result=True)
 def flush_tables(tables: list[int]) -> int:
     """A Celery worker's flush of a server process's batch (:class:`_Flusher`)."""
-    return flush_pending(tables=tables)
+    return flush_pending(LIVE_BATCH, tables, LIVE_PAUSE)
 
 
 def flush_soon(table_id: int) -> None:

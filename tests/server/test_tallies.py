@@ -437,3 +437,25 @@ def test_with_celery_workers_a_process_sends_its_batch_to_a_worker(
     # The worker's side: the task adds exactly those tables' rounds.
     assert tally_flush.flush_tables(*sent[0][1]) == pending
     assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_live_flush_adds_its_rounds_a_few_at_a_time(
+    live: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hundred rounds flushed at once were a burst of CPU the moves queued
+    behind: a live flush takes LIVE_BATCH rounds per transaction, pausing between."""
+    tables = [_play_unflushed(monkeypatch, random.Random(seed)) for seed in (30, 31, 32)]
+    pending = tally_flush.pending()
+    assert pending >= 3
+    monkeypatch.setattr(tally_flush, "LIVE_BATCH", 2)
+    batches: list[int] = []
+    add = tally_flush._add
+    monkeypatch.setattr(tally_flush, "_add", lambda found: batches.append(len(found)) or add(found))
+    pauses: list[float] = []
+    monkeypatch.setattr(tally_flush.time, "sleep", pauses.append)
+    assert tally_flush.flush_tables([t.pk for t in tables]) == pending
+    assert max(batches) == 2 and sum(batches) == pending
+    # A pause after each full batch (the last read may find nothing left).
+    assert pauses == [tally_flush.LIVE_PAUSE] * sum(n == 2 for n in batches)
+    assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()
