@@ -10,7 +10,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 FirstLead = Literal["left_of_dealer", "two_of_clubs"]
@@ -78,7 +78,9 @@ class Rules:
         return self.bag_penalty + (self.bag_limit if self.bag_penalty_removes_bag_points else 0)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Every field is a plain value, so no deep copy (``asdict``) is needed:
+        # the server builds this dict once per move, for the state frames.
+        return {name: getattr(self, name) for name in _FIELD_NAMES}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
@@ -95,3 +97,6 @@ class Rules:
 DEFAULT_RULES = Rules()
 # The BIS paper's experiments: goal 200, losing goal -100.
 PAPER_RULES = Rules(winning_goal=200, losing_goal=-100)
+
+
+_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules))

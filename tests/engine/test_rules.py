@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import FrozenInstanceError, fields
+from dataclasses import FrozenInstanceError, asdict, fields
 
 import pytest
 from hypothesis import given
@@ -154,6 +154,13 @@ rules_strategy = st.builds(
     bag_penalty=st.integers(0, 1000),
     bag_penalty_removes_bag_points=st.booleans(),
 )
+
+
+@given(rules_strategy)
+def test_to_dict_is_dataclasses_asdict_without_the_deep_copy(rules):
+    # to_dict copies field values as they are: right only while none is a container.
+    assert rules.to_dict() == asdict(rules)
+    assert all(isinstance(v, (bool, int, str)) for v in rules.to_dict().values())
 
 
 @given(rules_strategy)
