@@ -19,8 +19,8 @@ thread-safe, so a bot runner thread must hand the send to that loop: consumers
 register the loop they run on (:func:`note_server_loop`) and
 :func:`send_to_table` uses ``run_coroutine_threadsafe`` when that loop is
 running in another thread. Called on the loop itself (a move submitted from a
-consumer with SQLite, whose database calls run there) it starts the send as a
-task.
+consumer with SQLite, whose database calls run there) it puts the message in
+the in-memory layer's queues at once (another layer's send starts as a task).
 """
 
 from __future__ import annotations
@@ -74,6 +74,14 @@ def send_to_table(table_pk: int, message: dict[str, Any]) -> None:
     except RuntimeError:
         current = None
     if current is not None:
+        if isinstance(layer, TableChannelLayer):
+            # The embedded default's queues, on their own loop: put it there now,
+            # without a task and a turn of the loop for a send that never waits.
+            try:
+                layer.group_send_now(group, message)
+            except Exception:
+                log.exception("a group message to a table failed")
+            return
         # On the event loop (the consumers' database calls run there with SQLite):
         # never block it. The loop keeps only weak references to tasks: hold on.
         task = current.create_task(layer.group_send(group, message))
@@ -163,6 +171,10 @@ class TableChannelLayer(InMemoryChannelLayer):
         super()._clean_expired()
 
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        self.group_send_now(group, message)
+
+    def group_send_now(self, group: str, message: dict[str, Any]) -> None:
+        """``group_send`` from code on the layer's event loop that cannot await."""
         assert isinstance(message, dict), "message is not a dict"
         self.require_valid_group_name(group)
         self._clean_expired()

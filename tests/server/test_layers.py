@@ -102,3 +102,34 @@ def test_group_send_copies_the_message_once_and_skips_a_full_socket() -> None:
     got, full = asyncio.run(scenario())
     assert got[0] == got[1] == {"type": "table.event", "version": 4, "info": {"seats": [1, 2]}}
     assert full == 1  # it still holds the earlier message only
+
+
+def test_a_send_from_the_loop_reaches_the_in_memory_queues_at_once(monkeypatch) -> None:
+    """A move made on the loop (SQLite) announces it before send_to_table
+    returns: no task, no turn of the loop in between."""
+    layer = TableChannelLayer()
+    monkeypatch.setattr(layers, "get_channel_layer", lambda: layer)
+
+    async def scenario() -> tuple[int, dict[str, Any]]:
+        name = await layer.new_channel()
+        await layer.group_add("table_9", name)
+        tasks_before = len(asyncio.all_tasks())
+        layers.table_event(9, 5, {"type": "bid", "seat": 0, "bid": 3}, {"seats": [1]})
+        queued = layer.channels[name].qsize()
+        assert len(asyncio.all_tasks()) == tasks_before
+        return queued, await layer.receive(name)
+
+    queued, got = asyncio.run(scenario())
+    assert queued == 1
+    assert got["version"] == 5 and got["info"] == {"seats": [1]}
+
+
+def test_a_failed_send_from_the_loop_is_logged_not_raised(monkeypatch, caplog) -> None:
+    layer = TableChannelLayer()
+    monkeypatch.setattr(layers, "get_channel_layer", lambda: layer)
+
+    async def scenario() -> None:
+        layers.send_to_table(9, {"type": "table.event", "version": 1, "info": lambda: None})
+
+    asyncio.run(scenario())  # a lambda cannot be copied: the send fails
+    assert "a group message to a table failed" in caplog.text
