@@ -149,8 +149,7 @@ def step(
         raise IllegalMove(str(e)) from None  # rolls the version back
     assert match.version == table.version
     round_over = current.phase is Phase.DONE
-    if round_over or match.is_over:  # who sat where goes into the records only
-        kinds, bot_names = seat_kinds(seats), seat_bot_names(seats)
+    kinds, bot_names = seat_kinds(seats), seat_bot_names(seats)
     round_row = None
     if round_over:
         last = (current.round_number, seat, "play") if by_stand_in else None
