@@ -9,4 +9,9 @@ class GameConfig(AppConfig):
     def ready(self) -> None:
         # The bot driver registers its Celery tasks and subscribes to
         # game.turns, which schedules bot moves without importing it.
+        from django.db.backends.signals import connection_created
+
         from game import bot_turns  # noqa: F401
+        from game.sqlite_wal import on_connection_created
+
+        connection_created.connect(on_connection_created, dispatch_uid="spades-sqlite-wal")
