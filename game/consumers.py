@@ -175,6 +175,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.group = events.group_name(self.table_pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         self.groups.append(self.group)  # discarded on disconnect by the base class
+        # The table's group messages straight to dispatch, not through a queue
+        # and a task of this socket's own (game.fanout): the layers of both stacks can.
+        deliver_directly = getattr(self.channel_layer, "deliver_directly", None)
+        if deliver_directly is not None:
+            deliver_directly(self.channel_name, self.dispatch)
         await self.send_state()
         await self.send_json(
             {"type": "chat_history", "lines": await db_call(talk.history)(self.table_pk)}
@@ -191,6 +196,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await db_call(turns.resume_table)(self.table_pk)
 
     async def disconnect(self, code: int) -> None:
+        stop_delivering = getattr(self.channel_layer, "stop_delivering", None)
+        if stop_delivering is not None:
+            stop_delivering(self.channel_name)
         if self.counted and self.seat is None:
             with contextlib.suppress(Exception):  # the others learn at the next change
                 await self.announce_watchers(
@@ -334,7 +342,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     async def send_state(self, force: bool = False) -> None:
         version, text = await db_call(frames.state_frame)(self.table_pk, self.seat)
-        if not force and version <= self.last_version:
+        # A group message may have sent a newer version while this one was read
+        # (game.fanout): never send an older one after it; ``force`` sends the
+        # same version again (seats changed, the client asked).
+        if version < self.last_version or (not force and version == self.last_version):
             return
         self.last_version = max(self.last_version, version)
         await self.send(text_data=text)

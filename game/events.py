@@ -36,6 +36,8 @@ from typing import Any
 
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
+from game import fanout
+
 log = logging.getLogger(__name__)
 
 _loop_lock = threading.Lock()
@@ -145,8 +147,11 @@ def table_changed(table_pk: int) -> None:
 SWEEP_EVERY_SECONDS = 1.0
 
 
-class TableChannelLayer(InMemoryChannelLayer):
+class TableChannelLayer(fanout.DirectDelivery, InMemoryChannelLayer):
     """The embedded default's channel layer: Channels' in-memory layer, made cheaper per message.
+
+    A table socket takes its group messages straight from ``group_send``
+    (``game.fanout``), not through a queue of its own.
 
     Channels' ``InMemoryChannelLayer`` starts a task per member in ``group_send``
     (the sends never wait: a plain loop does the same), and it sweeps every
@@ -160,8 +165,13 @@ class TableChannelLayer(InMemoryChannelLayer):
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("group_expiry", 10**9)
-        super().__init__(**kwargs)
+        InMemoryChannelLayer.__init__(self, **kwargs)
+        fanout.DirectDelivery.__init__(self)
         self._last_sweep = 0.0
+
+    async def flush(self) -> None:
+        await super().flush()
+        self.direct.clear()
 
     def _clean_expired(self) -> None:
         now = time.monotonic()
@@ -184,9 +194,14 @@ class TableChannelLayer(InMemoryChannelLayer):
         # consumers only read their messages. A pickle round trip is the same
         # copy in a third of deepcopy's time (30 -> 12 us for a move's message),
         # and like the Redis layer's serializing it takes plain data only.
+        members = self.groups.get(group)
+        if not members:
+            return
         shared = pickle.loads(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
+        handlers, queued = self.split(members)
+        fanout.deliver(handlers, shared)
         expires = time.time() + self.expiry
-        for channel in list(self.groups.get(group, ())):
+        for channel in queued:
             queue = self.channels.setdefault(
                 channel, asyncio.Queue(maxsize=self.get_capacity(channel))
             )

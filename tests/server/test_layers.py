@@ -129,7 +129,49 @@ def test_a_failed_send_from_the_loop_is_logged_not_raised(monkeypatch, caplog) -
     monkeypatch.setattr(layers, "get_channel_layer", lambda: layer)
 
     async def scenario() -> None:
+        await layer.group_add("table_9", await layer.new_channel())
         layers.send_to_table(9, {"type": "table.event", "version": 1, "info": lambda: None})
 
     asyncio.run(scenario())  # a lambda cannot be copied: the send fails
     assert "a group message to a table failed" in caplog.text
+
+
+def test_direct_members_get_each_message_in_one_task_the_others_by_queue() -> None:
+    """Table sockets take group messages straight from group_send (game.fanout):
+    in order, one copy for all, a failing handler not stopping the others."""
+
+    async def scenario() -> tuple[dict[str, list[int]], list[int], bool, int]:
+        layer = TableChannelLayer()
+        got: dict[str, list[int]] = {"a": [], "b": []}
+        seen: list[dict[str, Any]] = []
+
+        def handler(name: str, fail: bool = False) -> Any:
+            async def handle(message: dict[str, Any]) -> None:
+                seen.append(message)
+                got[name].append(message["version"])
+                if fail:
+                    raise RuntimeError("this socket's handler fails")
+
+            return handle
+
+        direct = [await layer.new_channel() for _ in range(2)]
+        queued = await layer.new_channel()
+        for name in [*direct, queued]:
+            await layer.group_add("table_3", name)
+        layer.deliver_directly(direct[0], handler("a", fail=True))
+        layer.deliver_directly(direct[1], handler("b"))
+        for version in (1, 2, 3):
+            await layer.group_send("table_3", {"type": "table.event", "version": version})
+        await asyncio.sleep(0.01)
+        by_queue = [(await layer.receive(queued))["version"] for _ in range(3)]
+        one_copy = seen[0] is seen[1]
+        layer.stop_delivering(direct[1])
+        await layer.group_send("table_3", {"type": "table.event", "version": 4})
+        await asyncio.sleep(0.01)
+        return got, by_queue, one_copy, layer.channels[direct[1]].qsize()
+
+    got, by_queue, one_copy, queued_after_stop = asyncio.run(scenario())
+    assert got == {"a": [1, 2, 3, 4], "b": [1, 2, 3]}
+    assert by_queue == [1, 2, 3]
+    assert one_copy
+    assert queued_after_stop == 1  # no longer direct: back to its queue

@@ -13,7 +13,7 @@ from spadesite import config
 
 def test_channel_layer_is_redis_pubsub_with_redis_url() -> None:
     layers = config.channel_layers("redis://redis.example:6379/1")
-    assert layers["default"]["BACKEND"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
+    assert layers["default"]["BACKEND"] == "game.pubsub_layer.TablePubSubLayer"
     assert layers["default"]["CONFIG"] == {"hosts": ["redis://redis.example:6379/1"]}
 
 

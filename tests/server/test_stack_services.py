@@ -1,11 +1,15 @@
 """The production services answer: Redis (channel layer, Celery) and PostgreSQL."""
 
+import asyncio
 import uuid
+from typing import Any
 
 import psycopg
 import pytest
 import redis
 from channels_redis.pubsub import RedisPubSubChannelLayer
+
+from game.pubsub_layer import TablePubSubLayer
 
 pytestmark = pytest.mark.stack
 
@@ -31,5 +35,36 @@ async def test_pubsub_channel_layer_delivers_a_group_message(redis_url: str) -> 
         await layer.group_add("table-1", channel)
         await layer.group_send("table-1", {"type": "table.version", "version": 7})
         assert await layer.receive(channel) == {"type": "table.version", "version": 7}
+    finally:
+        await layer.flush()
+
+
+async def test_the_sites_layer_hands_group_messages_to_direct_members(redis_url: str) -> None:
+    # game.pubsub_layer: a table socket's handler gets the message decoded once,
+    # a plain member still by its queue, and a stopped one by its queue again.
+    layer = TablePubSubLayer(hosts=[redis_url], prefix=f"test-{uuid.uuid4().hex}")
+    got: list[dict[str, Any]] = []
+    arrived = asyncio.Event()
+
+    async def handle(message: dict[str, Any]) -> None:
+        got.append(message)
+        arrived.set()
+
+    try:
+        direct, plain = await layer.new_channel(), await layer.new_channel()
+        for channel in (direct, plain):
+            await layer.group_add("table-2", channel)
+        layer.deliver_directly(direct, handle)
+        await layer.group_send("table-2", {"type": "table.event", "version": 8})
+        assert await asyncio.wait_for(layer.receive(plain), 5) == {
+            "type": "table.event",
+            "version": 8,
+        }
+        await asyncio.wait_for(arrived.wait(), 5)
+        assert got == [{"type": "table.event", "version": 8}]
+        layer.stop_delivering(direct)
+        await layer.group_send("table-2", {"type": "table.event", "version": 9})
+        assert (await asyncio.wait_for(layer.receive(direct), 5))["version"] == 9
+        assert len(got) == 1
     finally:
         await layer.flush()
