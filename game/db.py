@@ -72,6 +72,11 @@ def run_steps(steps: Steps[T]) -> T:
             fetched = cursor.fetchall() if cursor.description else []
             return query.read(cursor.rowcount, fetched)
 
+    return drive(steps, value_of)
+
+
+def drive(steps: Steps[T], value_of: Callable[[Query], Any]) -> T:
+    """Run ``steps`` with ``value_of`` executing each statement."""
     try:
         step = next(steps)
         while True:

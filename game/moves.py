@@ -45,7 +45,18 @@ import psycopg
 from django.db import transaction
 from django.utils import timezone
 
-from game import db, events, frames, matches, rows, statement, tallies, tally_flush, turns
+from game import (
+    db,
+    events,
+    frames,
+    matches,
+    rows,
+    sqlite_moves,
+    statement,
+    tallies,
+    tally_flush,
+    turns,
+)
 from game.engine import Action as EngineAction
 from game.engine import Match
 from game.errors import NotPlaying, StaleVersion, TableNotFound
@@ -174,10 +185,20 @@ def submit_action(
     changes nothing when the action cannot be taken.
     """
     parsed = parse_submission(seat, action, expected_version)
+    quick = not (by_stand_in or while_away)  # a stand-in's move changes a seat
+    if quick and sqlite_moves.own_sqlite_transaction():
+        # SQLite (the embedded server's loop, its bot threads): the quick move
+        # on the sqlite3 connection itself; None, with nothing written: the full path.
+        steps = quick_move_steps(table_id, seat, parsed, expected_version, timezone.now())
+        done = sqlite_moves.run_sqlite_transaction(steps)
+        if done is not None:
+            after_commit(done)
+            return done.result
+        quick = False
     with transaction.atomic():
         now = timezone.now()
         outcome = None
-        if not (by_stand_in or while_away):  # a stand-in's move changes a seat
+        if quick:
             outcome = db.run_steps(quick_move_steps(table_id, seat, parsed, expected_version, now))
         if outcome is None:
             outcome = db.run_steps(

@@ -1,0 +1,108 @@
+"""A move's transaction on the SQLite connection itself (game/sqlite_moves.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+from django.db import OperationalError, connection, transaction
+
+from game import matches, moves, runner, sqlite_moves
+from game.engine import action_to_dict, view_for
+from game.errors import IllegalMove, StaleVersion
+from game.models import Action, Table
+from game.rows import Query, no_value
+from tests.server.helpers import make_table
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SCRATCH = 'CREATE TABLE IF NOT EXISTS "scratch" ("x" integer)'
+
+
+def count_scratch(rowcount: int, fetched: list[tuple[Any, ...]]) -> int:
+    return int(fetched[0][0])
+
+
+def scratch_steps(then: str) -> Generator[Query, Any, int | None]:
+    """A write, then: ``commit`` (a value), ``decline`` (None) or ``fail``."""
+    yield Query('INSERT INTO "scratch" ("x") VALUES (%s)', [7], no_value)
+    if then == "fail":
+        yield Query('SELECT "nope" FROM "no_such_table"', [], no_value)
+    counted = yield Query('SELECT count(*) FROM "scratch" WHERE "x" = %s', [7], count_scratch)
+    return counted if then == "commit" else None
+
+
+def scratch_rows() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute('SELECT count(*) FROM "scratch"')
+        return int(cursor.fetchone()[0])
+
+
+@pytest.fixture
+def scratch() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(SCRATCH)
+        cursor.execute('DELETE FROM "scratch"')
+
+
+def test_committed_when_the_steps_return_a_value(scratch: None) -> None:
+    assert sqlite_moves.run_sqlite_transaction(scratch_steps("commit")) == 1
+    assert scratch_rows() == 1
+    assert not connection.connection.in_transaction
+
+
+def test_rolled_back_when_the_steps_decline(scratch: None) -> None:
+    assert sqlite_moves.run_sqlite_transaction(scratch_steps("decline")) is None
+    assert scratch_rows() == 0
+    assert not connection.connection.in_transaction
+
+
+def test_a_failing_statement_is_djangos_error_and_undoes_the_rest(scratch: None) -> None:
+    with pytest.raises(OperationalError, match="no_such_table"):
+        sqlite_moves.run_sqlite_transaction(scratch_steps("fail"))
+    assert scratch_rows() == 0
+    assert not connection.connection.in_transaction
+
+
+def test_placeholders_in_sqlites_style() -> None:
+    assert sqlite_moves._qmark("SELECT %s, '100%%' WHERE x = %s") == "SELECT ?, '100%' WHERE x = ?"
+
+
+def test_a_refused_move_changes_nothing(live: runner.InlineRunner) -> None:
+    table = make_table("HHHH")
+    match = matches.load_match(table)
+    seat = match.round.to_act
+    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
+    table.refresh_from_db()
+    logged = Action.objects.filter(table=table).count()
+    match = matches.load_match(table)
+    to_act = match.round.to_act
+    legal = view_for(match, to_act).legal_actions[0]
+    with pytest.raises(IllegalMove):  # the seat after the one to act, refused in the step
+        moves.submit_action(table.pk, (to_act + 1) % 4, action_to_dict(legal), table.version)
+    with pytest.raises(StaleVersion):
+        moves.submit_action(table.pk, to_act, legal, table.version - 1)
+    assert Table.objects.get(pk=table.pk).version == table.version
+    assert Action.objects.filter(table=table).count() == logged
+    assert not connection.connection.in_transaction
+
+
+def test_inside_a_callers_transaction_the_move_is_djangos(
+    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = make_table("HHHH")
+    match = matches.load_match(table)
+    seat = match.round.to_act
+    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
+
+    def not_here(steps: Any) -> None:
+        raise AssertionError("a caller's transaction is open: Django's path")
+
+    monkeypatch.setattr(sqlite_moves, "run_sqlite_transaction", not_here)
+    table.refresh_from_db()
+    match = matches.load_match(table)
+    seat = match.round.to_act
+    with transaction.atomic():
+        moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
+    assert Table.objects.get(pk=table.pk).version == table.version + 1
