@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from .rules import Rules
@@ -40,9 +40,14 @@ class PartnershipScore:
         return self.score_before + self.points
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        # Plain values only, so no deep copy (``asdict``, 25 us here): every
+        # state frame carries each finished round's two scores.
+        d = {name: getattr(self, name) for name in _SCORE_FIELDS}
         d.update(points=self.points, score_after=self.score_after)
         return d
+
+
+_SCORE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PartnershipScore))
 
 
 def score_partnership(

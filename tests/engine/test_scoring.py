@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -281,3 +283,12 @@ def test_score_round_pairs_north_south_and_east_west(bids, rnd):
                                    (tricks[0], tricks[2]), 10, 1)  # fmt: skip
     assert ew == score_partnership(DEFAULT, (bids[1], bids[3]), (False, False),
                                    (tricks[1], tricks[3]), 20, 2)  # fmt: skip
+
+
+def test_to_dict_is_asdict_with_the_totals_and_plain_values() -> None:
+    ns, _ = score_round(
+        Rules(), bids=(4, 3, 2, 3), blind=(False,) * 4, tricks=(6, 1, 3, 3),
+        scores_before=(288, 0), bags_before=(8, 0),
+    )  # fmt: skip
+    assert ns.to_dict() == {**asdict(ns), "points": -37, "score_after": 251}
+    assert all(isinstance(v, int | bool) for v in ns.to_dict().values())
