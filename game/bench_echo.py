@@ -3,7 +3,9 @@
 ``daphne game.bench_echo:application`` serves ``ws/table/<id>/`` like the site,
 with the same Django settings and so the same channel layer (the in-memory
 ``game.events.TableChannelLayer`` without ``REDIS_URL``, channels_redis'
-pub/sub layer with it), but no engine, no database, no session: each ``act``
+pub/sub layer with it), but no engine, no database, no session, and Channels'
+queue per socket for group messages (it asks for no straight delivery,
+``game.fanout``): each ``act``
 is checked against the socket's version and sent as one group message to the
 table's group, and each of the table's sockets then sends its own small
 ``state`` frame with the next version. What the benchmark's clients
