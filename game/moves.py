@@ -27,7 +27,8 @@ move: stepped on those rows, and saved by the compare-and-swap (which changes
 nothing unless the table is still at that version with the same seats) and
 the INSERT, with no row read; on the asyncio runner the two are one
 statement and one round trip (:func:`_quick_move`), on Django's connection
-two statements (:func:`quick_move_steps`). A round's last card reads the
+two statements (:func:`quick_move_steps`), in a transaction on the sqlite3
+connection itself with SQLite (``game.sqlite_moves``). A round's last card reads the
 match's stand-in moves first (they go into the round's row, inserted with
 the action). A match's end, a seat change and a refused action take the full
 path (docs/architecture.md, "What the write path guarantees").
