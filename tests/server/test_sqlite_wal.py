@@ -107,3 +107,28 @@ def test_a_failing_checkpoint_is_logged_and_tried_again(tmp_path: Path, caplog) 
         time.sleep(0.05)
     assert checkpointer.checkpoints > before
     raw.close()
+
+
+def test_under_writes_one_after_another_the_log_is_kept_short(tmp_path: Path, monkeypatch) -> None:
+    """A passive checkpoint never lets a busy writer start the log over: past
+    LOG_LIMIT_PAGES the thread truncates it."""
+    monkeypatch.setattr(sqlite_wal, "LOG_LIMIT_PAGES", 100)
+    monkeypatch.setattr(sqlite_wal, "BUSY_EVERY_SECONDS", 0.02)
+    path = tmp_path / "busy.sqlite3"
+    raw = wal_connection(path)
+    raw.execute("PRAGMA wal_autocheckpoint=0")  # as the loop's connection
+    raw.execute("CREATE TABLE moves (payload TEXT)")
+    checkpointer = sqlite_wal.Checkpointer(str(path))
+    checkpointer.start()
+    wal = Path(f"{path}-wal")
+    payload = "x" * 3000
+    written = 0
+    deadline = time.monotonic() + 20
+    while (checkpointer.truncations < 3 or written < 3000) and time.monotonic() < deadline:
+        raw.execute("INSERT INTO moves VALUES (?)", (payload,))  # about a page each
+        written += 1
+    assert checkpointer.truncations >= 3
+    # Without the truncation the log would hold every page written (12 MB and more).
+    assert wal.stat().st_size < written * 4096 / 4
+    assert raw.execute("SELECT count(*) FROM moves").fetchone()[0] == written
+    raw.close()
