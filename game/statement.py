@@ -3,17 +3,21 @@
 A move of a table whose rows the process knows is one statement
 (``game.rows.quick_move_query``, ``game.moves``). In Daphne's profile of the
 Redis stack, psycopg's cursor and its parameter dumpers cost more CPU than
-the rest of the move's database work; here the parameters are written into
-the text as literals by libpq's own escaping (as ``game.db.run_steps_async``
-sends statements: client-bound, simple protocol) and the statement is sent
-and awaited on the event loop directly: 0.106 -> 0.059 ms of CPU a statement
-in a same-run microbenchmark. ``tests/server/test_db_postgres.py`` checks that
-values arrive as psycopg's binding sends them, and that errors are psycopg's.
+the rest of the move's database work; here the statement is sent and awaited
+on the event loop with libpq's own calls (0.106 -> 0.059 ms of CPU a
+statement in a same-run microbenchmark). It is prepared once per connection
+and parameter types, so PostgreSQL parses and plans it once rather than at
+every move, and its parameters go in text format: PostgreSQL's CPU per action
+0.56-0.58 -> 0.42-0.44 ms and the bytes sent to it 562 -> 273
+(``bench_server --stacks redis``, docs/scaling.md). ``tests/server/test_db_postgres.py``
+checks that values arrive as psycopg's binding sends them, that errors are
+psycopg's, and that a statement is prepared once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -29,24 +33,32 @@ TUPLES_OK = psycopg.pq.ExecStatus.TUPLES_OK
 async def run_alone(conn: psycopg.AsyncConnection[Any], query: Query) -> Any:
     """One statement that returns no rows, as its own transaction (the
     connection is in autocommit): one round trip; its value, read from its row
-    count. A parameter of a type :func:`_literal` does not write goes through
+    count. A parameter of a type :func:`_bind` does not take goes through
     psycopg's client-side binding instead."""
-    text = _inline(conn, query)
-    if text is None:
+    bound = _bind(query.params)
+    if bound is None:
         cursor = psycopg.AsyncClientCursor(conn)
         await cursor.execute(cursor.mogrify(query.sql, query.params))
         return query.read(cursor.rowcount, [])
+    values, types = bound
     async with conn.lock:
-        result = await _execute(conn.pgconn, text)
+        name = await _prepared(conn, query.sql, types)
+        conn.pgconn.send_query_prepared(name, values)
+        result = await _result(conn.pgconn)
     if result.status != psycopg.pq.ExecStatus.COMMAND_OK:
         if result.status == TUPLES_OK:
             raise TypeError("run_alone takes a statement that returns no rows")
-        if conn.pgconn.status == psycopg.pq.ConnStatus.BAD:  # as psycopg's execute says it
-            message = (result.error_message or b"").decode(errors="replace").strip()
-            raise psycopg.OperationalError(f"the connection is lost: {message}")
-        raise psycopg.errors.error_from_result(result, encoding=conn.info.encoding)
+        _raise(conn, result)
     tuples = result.command_tuples
     return query.read(-1 if tuples is None else tuples, [])
+
+
+def _raise(conn: psycopg.AsyncConnection[Any], result: psycopg.pq.abc.PGresult) -> None:
+    """The error of a failed result, as psycopg's ``execute`` raises it."""
+    if conn.pgconn.status == psycopg.pq.ConnStatus.BAD:
+        message = (result.error_message or b"").decode(errors="replace").strip()
+        raise psycopg.OperationalError(f"the connection is lost: {message}")
+    raise psycopg.errors.error_from_result(result, encoding=conn.info.encoding)
 
 
 async def read(conn: psycopg.AsyncConnection[Any], query: Query) -> Any:
@@ -59,12 +71,37 @@ async def read(conn: psycopg.AsyncConnection[Any], query: Query) -> Any:
     return query.read(cursor.rowcount, fetched)
 
 
-async def _execute(pgconn: psycopg.pq.abc.PGconn, text: bytes) -> psycopg.pq.abc.PGresult:
-    """Send one statement on a nonblocking connection and wait on the event loop
-    for its result (what psycopg's ``execute`` generator does, in fewer steps)."""
+async def _prepared(conn: psycopg.AsyncConnection[Any], sql: str, types: tuple[int, ...]) -> bytes:
+    """The name of ``sql`` prepared on this connection for these parameter
+    types (prepared on first use: parsed and planned once per connection)."""
+    names: dict[tuple[str, tuple[int, ...]], bytes] | None = getattr(conn, "_spades_prepared", None)
+    if names is None:
+        names = conn._spades_prepared = {}  # type: ignore[attr-defined]
+    name = names.get((sql, types))
+    if name is None:
+        name = f"spades_{len(names)}".encode()
+        conn.pgconn.send_prepare(name, _numbered(sql).encode(), types)
+        result = await _result(conn.pgconn)
+        if result.status != psycopg.pq.ExecStatus.COMMAND_OK:
+            _raise(conn, result)
+        names[(sql, types)] = name
+    return name
+
+
+def _numbered(sql: str) -> str:
+    """Django's ``%s`` placeholders as PostgreSQL's ``$1``, ``$2``, ..."""
+    count = iter(range(1, 10_000))
+    return _MARK.sub(lambda m: "%" if m.group() == "%%" else f"${next(count)}", sql)
+
+
+_MARK = re.compile(r"%%|%s")
+
+
+async def _result(pgconn: psycopg.pq.abc.PGconn) -> psycopg.pq.abc.PGresult:
+    """Wait on the event loop for the result of what was just sent on a
+    nonblocking connection (what psycopg's ``execute`` generator does, in fewer steps)."""
     loop = asyncio.get_running_loop()
     fd = pgconn.socket
-    pgconn.send_query(text)
     while pgconn.flush():
         await _ready(loop.add_writer, loop.remove_writer, fd)
     while True:
@@ -90,32 +127,36 @@ async def _ready(add: Callable[..., Any], remove: Callable[[int], Any], fd: int)
         remove(fd)
 
 
-def _literal(escape: psycopg.pq.Escaping, value: Any) -> str | None:
-    """``value`` as an SQL literal, for the types a move's statement binds (None
-    for another type: the caller falls back to psycopg's client-side binding)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return escape.escape_literal(value.encode()).decode()
-    if isinstance(value, datetime) and value.tzinfo is not None:
-        return escape.escape_literal(value.isoformat().encode()).decode() + "::timestamptz"
-    if isinstance(value, Jsonb):
-        return escape.escape_literal(value.dumps(value.obj).encode()).decode() + "::jsonb"
-    return None
+# The parameter types a move's statement binds: sent typed as PostgreSQL would
+# read the literals psycopg's client-side binding writes (a string untyped, as
+# a quoted literal is, so that its column decides).
+_INT8, _BOOL, _TIMESTAMPTZ, _JSONB, _UNKNOWN = 20, 16, 1184, 3802, 0
 
 
-def _inline(conn: psycopg.AsyncConnection[Any], query: Query) -> bytes | None:
-    """The statement with its parameters as literals, or None (a type
-    :func:`_literal` does not take)."""
-    escape = psycopg.pq.Escaping(conn.pgconn)
-    literals = []
-    for value in query.params:
-        literal = _literal(escape, value)
-        if literal is None:
+def _bind(params: list[Any]) -> tuple[list[bytes | None], tuple[int, ...]] | None:
+    """The parameters in text format and their types, or None (a type this
+    does not bind: the caller falls back to psycopg's client-side binding)."""
+    values: list[bytes | None] = []
+    types: list[int] = []
+    for value in params:
+        if value is None:
+            values.append(None)
+            types.append(_UNKNOWN)
+        elif isinstance(value, bool):
+            values.append(b"t" if value else b"f")
+            types.append(_BOOL)
+        elif isinstance(value, int):
+            values.append(str(value).encode())
+            types.append(_INT8)
+        elif isinstance(value, str):
+            values.append(value.encode())
+            types.append(_UNKNOWN)
+        elif isinstance(value, datetime) and value.tzinfo is not None:
+            values.append(value.isoformat().encode())
+            types.append(_TIMESTAMPTZ)
+        elif isinstance(value, Jsonb):
+            values.append(value.dumps(value.obj).encode())
+            types.append(_JSONB)
+        else:
             return None
-        literals.append(literal)
-    return (query.sql % tuple(literals)).encode()
+    return values, tuple(types)

@@ -96,3 +96,25 @@ def test_errors_are_psycopgs_and_a_lost_connection_is_broken(database_url: str) 
         assert conn.broken or conn.closed
 
     asyncio.run(run())
+
+
+def test_placeholders_are_numbered_and_a_percent_sign_kept() -> None:
+    assert statement._numbered("a = %s AND b LIKE '5%%' AND c = %s") == (
+        "a = $1 AND b LIKE '5%' AND c = $2"
+    )
+
+
+def test_a_statement_is_prepared_once_per_connection_and_types(database_url: str) -> None:
+    async def run() -> list[str]:
+        conn = await _connect(database_url)
+        sql = "INSERT INTO t (id, s, n) VALUES (%s, %s, %s)"
+        for i in range(3):
+            assert await statement.run_alone(conn, Query(sql, [i, "x", i], _count)) == 1
+        # A NULL where a number was: other parameter types, another preparation.
+        assert await statement.run_alone(conn, Query(sql, [9, "y", None], _count)) == 1
+        cursor = await conn.execute("SELECT statement FROM pg_prepared_statements ORDER BY name")
+        prepared = [row[0] for row in await cursor.fetchall()]
+        await conn.close()
+        return prepared
+
+    assert asyncio.run(run()) == ["INSERT INTO t (id, s, n) VALUES ($1, $2, $3)"] * 2
