@@ -21,6 +21,7 @@ connection on the event loop (``game.db.run_steps_async``).
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -53,6 +54,16 @@ class Query:
 
 
 Step = Query | tuple[Query, ...]
+
+
+def with_marks(sql: str, mark: Callable[[int], str]) -> str:
+    """``sql`` with Django's ``%s`` placeholders written as ``mark(n)`` (n from
+    1) and ``%%`` as ``%``: for a driver's own placeholder style."""
+    count = iter(range(1, 1_000_000))
+    return _FORMAT_MARK.sub(lambda m: "%" if m.group() == "%%" else mark(next(count)), sql)
+
+
+_FORMAT_MARK = re.compile(r"%%|%s")
 
 
 def no_value(rowcount: int, fetched: list[tuple[Any, ...]]) -> None:

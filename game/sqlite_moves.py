@@ -12,17 +12,15 @@ Django's: the same connection, so the same database, settings and errors.
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any, TypeVar
 
 from django.db import connection
 
+from game import rows
 from game.db import Steps, drive
 from game.rows import Query
 
 T = TypeVar("T")
-
-_FORMAT_MARK = re.compile(r"(?<!%)%s")
 
 
 def own_sqlite_transaction() -> bool:
@@ -57,4 +55,4 @@ def run_sqlite_transaction(steps: Steps[T | None]) -> T | None:
 @functools.lru_cache(maxsize=256)
 def _qmark(sql: str) -> str:
     """A statement with Django's ``%s`` placeholders in SQLite's ``?`` style."""
-    return _FORMAT_MARK.sub("?", sql).replace("%%", "%")
+    return rows.with_marks(sql, lambda _: "?")

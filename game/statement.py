@@ -19,7 +19,6 @@ statements per client (PgBouncer 1.21 and later: ``max_prepared_statements``).
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from game import rows
 from game.rows import Query
 
 TUPLES_OK = psycopg.pq.ExecStatus.TUPLES_OK
@@ -92,11 +92,7 @@ async def _prepared(conn: psycopg.AsyncConnection[Any], sql: str, types: tuple[i
 
 def _numbered(sql: str) -> str:
     """Django's ``%s`` placeholders as PostgreSQL's ``$1``, ``$2``, ..."""
-    count = iter(range(1, 10_000))
-    return _MARK.sub(lambda m: "%" if m.group() == "%%" else f"${next(count)}", sql)
-
-
-_MARK = re.compile(r"%%|%s")
+    return rows.with_marks(sql, lambda n: f"${n}")
 
 
 async def _result(pgconn: psycopg.pq.abc.PGconn) -> psycopg.pq.abc.PGresult:
