@@ -156,7 +156,12 @@ class Seat(models.Model):
 class Action(models.Model):
     """One applied action. Append-only: rows are never updated or deleted."""
 
-    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="actions")
+    # No index of its own: the unique (table, version) below serves every
+    # lookup by table, and a second index was one more page (SQLite) or index
+    # entry (PostgreSQL) written by every move.
+    table = models.ForeignKey(
+        Table, on_delete=models.CASCADE, related_name="actions", db_index=False
+    )
     version = models.PositiveIntegerField(help_text="the table's version after this action")
     round_number = models.PositiveSmallIntegerField()
     seat = models.PositiveSmallIntegerField(choices=POSITION_CHOICES)
