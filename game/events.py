@@ -18,9 +18,10 @@ in-memory channel layer's queues belong to the server's event loop and are not
 thread-safe, so a bot runner thread must hand the send to that loop: consumers
 register the loop they run on (:func:`note_server_loop`) and
 :func:`send_to_table` uses ``run_coroutine_threadsafe`` when that loop is
-running in another thread. Called on the loop itself (a move submitted from a
-consumer with SQLite, whose database calls run there) it puts the message in
-the in-memory layer's queues at once (another layer's send starts as a task).
+running in another thread. Called on the loop itself (where the moves of
+both stacks are made) it hands the message to this process's table sockets at
+once (``group_send_now`` of either layer); only the publishing to Redis starts
+as a task.
 """
 
 from __future__ import annotations
@@ -76,17 +77,19 @@ def send_to_table(table_pk: int, message: dict[str, Any]) -> None:
     except RuntimeError:
         current = None
     if current is not None:
-        if isinstance(layer, TableChannelLayer):
-            # The embedded default's queues, on their own loop: put it there now,
-            # without a task and a turn of the loop for a send that never waits.
-            try:
-                layer.group_send_now(group, message)
-            except Exception:
-                log.exception("a group message to a table failed")
+        # On the event loop (the moves of both stacks are made there): never
+        # block it. Both layers hand the message to this process's sockets now,
+        # without a task and a turn of the loop; what is left (publishing to
+        # Redis) runs as a task, which the loop holds only weakly: hold on.
+        send_now = getattr(layer, "group_send_now", layer.group_send)
+        try:
+            rest = send_now(group, message)
+        except Exception:
+            log.exception("a group message to a table failed")
             return
-        # On the event loop (the consumers' database calls run there with SQLite):
-        # never block it. The loop keeps only weak references to tasks: hold on.
-        task = current.create_task(layer.group_send(group, message))
+        if rest is None:
+            return
+        task = current.create_task(rest)
         _sending.add(task)
         task.add_done_callback(_sending.discard)
         task.add_done_callback(_log_failure)
@@ -184,7 +187,8 @@ class TableChannelLayer(fanout.DirectDelivery, InMemoryChannelLayer):
         self.group_send_now(group, message)
 
     def group_send_now(self, group: str, message: dict[str, Any]) -> None:
-        """``group_send`` from code on the layer's event loop that cannot await."""
+        """``group_send`` from code on the layer's event loop that cannot await
+        (nothing is left to await: ``game.pubsub_layer``'s returns its publishing)."""
         assert isinstance(message, dict), "message is not a dict"
         self.require_valid_group_name(group)
         self._clean_expired()

@@ -8,6 +8,12 @@ decodes a group message once and hands it to the members that asked for
 direct delivery (the table sockets, ``game.consumers``); other members (none
 of the site's today) are served as channels_redis serves them.
 
+A group message sent from a process goes to that process's own table sockets
+at once, then to Redis for the others, marked with the sending layer's origin
+so that its reader skips the copy that comes back (the Socket.IO Redis
+adapter's way): the moving process's sockets no longer wait for a round trip
+through Redis, and keep getting moves while Redis is away.
+
 Built on channels_redis 4's classes (``RedisPubSubChannelLayer``, its
 per-loop layer and its shard connection); ``tests/server/test_stack_services.py``
 runs it against a real Redis.
@@ -17,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
+from collections.abc import Coroutine
 from typing import Any
 
 from channels_redis.pubsub import (
@@ -45,6 +53,14 @@ class TablePubSubLayer(RedisPubSubChannelLayer):
         return layer  # type: ignore[no-any-return]
 
 
+# A group message goes to Redis behind a mark of MARK_SIZE bytes outside the
+# message itself: the origin of the loop layer that sent it when that layer has
+# handed it to its own direct members already, else NOT_SERVED. Every process
+# of the site uses this layer (``spadesite.config``), so every reader strips it.
+MARK_SIZE = 8
+NOT_SERVED = bytes(MARK_SIZE)
+
+
 class TableLoopLayer(fanout.DirectDelivery, RedisPubSubLoopLayer):
     """One event loop's layer: its channels, groups, subscriptions and direct handlers."""
 
@@ -52,6 +68,26 @@ class TableLoopLayer(fanout.DirectDelivery, RedisPubSubLoopLayer):
         RedisPubSubLoopLayer.__init__(self, hosts, *args, **kwargs)
         fanout.DirectDelivery.__init__(self)
         self._shards = [TableShard(host, self) for host in decode_hosts(hosts)]
+        self.origin = secrets.token_bytes(MARK_SIZE)
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        await self.group_send_now(group, message)
+
+    def group_send_now(self, group: str, message: dict[str, Any]) -> Coroutine[Any, Any, None]:
+        """Hand ``message`` to this loop's direct members of ``group`` now (one
+        copy for them all, decoded as another process reads it from Redis);
+        returns the publishing to Redis, for the caller to await or run as a task."""
+        group_channel = self._get_group_channel_name(group)
+        data = self.channel_layer.serialize(message)
+        members = self.groups.get(group_channel)
+        handlers = self.split(members)[0] if members and self.direct else []
+        if handlers:
+            fanout.deliver(handlers, self.channel_layer.deserialize(data))
+        mark = self.origin if handlers else NOT_SERVED
+        return self._publish(group_channel, mark + data)
+
+    async def _publish(self, group_channel: str, data: bytes) -> None:
+        await self._get_shard(group_channel).publish(group_channel, data)
 
     async def flush(self) -> None:
         await super().flush()
@@ -60,7 +96,7 @@ class TableLoopLayer(fanout.DirectDelivery, RedisPubSubLoopLayer):
 
 class TableShard(RedisSingleShardConnection):
     """One Redis server's subscription: decodes a group message once for the
-    members served directly."""
+    members served directly, unless this layer sent it and served them then."""
 
     def _receive_message(self, message: dict[str, Any] | None) -> None:
         if message is None:
@@ -70,12 +106,13 @@ class TableShard(RedisSingleShardConnection):
             name = name.decode()
         layer: TableLoopLayer = self.channel_layer
         members = layer.groups.get(name)
-        if not members or not layer.direct:
+        if members is None:  # a channel's own message (``send``), unmarked
             super()._receive_message(message)
             return
-        handlers, queued = layer.split(members)
-        data = message["data"]
-        if handlers:
+        marked = message["data"]
+        mark, data = marked[:MARK_SIZE], marked[MARK_SIZE:]
+        handlers, queued = layer.split(members) if layer.direct else ([], members)
+        if handlers and mark != layer.origin:
             try:
                 decoded = layer.channel_layer.deserialize(data)
             except Exception:

@@ -68,3 +68,59 @@ async def test_the_sites_layer_hands_group_messages_to_direct_members(redis_url:
         assert len(got) == 1
     finally:
         await layer.flush()
+
+
+async def test_a_group_message_reaches_the_senders_sockets_at_once_and_once(
+    redis_url: str,
+) -> None:
+    # game.pubsub_layer: the sending process's table sockets get the message
+    # before it is even published; the copy that comes back from Redis is
+    # skipped there, and another process's sockets get it once, from Redis.
+    prefix = f"test-{uuid.uuid4().hex}"
+    here, there = (TablePubSubLayer(hosts=[redis_url], prefix=prefix) for _ in range(2))
+    got: dict[str, list[dict[str, Any]]] = {"here": [], "there": []}
+    arrived = asyncio.Event()
+
+    def handler(name: str) -> Any:
+        async def handle(message: dict[str, Any]) -> None:
+            got[name].append(message)
+            arrived.set()
+
+        return handle
+
+    try:
+        plain = await here.new_channel()
+        for name, layer in (("here", here), ("there", there)):
+            channel = await layer.new_channel()
+            await layer.group_add("table-3", channel)
+            layer.deliver_directly(channel, handler(name))
+        await here.group_add("table-3", plain)
+        publishing = here.group_send_now("table-3", {"type": "table.event", "version": 5})
+        await asyncio.sleep(0)  # the delivering task's turn, before any publishing
+        assert got == {"here": [{"type": "table.event", "version": 5}], "there": []}
+        await publishing
+        # A plain member of the sending process still gets it by its queue, as
+        # channels_redis serves it: the Redis copy came back through the reader.
+        assert await asyncio.wait_for(here.receive(plain), 5) == {
+            "type": "table.event",
+            "version": 5,
+        }
+        while not got["there"]:
+            await asyncio.wait_for(arrived.wait(), 5)
+            arrived.clear()
+        await here.group_send("table-3", {"type": "table.changed"})
+        assert await asyncio.wait_for(here.receive(plain), 5) == {"type": "table.changed"}
+        while len(got["there"]) < 2:
+            await asyncio.wait_for(arrived.wait(), 5)
+            arrived.clear()
+        assert (
+            got["here"]
+            == got["there"]
+            == [
+                {"type": "table.event", "version": 5},
+                {"type": "table.changed"},
+            ]
+        )
+    finally:
+        await here.flush()
+        await there.flush()
