@@ -23,7 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from game import matches
-from game.engine import ActionError, IllegalAction, action_from_dict, view_for
+from game.engine import ActionError, IllegalAction, action_from_dict, private_part, view_for
 from game.matches import Committed
 from game.models import Seat, Table
 
@@ -63,21 +63,22 @@ def _frame(table_pk: int, entry: Committed, seat: int | None, keep: bool) -> tup
     """(version, text) of a committed state for ``seat``; ``keep``: cache the shared part."""
     assert entry.info is not None
     version = entry.match.version
-    view = view_for(entry.match, seat)
     key = (table_pk, version)
     with _lock:
         found = _public.get(key)
     if found is not None and found[0] is entry:
         public = found[1]
     else:
-        shared = {"version": version, **view.public_dict(), "table": entry.info}
+        # Alike for every seat: a spectator's view has it, without legal actions.
+        public_part = view_for(entry.match, None).public_dict()
+        shared = {"version": version, **public_part, "table": entry.info}
         public = json.dumps(shared)[1:-1]
         if keep:
             with _lock:
                 _public[key] = (entry, public)
                 while len(_public) > matches.CACHE_SIZE:
                     _public.popitem(last=False)
-    return version, _encode(version, view.private_dict(), public)
+    return version, _encode(version, private_part(entry.match, seat), public)
 
 
 def cached_state_frame(table_pk: int, seat: int | None, version: int) -> tuple[int, str] | None:

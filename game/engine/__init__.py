@@ -27,7 +27,7 @@ from .rules import DEFAULT_RULES, PAPER_RULES, Rules, RulesError
 from .scoring import PartnershipScore, score_round
 from .state import IllegalAction, Phase, RoundState
 from .tricks import Trick, trick_winner
-from .view import SeatView, view_for
+from .view import SeatView, private_part, view_for
 
 __all__ = [
     "DEFAULT_RULES", "PAPER_RULES", "Action", "ActionError", "Bid", "CardError",
@@ -35,6 +35,7 @@ __all__ = [
     "Play", "RecordError", "RoundState", "RoundType", "Rules", "RulesError", "SeatView",
     "SeeCards", "Trick", "action_from_dict", "action_to_dict", "deal_hands", "format_action",
     "format_card", "format_hand", "from_json", "from_text", "match_winner", "new_match_seed",
-    "nil_position", "parse_action", "parse_card", "parse_hand", "record_of", "replay",
+    "nil_position", "parse_action", "parse_card", "parse_hand", "private_part", "record_of",
+    "replay",
     "round_type", "score_round", "to_json", "to_text", "trick_winner", "view_for",
 ]  # fmt: skip

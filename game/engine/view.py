@@ -73,13 +73,7 @@ class SeatView:
 
     def private_dict(self) -> dict[str, Any]:
         """The keys of ``to_dict`` that differ from seat to seat."""
-        return {
-            "seat": self.seat,
-            "hand": None if self.hand is None else _card_list(self.hand),
-            "passed": _card_list(self.passed),
-            "received": _card_list(self.received),
-            "legal_actions": [action_to_dict(a) for a in self.legal_actions],
-        }
+        return _private_dict(self.seat, self.hand, self.passed, self.received, self.legal_actions)
 
     def public_dict(self) -> dict[str, Any]:
         """The keys of ``to_dict`` that every seat of the table sees alike.
@@ -128,6 +122,22 @@ class SeatView:
         }
 
 
+def _private_dict(
+    seat: Seat | None,
+    hand: Hand | None,
+    passed: Hand,
+    received: Hand,
+    legal_actions: tuple[Action, ...] | list[Action],
+) -> dict[str, Any]:
+    return {
+        "seat": seat,
+        "hand": None if hand is None else _card_list(hand),
+        "passed": _card_list(passed),
+        "received": _card_list(received),
+        "legal_actions": [action_to_dict(a) for a in legal_actions],
+    }
+
+
 def _card_list(mask: Hand) -> list[str]:
     return [format_card(c) for c in reversed(cards_of(mask))]
 
@@ -155,16 +165,7 @@ def view_for(game: Match | RoundState, seat: Seat | None) -> SeatView:
         history, winner = tuple(finished), game.winner
     else:
         r, history, winner = game, (), None
-    if seat is not None and not 0 <= seat < 4:
-        raise ValueError("seat must be 0..3 or None")
-    own = seat is not None and r.cards_seen[seat]
-    passed = received = 0
-    if seat is not None:
-        for p in r.passes:
-            if p.seat == seat:
-                passed |= p.cards
-            elif p.seat == partner_of(seat):
-                received |= p.cards
+    hand, passed, received = _own_cards(r, seat)
     return SeatView(
         seat=seat,
         rules=r.rules,
@@ -172,7 +173,7 @@ def view_for(game: Match | RoundState, seat: Seat | None) -> SeatView:
         dealer=r.dealer,
         phase=r.phase,
         to_act=r.to_act,
-        hand=r.hands[seat] if own and seat is not None else None,
+        hand=hand,
         hand_counts=(
             r.hands[0].bit_count(),
             r.hands[1].bit_count(),
@@ -198,3 +199,28 @@ def view_for(game: Match | RoundState, seat: Seat | None) -> SeatView:
         history=history,
         match_winner=winner,
     )
+
+
+def private_part(game: Match, seat: Seat | None) -> dict[str, Any]:
+    """``view_for(game, seat).private_dict()`` alone: a server sends the public
+    part, alike for every seat, once per move, and this per socket."""
+    r = game.round
+    hand, passed, received = _own_cards(r, seat)
+    legal = r.legal_actions(seat) if seat is not None else ()
+    return _private_dict(seat, hand, passed, received, legal)
+
+
+def _own_cards(r: RoundState, seat: Seat | None) -> tuple[Hand | None, Hand, Hand]:
+    """(hand, passed, received) that ``seat`` may see: its hand once it has
+    looked at it, and the cards of its blind nil exchange."""
+    if seat is None:
+        return None, 0, 0
+    if not 0 <= seat < 4:
+        raise ValueError("seat must be 0..3 or None")
+    passed = received = 0
+    for p in r.passes:
+        if p.seat == seat:
+            passed |= p.cards
+        elif p.seat == partner_of(seat):
+            received |= p.cards
+    return (r.hands[seat] if r.cards_seen[seat] else None), passed, received
