@@ -243,6 +243,113 @@ class TableClient:
             self.pending = None
 
 
+class Clients:
+    """Four sockets per table on one server (the site, or the baseline), playing
+    in bouts: each table acts once per ``interval`` at a phase of its own within
+    it, the same in every bout, so that bouts of two servers taken in turns meet
+    the same load. Every bout's figures go into :attr:`figures`."""
+
+    def __init__(self, tables: list[dict[str, Any]], *, interval: float, seed: int) -> None:
+        self.figures = Figures()
+        self.interval = interval
+        self._tables = tables
+        self._rng = random.Random(seed)
+        self.clients = [
+            TableClient(t["public_id"], self.figures, random.Random(self._rng.getrandbits(64)),
+                        interval)
+            for t in tables
+        ]  # fmt: skip
+        self._phases: dict[int, float] = {}
+        self._readers: list[asyncio.Task[None]] = []
+
+    async def connect(self, port: int | list[int], concurrency: int = 50) -> None:
+        """Open the sockets; with several ``port``s (Daphne processes) they are
+        dealt out in turn, so that a table's four seats sit on different processes."""
+        from websockets.asyncio.client import connect
+
+        ports = [port] if isinstance(port, int) else list(port)
+        gate = asyncio.Semaphore(concurrency)
+
+        async def open_socket(client: TableClient, seat: int, cookie: str, port: int) -> Any:
+            async with gate:
+                for attempt in range(3):
+                    try:
+                        return await connect(
+                            f"ws://127.0.0.1:{port}/ws/table/{client.public_id}/",
+                            origin=f"http://127.0.0.1:{port}",  # type: ignore[arg-type]
+                            additional_headers={"Cookie": cookie},
+                            compression=None,
+                            proxy=None,
+                            ping_interval=None,
+                            open_timeout=20,
+                            close_timeout=2,
+                            max_size=2**22,
+                            max_queue=None,
+                        )
+                    except (OSError, TimeoutError, Exception):
+                        if attempt == 2:
+                            raise
+                        await asyncio.sleep(0.5)
+            raise AssertionError("unreachable")
+
+        opened = await asyncio.gather(
+            *(
+                open_socket(
+                    client,
+                    seat,
+                    f"{t['cookie']}={t['sessions'][seat]}",
+                    ports[(4 * i + seat) % len(ports)],
+                )
+                for i, (client, t) in enumerate(zip(self.clients, self._tables, strict=True))
+                for seat in range(4)
+            ),
+            return_exceptions=True,
+        )
+        index = 0
+        for client in self.clients:
+            for seat in range(4):
+                connection = opened[index]
+                index += 1
+                if isinstance(connection, BaseException):
+                    self.figures.connect_failures += 1
+                    client.done = True
+                    continue
+                socket = SeatSocket(client, seat, connection)
+                client.sockets.append(socket)
+                self._readers.append(asyncio.create_task(socket.read()))
+        self.clients = [c for c in self.clients if len(c.sockets) == 4 and not c.done]
+        self._phases = {id(c): self._rng.random() for c in self.clients}
+
+    async def play(self, seconds: float, *, measured: bool, drain: float = 2.0) -> None:
+        """One bout: every table acts for ``seconds``, then the moves on their
+        way get up to ``drain`` seconds to arrive (a state frame still missing
+        then counts as undelivered, in a measured bout)."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for client in self.clients:
+            client.measuring = measured
+        await asyncio.gather(
+            *(
+                client.play(start + self.interval * self._phases[id(client)], start + seconds)
+                for client in self.clients
+            )
+        )
+        deadline = loop.time() + drain
+        while loop.time() < deadline and any(c.pending is not None for c in self.clients):
+            await asyncio.sleep(0.05)
+        for client in self.clients:
+            client.close_pending()
+            client.measuring = False
+
+    async def close(self) -> None:
+        for client in self.clients:
+            for socket in client.sockets:
+                await socket.connection.close()
+        for reader in self._readers:
+            reader.cancel()
+        await asyncio.gather(*self._readers, return_exceptions=True)
+
+
 async def run_clients(
     port: int | list[int],
     tables: list[dict[str, Any]],
@@ -257,107 +364,30 @@ async def run_clients(
     on_phase: Callable[[str], None] | None = None,
 ) -> Figures:
     """Connect four sockets per table, wait ``settle`` seconds, play ``warmup``
-    seconds unmeasured, then play ``seconds`` and measure. With several
-    ``port``s (Daphne processes), the sockets are dealt out over them in turn,
-    so a table's four seats sit on different processes. ``on_phase`` is called
-    with "start" and "stop" around the measured play (after the warm-up, after
-    the drain): where the caller reads CPU counters."""
-    from websockets.asyncio.client import connect
+    seconds unmeasured, then play ``seconds`` and measure (one bout each, see
+    :class:`Clients`). ``on_phase`` is called with "start" and "stop" around the
+    measured bout (after its drain): where the caller reads CPU counters."""
+    clients = Clients(tables, interval=interval, seed=seed)
+    await clients.connect(port, connect_concurrency)
+    try:
+        await asyncio.sleep(settle)  # every socket has its first state
+        # A process's first moves are its slowest (its connections' first
+        # statements, code run for the first time): the warm-up keeps them out
+        # of the steady state being measured.
+        if warmup > 0:
+            await clients.play(warmup, measured=False, drain=drain)
+        await _phase(on_phase, "start")
+        await clients.play(seconds, measured=True, drain=drain)
+        await _phase(on_phase, "stop")
+    finally:
+        await clients.close()
+    return clients.figures
 
-    ports = [port] if isinstance(port, int) else list(port)
-    figures = Figures()
-    rng = random.Random(seed)
-    gate = asyncio.Semaphore(connect_concurrency)
-    clients = [
-        TableClient(t["public_id"], figures, random.Random(rng.getrandbits(64)), interval)
-        for t in tables
-    ]
 
-    async def open_socket(client: TableClient, seat: int, cookie: str, port: int) -> Any:
-        async with gate:
-            for attempt in range(3):
-                try:
-                    return await connect(
-                        f"ws://127.0.0.1:{port}/ws/table/{client.public_id}/",
-                        origin=f"http://127.0.0.1:{port}",  # type: ignore[arg-type]
-                        additional_headers={"Cookie": cookie},
-                        compression=None,
-                        proxy=None,
-                        ping_interval=None,
-                        open_timeout=20,
-                        close_timeout=2,
-                        max_size=2**22,
-                        max_queue=None,
-                    )
-                except (OSError, TimeoutError, Exception):
-                    if attempt == 2:
-                        raise
-                    await asyncio.sleep(0.5)
-        raise AssertionError("unreachable")
-
-    readers: list[asyncio.Task[None]] = []
-    opened = await asyncio.gather(
-        *(
-            open_socket(
-                client,
-                seat,
-                f"{t['cookie']}={t['sessions'][seat]}",
-                ports[(4 * i + seat) % len(ports)],
-            )
-            for i, (client, t) in enumerate(zip(clients, tables, strict=True))
-            for seat in range(4)
-        ),
-        return_exceptions=True,
-    )
-    index = 0
-    for client in clients:
-        for seat in range(4):
-            connection = opened[index]
-            index += 1
-            if isinstance(connection, BaseException):
-                figures.connect_failures += 1
-                client.done = True
-                continue
-            socket = SeatSocket(client, seat, connection)
-            client.sockets.append(socket)
-            readers.append(asyncio.create_task(socket.read()))
-    clients = [c for c in clients if len(c.sockets) == 4 and not c.done]
-
-    loop = asyncio.get_running_loop()
-    await asyncio.sleep(settle)  # every socket has its first state
-    start = loop.time()
-    measure_from = start + warmup
-    stop_at = measure_from + seconds
-    players = [
-        asyncio.create_task(client.play(start + interval * rng.random(), stop_at))
-        for client in clients
-    ]
-    # A process's first moves are its slowest (its connections' first
-    # statements, code run for the first time): the warm-up keeps them out of
-    # the steady state being measured.
-    await asyncio.sleep(max(0.0, measure_from - loop.time()))
-    for client in clients:
-        client.measuring = True
+async def _phase(on_phase: Callable[[str], None] | None, phase: str) -> None:
     # The caller's counters are read on a thread: reading them (subprocesses,
     # connections to PostgreSQL and Redis: 30-60 ms on a quiet machine) on this
     # loop held the clients, and the frames that waited meanwhile were measured
-    # as the server's latency (the first measured second's p99, the baseline's
-    # too).
+    # as the server's latency.
     if on_phase is not None:
-        await asyncio.to_thread(on_phase, "start")
-    await asyncio.gather(*players)
-    deadline = loop.time() + drain
-    while loop.time() < deadline and any(c.pending is not None for c in clients):
-        await asyncio.sleep(0.05)
-    if on_phase is not None:
-        await asyncio.to_thread(on_phase, "stop")
-    for client in clients:
-        client.close_pending()
-        client.measuring = False
-    for client in clients:
-        for socket in client.sockets:
-            await socket.connection.close()
-    for reader in readers:
-        reader.cancel()
-    await asyncio.gather(*readers, return_exceptions=True)
-    return figures
+        await asyncio.to_thread(on_phase, phase)

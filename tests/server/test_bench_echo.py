@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from game import loadtest, stackprocs
-from game.management.commands.bench_server import ECHO_APP, daphne_command
+from game.management.commands.bench_server import ECHO_APP, Side, daphne_command, interleave
 
 
 def start_echoes(workdir: Path, redis_url: str | None, count: int) -> tuple[list[int], list[Any]]:
@@ -120,6 +120,50 @@ async def test_the_benchmark_clients_play_the_echo_without_loss(echo_port: int) 
     assert len(figures.others) == 3 * figures.sent
     assert (figures.gaps, figures.undelivered, figures.errors) == (0, 0, {})
     assert figures.connect_failures == 0
+
+
+async def test_two_servers_take_turns_in_bouts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench_server's turns: two servers' clients warm up, then play measured
+    bouts in the order A B B A A B B A, each its share of the seconds, without a loss."""
+    ports, processes = start_echoes(tmp_path, None, 2)
+    played: list[tuple[loadtest.Figures, float, bool]] = []
+    play = loadtest.Clients.play
+
+    async def recorded(self: loadtest.Clients, seconds: float, *, measured: bool) -> None:
+        played.append((self.figures, seconds, measured))
+        await play(self, seconds, measured=measured)
+
+    monkeypatch.setattr(loadtest.Clients, "play", recorded)
+    try:
+        sides = [Side(name, ECHO_APP, [], {}) for name in ("a", "b")]
+        for side, port in zip(sides, ports, strict=True):
+            side.ports = [port]
+        tables = [
+            {"public_id": f"turns-{n}", "sessions": ["x"] * 4, "cookie": "sessionid"}
+            for n in range(4)
+        ]
+        opts = {"seconds": 1.2, "bout": 0.3, "interval": 0.1, "seed": 3, "warmup": 0.2}
+        await interleave(sides, tables, opts)
+        names = {id(side.figures): name for name, side in zip("ab", sides, strict=True)}
+        assert [(names[id(f)], s, m) for f, s, m in played[:2]] == [
+            ("a", 0.2, False),
+            ("b", 0.2, False),
+        ]
+        bouts = played[2:]
+        assert "".join(names[id(f)] for f, _, _ in bouts) == "abbaabba"
+        assert all(measured and seconds == pytest.approx(0.3) for _, seconds, measured in bouts)
+        for side in sides:
+            figures = side.figures
+            assert figures is not None
+            assert (figures.gaps, figures.undelivered, figures.errors) == (0, 0, {})
+            assert figures.sent >= 4 * 4 * 2  # four bouts of 0.3 s, an act every 0.1 s
+            assert len(figures.others) == 3 * figures.sent
+            assert side.used["wall"] >= 1.2
+    finally:
+        for process in processes:
+            stackprocs.stop(process)
 
 
 @pytest.mark.stack

@@ -4,6 +4,7 @@ to the baseline."""
 
 from __future__ import annotations
 
+import os
 from io import StringIO
 from typing import Any
 
@@ -12,7 +13,9 @@ import pytest
 from game.loadtest import Figures
 from game.management.commands.bench_server import (
     ONE_PROCESS_NOTE,
+    SITE_APP,
     Command,
+    Side,
     comparison_lines,
     cpu_figures,
     ratios,
@@ -65,17 +68,25 @@ def test_ratios_are_the_stack_over_its_baseline() -> None:
     }
 
 
-def test_cpu_per_action_sums_the_processes_over_the_measured_play() -> None:
-    # Two Daphne processes' CPU seconds already summed by the reader: 1.2 s
-    # more over 10 s of play and 400 actions is 3 ms per action, 12% of a core.
-    start = (5.0, 1.0, (1000.0, 4000.0), 100.0)
-    stop = (6.2, 1.5, (2000.0, 6000.0), 110.0)
-    figures = cpu_figures(start, stop, 400)
+def test_cpu_per_action_sums_the_processes_over_the_measured_bouts() -> None:
+    # Two Daphne processes' CPU seconds already summed by the reader, and the
+    # bouts' deltas added up: 1.2 s over 10 s of play and 400 actions is 3 ms
+    # per action, 12% of a core.
+    used = {"daphne": 1.2, "client": 0.5, "busy": 1000.0, "total": 2000.0, "wall": 10.0}
+    figures = cpu_figures(used, 400)
     assert figures["daphne_cpu_ms_per_action"] == 3.0
     assert figures["daphne_cpu_percent"] == 12.0
     assert figures["client_cpu_percent"] == 5.0
     assert figures["measured_seconds"] == 10.0
-    assert cpu_figures(start, stop, 0)["daphne_cpu_ms_per_action"] is None
+    assert figures["machine_cpu_percent"] == 50.0 * (os.cpu_count() or 1)
+    assert cpu_figures(used, 0)["daphne_cpu_ms_per_action"] is None
+
+
+def test_a_side_adds_up_what_each_of_its_bouts_used() -> None:
+    side = Side("embedded", SITE_APP, [], {})
+    side.add({"daphne": 5.0, "wall": 100.0}, {"daphne": 5.5, "wall": 105.0})
+    side.add({"daphne": 7.0, "wall": 120.0}, {"daphne": 7.25, "wall": 125.0})
+    assert side.used == {"daphne": 0.75, "wall": 10.0}
 
 
 def test_the_report_gives_each_stack_beside_its_baseline() -> None:

@@ -35,18 +35,12 @@ def test_tcp_bytes_counts_this_process_s_connections_to_a_port() -> None:
             peer.close()
 
 
-def test_wire_figures_are_per_action_over_the_measured_play() -> None:
-    readings = {
-        "start": (
-            wire.Bytes(1000, 2000), wire.Bytes(50, 60), (10, 7000), 500,
-            {"postgres": 1.0, "redis-server": 2.0},
-        ),
-        "stop": (
-            wire.Bytes(5000, 10000), wire.Bytes(450, 860), (14, 11000), 504,
-            {"postgres": 1.02, "redis-server": 2.004},
-        ),
+def test_wire_figures_are_per_action_over_the_measured_bouts() -> None:
+    used = {
+        "pg_sent": 4000, "pg_received": 8000, "redis_sent": 400, "redis_received": 800,
+        "commits": 4, "wal": 4000, "commands": 4, "postgres_cpu": 0.02, "redis_cpu": 0.004,
     }  # fmt: skip
-    assert wire_figures(readings, 4) == {
+    assert wire_figures(used, 4) == {
         "postgres_cpu_ms_per_action": 5.0,
         "redis_cpu_ms_per_action": 1.0,
         "postgres_bytes_sent_per_action": 1000,

@@ -3,12 +3,16 @@ against a bare Channels baseline measured in the same run.
 
 For each stack: a scratch database (a SQLite file, or a fresh PostgreSQL
 database), migrations, ``--tables`` tables of four guests made through the
-service layer. Then twice, with the same clients (``game.loadtest``: every
-table acts once per ``--interval`` seconds, ``--warmup`` seconds unmeasured
-(a process's first moves are its slowest), then ``--seconds`` seconds
-measured, same seed): first the baseline, ``game.bench_echo`` (no database,
-no engine: each act echoed to the table's four sockets) under Daphne on the
-stack's own channel layer, then the site itself. The Redis stack (and its
+service layer. Then two servers side by side under Daphne, on the stack's own
+channel layer: the site itself, and its baseline, ``game.bench_echo`` (no
+database, no engine: each act echoed to the table's four sockets), each with
+the same clients (``game.loadtest``: every table acts once per ``--interval``
+seconds, same seed). After ``--warmup`` seconds of unmeasured play each (a
+process's first moves are its slowest), the two take turns in measured bouts
+of ``--bout`` seconds, in the order baseline, site, site, baseline, ..., until
+each has played ``--seconds``: the machine's drift over the run (this
+machine's neighbours on its host) weighs on both alike, where one run after
+the other measured it as a difference between them. The Redis stack (and its
 baseline) runs ``--processes`` Daphne processes with a table's sockets dealt
 over them, and one Celery worker on the ``bots`` queue, as production does
 (it adds finished rounds to the tallies); the embedded stack has one Daphne
@@ -16,7 +20,7 @@ process (its in-memory layer reaches no other process). Reports p50/p99
 from a sent ``act`` to the ``state`` frame with the new version (at the
 acting socket and at the other three), version gaps and whether ``resync``
 recovered them, Daphne's CPU per action (summed over its processes, during
-the measured play; the worker's beside it), and the stack's latency and CPU
+the measured bouts; the worker's beside it), and the stack's latency and CPU
 per action as ratios to its baseline's. Everything it starts or makes is
 removed at the end.
 """
@@ -28,10 +32,13 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +80,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--tables", type=int, default=100, help="tables of four (default 100)")
         parser.add_argument(
-            "--seconds", type=float, default=30.0, help="measured play per stack (default 30)"
+            "--seconds",
+            type=float,
+            default=30.0,
+            help="measured play per stack and per baseline (default 30)",
         )
         parser.add_argument(
             "--interval", type=float, default=0.5, help="seconds between a table's moves"
@@ -82,7 +92,13 @@ class Command(BaseCommand):
             "--warmup",
             type=float,
             default=3.0,
-            help="seconds of play before the measured play, on every run (default 3)",
+            help="seconds of unmeasured play before the bouts, on each server (default 3)",
+        )
+        parser.add_argument(
+            "--bout",
+            type=float,
+            default=5.0,
+            help="seconds of one measured bout: the site and the baseline take turns (default 5)",
         )
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument(
@@ -136,9 +152,10 @@ class Command(BaseCommand):
             or opts["interval"] <= 0
             or opts["processes"] < 1
             or opts["warmup"] < 0
+            or opts["bout"] <= 0
         ):
             raise CommandError(
-                "--tables, --seconds, --interval and --processes must be positive, "
+                "--tables, --seconds, --interval, --processes and --bout must be positive, "
                 "--warmup at least 0"
             )
         stacks = [s.strip() for s in opts["stacks"].split(",") if s.strip()]
@@ -149,8 +166,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"bench_server: {opts['tables']} tables x 4 sockets, one move per table every "
             f"{opts['interval']} s ({rate:.0f} actions/s, {4 * rate:.0f} seat deliveries/s), "
-            f"{opts['seconds']:.0f} s per stack and per baseline after {opts['warmup']:g} s of "
-            f"warm-up play, seed {opts['seed']}, "
+            f"{opts['seconds']:.0f} s per stack and per baseline in bouts of {opts['bout']:g} s "
+            f"taken in turns, after {opts['warmup']:g} s of warm-up play each, "
+            f"seed {opts['seed']}, "
             f"{os.cpu_count()} CPUs, {opts['processes']} Daphne process(es) for the redis stack"
             + (", tables spread over their first round" if opts["spread"] else "")
         )
@@ -207,18 +225,14 @@ class Command(BaseCommand):
                     worker = stackprocs.start(
                         stackprocs.celery_worker_command("bots", concurrency=1), env, log
                     )
-            # The baseline first, so that the site meets its freshly made
-            # database as it did before there was a baseline. Same tables (the
-            # echo ignores the cookies), same seed: the same clients.
-            self.stdout.write(f"[{stack}] baseline: bare Channels echo on the same layer ...")
+            # Same tables (the echo ignores the cookies), same seed: the same
+            # clients, taking turns with the site (``interleave``).
+            self.stdout.write(
+                f"[{stack}] the site and the baseline (bare Channels echo on the same layer), "
+                "in turns ..."
+            )
             helpers = [worker.pid] if worker is not None else []
-            baseline = self.measure(
-                f"{stack}-baseline", ECHO_APP, env, processes, tables, opts, tmp, False, helpers
-            )
-            self.stdout.write(f"[{stack}] the site ...")
-            summary = self.measure(
-                stack, SITE_APP, env, processes, tables, opts, tmp, bool(opts["profile"]), helpers
-            )
+            summary, baseline = self.measure(stack, env, processes, tables, opts, tmp, helpers)
             summary["tables_made_seconds"] = round(made, 1)
             if stack == "embedded" and opts["processes"] > 1:
                 summary["note"] = ONE_PROCESS_NOTE
@@ -238,95 +252,47 @@ class Command(BaseCommand):
 
     def measure(
         self,
-        name: str,
-        app: str,
+        stack: str,
         env: dict[str, str],
         processes: int,
         tables: list[dict[str, Any]],
         opts: dict[str, Any],
         tmp: Path,
-        profile: bool,
         helpers: list[int],
-    ) -> dict[str, Any]:
-        """Start ``processes`` Daphne processes on ``app``, play the tables
-        through them, stop them: the figures, CPU read over the measured play
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Start ``processes`` Daphne processes of the site and as many of the
+        baseline, play the tables through both in turns, stop them: the site's
+        figures and the baseline's, CPU read over each one's measured bouts
         (``helpers``: the pids of the stack's other processes, a Celery worker)."""
-        daphnes: list[subprocess.Popen[str]] = []
+        sides = [
+            Side(f"{stack}-baseline", ECHO_APP, helpers, env),
+            Side(stack, SITE_APP, helpers, env),
+        ]
         spies: list[subprocess.Popen[str]] = []
         try:
-            ports = [stackprocs.free_port() for _ in range(processes)]
-            for number, port in enumerate(ports):
-                with open(tmp / f"{name}-daphne{number}.log", "w") as log:
-                    daphnes.append(stackprocs.start(daphne_command(port, app), env, log))
-            for port, daphne in zip(ports, daphnes, strict=True):
-                stackprocs.wait_for_port(port, daphne, timeout=30)
-            pids = [daphne.pid for daphne in daphnes]
-            counters: dict[str, tuple[float, float, tuple[float, float], float]] = {}
-            helper_cpu: dict[str, float] = {}
-
-            database_url, redis_url = env.get("DATABASE_URL", ""), env.get("REDIS_URL")
-            services = database_url.startswith("postgres") and redis_url is not None
-            wire_readings: dict[str, WireReading] = {}
-
-            def read_wire(phase: str) -> None:
-                assert redis_url is not None
-                wire_readings[phase] = (
-                    wire.tcp_bytes(pids, wire.port_of(database_url, 5432)),
-                    wire.tcp_bytes(pids, wire.port_of(redis_url, 6379)),
-                    wire.postgres_commits(database_url),
-                    wire.redis_commands(redis_url),
-                    wire.service_cpu_seconds(),
+            for side in sides:
+                side.start(processes, tmp)
+            for side in sides:
+                side.wait_until_up()
+            site = sides[1]
+            if opts["profile"]:
+                site.on_first_bout = lambda: spies.extend(
+                    self.start_profiler(pid, f"{stack}-{number}", opts)
+                    for number, pid in enumerate(site.pids)
                 )
-
-            def read_counters(phase: str) -> None:
-                if services:
-                    read_wire(phase)
-                if profile and phase == "start":
-                    # From the first move on: the sockets' connecting is not a move's cost.
-                    spies.extend(
-                        self.start_profiler(daphne.pid, f"{name}-{number}", opts)
-                        for number, daphne in enumerate(daphnes)
-                    )
-                helper_cpu[phase] = sum(loadtest.process_cpu_seconds(pid) for pid in helpers)
-                counters[phase] = (
-                    sum(loadtest.process_cpu_seconds(pid) for pid in pids),
-                    loadtest.process_cpu_seconds(os.getpid()),
-                    loadtest.machine_cpu(),
-                    time.monotonic(),
-                )
-
-            figures = asyncio.run(
-                loadtest.run_clients(
-                    ports, tables, seconds=opts["seconds"], interval=opts["interval"],
-                    seed=opts["seed"], warmup=opts["warmup"], on_phase=read_counters,
-                )
-            )  # fmt: skip
-            summary = figures.summary()
-            summary.update(
-                processes=processes,
-                tables=len(tables),
-                sockets=4 * len(tables),
-                actions_per_second=round(figures.sent / opts["seconds"], 1),
-                **cpu_figures(counters["start"], counters["stop"], figures.sent),
-            )
-            if services:
-                summary.update(wire_figures(wire_readings, figures.sent))
-            if helpers and figures.sent:
-                used = helper_cpu["stop"] - helper_cpu["start"]
-                summary["worker_cpu_ms_per_action"] = round(1000 * used / figures.sent, 3)
-            exited = [daphne.returncode for daphne in daphnes if daphne.poll() is not None]
-            if exited:
-                summary["server_exited"] = exited
+            asyncio.run(interleave(sides, tables, opts))
+            summaries = [side.summary(opts) for side in sides]
             if spies:
                 for spy in spies:
-                    spy.wait(timeout=opts["seconds"] + 30)
+                    spy.send_signal(signal.SIGINT)  # py-spy writes what it has and stops
+                    spy.wait(timeout=60)
                 out = Path(opts["profile"])
-                summary["hot_spots"] = hot_spots(
-                    [out / f"{name}-{number}.txt" for number in range(processes)]
+                summaries[1]["hot_spots"] = hot_spots(
+                    [out / f"{stack}-{number}.txt" for number in range(processes)]
                 )
-            return summary
+            return summaries[1], summaries[0]
         finally:
-            for process in [*spies, *daphnes]:
+            for process in [*spies, *(d for side in sides for d in side.daphnes)]:
                 stackprocs.stop(process)
 
     def start_profiler(self, pid: int, name: str, opts: dict[str, Any]) -> Any:
@@ -335,12 +301,12 @@ class Command(BaseCommand):
             raise CommandError("--profile needs py-spy: pip install py-spy")
         out = Path(opts["profile"])
         out.mkdir(parents=True, exist_ok=True)
-        return stackprocs.start(
+        return subprocess.Popen(
             [
                 spy_bin, "record", "--pid", str(pid), "--format", "raw", "--nonblocking",
-                "--duration", str(int(opts["seconds"]) + 1), "-o", str(out / f"{name}.txt"),
+                "-o", str(out / f"{name}.txt"),
             ],
-            os.environ,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
         )  # fmt: skip
 
     # ----- output ----------------------------------------------------------------
@@ -436,51 +402,178 @@ def daphne_command(port: int, app: str) -> list[str]:
     return [*command[:-1], app]
 
 
-def cpu_figures(
-    start: tuple[float, float, tuple[float, float], float],
-    stop: tuple[float, float, tuple[float, float], float],
-    actions: int,
-) -> dict[str, float | None]:
-    """CPU over the measured play from two readings (Daphne seconds summed over
-    its processes, the clients' seconds, the machine's (busy, total) jiffies,
-    the clock): Daphne's ms per action, and shares of a core."""
-    (server0, client0, (busy0, total0), t0), (server1, client1, (busy1, total1), t1) = start, stop
-    wall = max(t1 - t0, 1e-9)
+# ----- the two sides, in turns ---------------------------------------------------------
+
+# Bouts of each side in the order A B B A, A B B A, ...: a drift of the machine
+# over the run (another machine's load on the same host) weighs on both alike.
+BOUT_ORDER = (0, 1, 1, 0)
+# PostgreSQL publishes a backend's counters (commits, WAL) up to a second after
+# its last transaction: read them after the site's bout once it has.
+STATS_SETTLE_SECONDS = 1.2
+
+
+@dataclass
+class Side:
+    """One server of a run (the site, or its baseline): its Daphne processes, its
+    clients, and the counters summed over its measured bouts."""
+
+    name: str
+    app: str
+    helpers: list[int]
+    env: dict[str, str]
+    daphnes: list[subprocess.Popen[str]] = field(default_factory=list)
+    ports: list[int] = field(default_factory=list)
+    used: dict[str, float] = field(default_factory=dict)
+    figures: loadtest.Figures | None = None
+    tables: int = 0
+    on_first_bout: Callable[[], None] | None = None
+
+    @property
+    def pids(self) -> list[int]:
+        return [daphne.pid for daphne in self.daphnes]
+
+    @property
+    def services(self) -> bool:
+        database_url = self.env.get("DATABASE_URL", "")
+        return database_url.startswith("postgres") and self.env.get("REDIS_URL") is not None
+
+    def start(self, processes: int, tmp: Path) -> None:
+        self.ports = [stackprocs.free_port() for _ in range(processes)]
+        for number, port in enumerate(self.ports):
+            with open(tmp / f"{self.name}-daphne{number}.log", "w") as log:
+                self.daphnes.append(stackprocs.start(daphne_command(port, self.app), self.env, log))
+
+    def wait_until_up(self) -> None:
+        for port, daphne in zip(self.ports, self.daphnes, strict=True):
+            stackprocs.wait_for_port(port, daphne, timeout=30)
+
+    def read_cpu(self) -> dict[str, float]:
+        """CPU seconds so far (Daphne, the clients, the helpers, the machine's
+        busy and total jiffies), and the clock."""
+        busy, total = loadtest.machine_cpu()
+        return {
+            "daphne": sum(loadtest.process_cpu_seconds(pid) for pid in self.pids),
+            "client": loadtest.process_cpu_seconds(os.getpid()),
+            "helpers": sum(loadtest.process_cpu_seconds(pid) for pid in self.helpers),
+            "busy": busy,
+            "total": total,
+            "wall": time.monotonic(),
+        }
+
+    def read_wire(self) -> dict[str, float]:
+        """With services: Daphne's bytes to and from PostgreSQL and Redis, the
+        servers' commits, WAL bytes and commands, and their processes' CPU."""
+        if not self.services:
+            return {}
+        database_url, redis_url = self.env["DATABASE_URL"], self.env["REDIS_URL"]
+        pg = wire.tcp_bytes(self.pids, wire.port_of(database_url, 5432))
+        rd = wire.tcp_bytes(self.pids, wire.port_of(redis_url, 6379))
+        commits, wal = wire.postgres_commits(database_url)
+        cpu = wire.service_cpu_seconds()
+        return {
+            "pg_sent": pg.sent, "pg_received": pg.received, "redis_sent": rd.sent,
+            "redis_received": rd.received, "commits": commits, "wal": wal,
+            "commands": wire.redis_commands(redis_url), "postgres_cpu": cpu["postgres"],
+            "redis_cpu": cpu["redis-server"],
+        }  # fmt: skip
+
+    def add(self, before: dict[str, float], after: dict[str, float]) -> None:
+        for key, value in after.items():
+            self.used[key] = self.used.get(key, 0.0) + value - before[key]
+
+    def summary(self, opts: dict[str, Any]) -> dict[str, Any]:
+        assert self.figures is not None
+        sent = self.figures.sent
+        summary = self.figures.summary()
+        summary.update(
+            processes=len(self.daphnes),
+            tables=self.tables,
+            sockets=4 * self.tables,
+            actions_per_second=round(sent / opts["seconds"], 1),
+            **cpu_figures(self.used, sent),
+        )
+        if self.services:
+            summary.update(wire_figures(self.used, sent))
+        if self.helpers and sent:
+            summary["worker_cpu_ms_per_action"] = round(1000 * self.used["helpers"] / sent, 3)
+        exited = [daphne.returncode for daphne in self.daphnes if daphne.poll() is not None]
+        if exited:
+            summary["server_exited"] = exited
+        return summary
+
+
+async def interleave(sides: list[Side], tables: list[dict[str, Any]], opts: dict[str, Any]) -> None:
+    """Connect both sides' clients, warm each up, then measure them in bouts
+    taken in turns (:data:`BOUT_ORDER`), ``--seconds`` in all per side."""
+    bouts = max(1, round(opts["seconds"] / opts["bout"]))
+    length = opts["seconds"] / bouts
+    players = []
+    for side in sides:
+        clients = loadtest.Clients(tables, interval=opts["interval"], seed=opts["seed"])
+        await clients.connect(side.ports)
+        side.figures, side.tables = clients.figures, len(tables)
+        players.append(clients)
+    await asyncio.sleep(1.0)  # every socket has its first state
+    for clients in players:
+        if opts["warmup"] > 0:  # a process's first moves are its slowest
+            await clients.play(opts["warmup"], measured=False)
+    order = [BOUT_ORDER[i % len(BOUT_ORDER)] for i in range(2 * bouts)]
+    try:
+        for index in order:
+            side, clients = sides[index], players[index]
+            if side.on_first_bout is not None:
+                side.on_first_bout()
+                side.on_first_bout = None
+            # Read on a thread: reading (subprocesses, connections to PostgreSQL
+            # and Redis: 30-60 ms) on this loop would hold the other clients.
+            before = {
+                **await asyncio.to_thread(side.read_cpu),
+                **await asyncio.to_thread(side.read_wire),
+            }
+            await clients.play(length, measured=True)
+            after = await asyncio.to_thread(side.read_cpu)
+            if side.services:
+                await asyncio.sleep(STATS_SETTLE_SECONDS)
+                after.update(await asyncio.to_thread(side.read_wire))
+            side.add(before, after)
+    finally:
+        for clients in players:
+            await clients.close()
+
+
+def cpu_figures(used: dict[str, float], actions: int) -> dict[str, float | None]:
+    """CPU over the measured bouts from the summed counters (Daphne seconds
+    summed over its processes, the clients' seconds, the machine's busy and
+    total jiffies, the clock): Daphne's ms per action, and shares of a core."""
+    wall = max(used.get("wall", 0.0), 1e-9)
     return {
         "measured_seconds": round(wall, 1),
         "daphne_cpu_ms_per_action": (
-            round(1000 * (server1 - server0) / actions, 3) if actions else None
+            round(1000 * used["daphne"] / actions, 3) if actions else None
         ),
-        "daphne_cpu_percent": round(100 * (server1 - server0) / wall, 1),
-        "client_cpu_percent": round(100 * (client1 - client0) / wall, 1),
+        "daphne_cpu_percent": round(100 * used["daphne"] / wall, 1),
+        "client_cpu_percent": round(100 * used["client"] / wall, 1),
         "machine_cpu_percent": round(
-            100 * (busy1 - busy0) / max(1, total1 - total0) * (os.cpu_count() or 1), 1
+            100 * used["busy"] / max(1.0, used["total"]) * (os.cpu_count() or 1), 1
         ),
     }
 
 
-WireReading = tuple[wire.Bytes, wire.Bytes, tuple[int, int], int, dict[str, float]]
-
-
-def wire_figures(readings: dict[str, WireReading], actions: int) -> dict[str, float]:
-    """Per action, over the measured play: bytes between Daphne and PostgreSQL
+def wire_figures(used: dict[str, float], actions: int) -> dict[str, float]:
+    """Per action, over the measured bouts: bytes between Daphne and PostgreSQL
     and Redis (each way), PostgreSQL transactions, Redis commands (the whole
     server's), and the CPU of the machine's postgres and redis-server processes."""
-    (pg0, redis0, (commits0, wal0), commands0, cpu0) = readings["start"]
-    (pg1, redis1, (commits1, wal1), commands1, cpu1) = readings["stop"]
-    pg, rd, n = pg1 - pg0, redis1 - redis0, max(1, actions)
+    n = max(1, actions)
     return {
-        "postgres_cpu_ms_per_action": round(1000 * (cpu1["postgres"] - cpu0["postgres"]) / n, 3),
-        "redis_cpu_ms_per_action": round(
-            1000 * (cpu1["redis-server"] - cpu0["redis-server"]) / n, 3
-        ),
-        "postgres_bytes_sent_per_action": round(pg.sent / n),
-        "postgres_bytes_received_per_action": round(pg.received / n),
-        "postgres_commits_per_action": round((commits1 - commits0) / n, 2),
-        "postgres_wal_bytes_per_action": round((wal1 - wal0) / n),
-        "redis_bytes_sent_per_action": round(rd.sent / n),
-        "redis_bytes_received_per_action": round(rd.received / n),
-        "redis_commands_per_action": round((commands1 - commands0) / n, 2),
+        "postgres_cpu_ms_per_action": round(1000 * used["postgres_cpu"] / n, 3),
+        "redis_cpu_ms_per_action": round(1000 * used["redis_cpu"] / n, 3),
+        "postgres_bytes_sent_per_action": round(used["pg_sent"] / n),
+        "postgres_bytes_received_per_action": round(used["pg_received"] / n),
+        "postgres_commits_per_action": round(used["commits"] / n, 2),
+        "postgres_wal_bytes_per_action": round(used["wal"] / n),
+        "redis_bytes_sent_per_action": round(used["redis_sent"] / n),
+        "redis_bytes_received_per_action": round(used["redis_received"] / n),
+        "redis_commands_per_action": round(used["commands"] / n, 2),
     }
 
 
