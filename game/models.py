@@ -203,14 +203,20 @@ class ChatLine(models.Model):
 class RoundRecordRow(models.Model):
     """A finished round: its full record (``record_of``) and columns to query by."""
 
-    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="round_records")
+    # Indexed only where a reader filters (exports: time, rules, make-ups; the
+    # flush: untallied rows), since every round's end writes each index. The
+    # table is the unique (table, round_number)'s first column, the rules key
+    # round_rules_time's.
+    table = models.ForeignKey(
+        Table, on_delete=models.CASCADE, related_name="round_records", db_index=False
+    )
     round_number = models.PositiveSmallIntegerField()
     finished_at = models.DateTimeField(default=timezone.now, db_index=True)
     version = models.PositiveIntegerField(help_text="the table version of the round's last action")
     rules = models.JSONField()
     dealer = models.PositiveSmallIntegerField(choices=POSITION_CHOICES)
     # Who sat where: 'human'/'bot' per seat N, E, S, W, e.g. "HBHB" with bot names.
-    seat_kinds = models.CharField(max_length=4, db_index=True)
+    seat_kinds = models.CharField(max_length=4)
     bot_names = models.JSONField(help_text="bot name per seat, null for a human")
     stand_in_moves = models.PositiveSmallIntegerField(default=0)
     # Who really played (game.round_columns): the cards a stand-in played for each
@@ -227,7 +233,7 @@ class RoundRecordRow(models.Model):
     bid_s = models.SmallIntegerField()
     bid_w = models.SmallIntegerField()
     blind_nils = models.CharField(max_length=4, help_text="'1' per seat that bid blind nil")
-    bid_total = models.PositiveSmallIntegerField(db_index=True)
+    bid_total = models.PositiveSmallIntegerField()
     tricks_n = models.PositiveSmallIntegerField()
     tricks_e = models.PositiveSmallIntegerField()
     tricks_s = models.PositiveSmallIntegerField()
@@ -238,12 +244,12 @@ class RoundRecordRow(models.Model):
     score_ew = models.IntegerField(help_text="after the round")
     bags_ns = models.PositiveSmallIntegerField(help_text="after the round")
     bags_ew = models.PositiveSmallIntegerField(help_text="after the round")
-    nil_position_ns = models.CharField(max_length=24, db_index=True)
-    nil_position_ew = models.CharField(max_length=24, db_index=True)
+    nil_position_ns = models.CharField(max_length=24)
+    nil_position_ew = models.CharField(max_length=24)
     record = models.JSONField(help_text="the round record, game.engine.record_of()")
     # Analysis columns (game.round_columns.derived_columns), so that the
     # dashboard aggregates in the database without reading the records.
-    rules_key = models.CharField(max_length=12, default="", db_index=True)
+    rules_key = models.CharField(max_length=12, default="")
     makeup_ns = models.CharField(max_length=2, default="", help_text="BB, HB or HH")
     makeup_ew = models.CharField(max_length=2, default="", help_text="BB, HB or HH")
     bot_n = models.CharField(max_length=40, default="", blank=True)
@@ -253,7 +259,7 @@ class RoundRecordRow(models.Model):
     # Each partnership's bot key: 'BIS+SRP', 'A/B' for two different bots, '' for humans.
     bot_ns = models.CharField(max_length=81, default="", blank=True)
     bot_ew = models.CharField(max_length=81, default="", blank=True)
-    nil_category = models.CharField(max_length=24, default="", db_index=True)
+    nil_category = models.CharField(max_length=24, default="")
     nil_bids_ns = models.PositiveSmallIntegerField(default=0)
     nil_bids_ew = models.PositiveSmallIntegerField(default=0)
     nil_made_ns = models.PositiveSmallIntegerField(default=0)
