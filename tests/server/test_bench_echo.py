@@ -138,8 +138,8 @@ async def test_two_servers_take_turns_in_bouts(
     monkeypatch.setattr(loadtest.Clients, "play", recorded)
     try:
         sides = [Side(name, ECHO_APP, [], {}) for name in ("a", "b")]
-        for side, port in zip(sides, ports, strict=True):
-            side.ports = [port]
+        for side, port, process in zip(sides, ports, processes, strict=True):
+            side.ports, side.daphnes = [port], [process]
         tables = [
             {"public_id": f"turns-{n}", "sessions": ["x"] * 4, "cookie": "sessionid"}
             for n in range(4)
@@ -161,6 +161,7 @@ async def test_two_servers_take_turns_in_bouts(
             assert figures.sent >= 4 * 4 * 2  # four bouts of 0.3 s, an act every 0.1 s
             assert len(figures.others) == 3 * figures.sent
             assert side.used["wall"] >= 1.2
+            assert side.used["daphne"] > 0  # its process, from its first bout to the end
     finally:
         for process in processes:
             stackprocs.stop(process)

@@ -263,9 +263,9 @@ class Command(BaseCommand):
         """Start ``processes`` Daphne processes of the site and as many of the
         baseline, play the tables through both in turns, stop them: the site's
         figures and the baseline's, CPU read over each one's measured bouts
-        (``helpers``: the pids of the stack's other processes, a Celery worker)."""
+        (``helpers``: the pids of the site's other processes, a Celery worker)."""
         sides = [
-            Side(f"{stack}-baseline", ECHO_APP, helpers, env),
+            Side(f"{stack}-baseline", ECHO_APP, [], env),
             Side(stack, SITE_APP, helpers, env),
         ]
         spies: list[subprocess.Popen[str]] = []
@@ -410,6 +410,9 @@ BOUT_ORDER = (0, 1, 1, 0)
 # PostgreSQL publishes a backend's counters (commits, WAL) up to a second after
 # its last transaction: read them after the site's bout once it has.
 STATS_SETTLE_SECONDS = 1.2
+# After the last bout: the site's work left from it (a round's tallies are
+# added a second after its end, in steps).
+OWN_SETTLE_SECONDS = 3.0
 
 
 @dataclass
@@ -447,14 +450,19 @@ class Side:
         for port, daphne in zip(self.ports, self.daphnes, strict=True):
             stackprocs.wait_for_port(port, daphne, timeout=30)
 
-    def read_cpu(self) -> dict[str, float]:
-        """CPU seconds so far (Daphne, the clients, the helpers, the machine's
-        busy and total jiffies), and the clock."""
-        busy, total = loadtest.machine_cpu()
+    def read_own(self) -> dict[str, float]:
+        """CPU seconds so far of this side's own processes: Daphne's, the helpers'."""
         return {
             "daphne": sum(loadtest.process_cpu_seconds(pid) for pid in self.pids),
-            "client": loadtest.process_cpu_seconds(os.getpid()),
             "helpers": sum(loadtest.process_cpu_seconds(pid) for pid in self.helpers),
+        }
+
+    def read_cpu(self) -> dict[str, float]:
+        """CPU seconds so far of the clients and the machine (busy and total
+        jiffies), and the clock."""
+        busy, total = loadtest.machine_cpu()
+        return {
+            "client": loadtest.process_cpu_seconds(os.getpid()),
             "busy": busy,
             "total": total,
             "wall": time.monotonic(),
@@ -518,12 +526,19 @@ async def interleave(sides: list[Side], tables: list[dict[str, Any]], opts: dict
         if opts["warmup"] > 0:  # a process's first moves are its slowest
             await clients.play(opts["warmup"], measured=False)
     order = [BOUT_ORDER[i % len(BOUT_ORDER)] for i in range(2 * bouts)]
+    # A side's own processes are read from its first bout to the end of the
+    # last: what the site does after a bout of its own (a round's tallies added
+    # a second later) is its cost, even while the baseline plays. Its processes
+    # sit idle otherwise. The clients and the machine are read per bout.
+    own: dict[int, dict[str, float]] = {}
     try:
         for index in order:
             side, clients = sides[index], players[index]
             if side.on_first_bout is not None:
                 side.on_first_bout()
                 side.on_first_bout = None
+            if index not in own:
+                own[index] = side.read_own()
             # Read on a thread: reading (subprocesses, connections to PostgreSQL
             # and Redis: 30-60 ms) on this loop would hold the other clients.
             before = {
@@ -536,6 +551,9 @@ async def interleave(sides: list[Side], tables: list[dict[str, Any]], opts: dict
                 await asyncio.sleep(STATS_SETTLE_SECONDS)
                 after.update(await asyncio.to_thread(side.read_wire))
             side.add(before, after)
+        await asyncio.sleep(OWN_SETTLE_SECONDS)
+        for index, side in enumerate(sides):
+            side.add(own[index], side.read_own())
     finally:
         for clients in players:
             await clients.close()
