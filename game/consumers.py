@@ -71,13 +71,14 @@ from game import (
     limits,
     moves,
     seating,
+    sqlite_moves,
     sweeper,
     talk,
     turns,
     watchers,
 )
 from game.client_frames import Act, Back, Chat, FrameRefused, React, Resync, parse
-from game.db import db_call, moves_on_loop, warm_up_pool
+from game.db import calls_on_loop, db_call, moves_on_loop, warm_up_pool
 from game.errors import ServiceError, StaleVersion, TryAgain
 from game.models import Seat, Table
 
@@ -263,6 +264,14 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         try:
             if moves_on_loop():
                 await moves.submit_action_async(self.table_pk, self.seat, action, version)
+            elif calls_on_loop():
+                # SQLite on this loop: never wait there for the write lock.
+                submit = db_call(moves.submit_action)
+                await sqlite_moves.move_when_free(
+                    lambda wait: submit(
+                        self.table_pk, self.seat, action, version, wait_for_lock=wait
+                    )
+                )
             else:
                 await db_call(moves.submit_action)(self.table_pk, self.seat, action, version)
         except ServiceError as e:

@@ -287,6 +287,11 @@ def drop_broken_connections() -> None:
             conn.errors_occurred = False
 
 
+def calls_on_loop() -> bool:
+    """Does :func:`db_call` run its calls on the event loop (``SPADES_DB_THREADS`` 0)?"""
+    return _threads() == 0
+
+
 def _threads() -> int:
     return int(getattr(settings, "SPADES_DB_THREADS", 1))
 

@@ -176,10 +176,12 @@ def submit_action(
     *,
     by_stand_in: bool = False,
     while_away: bool = False,
+    wait_for_lock: bool = True,
 ) -> SubmitResult:
     """Apply ``action`` for ``seat`` if the table is still at ``expected_version``
     (on Django's connection; :func:`after_commit` runs once the outermost
-    transaction commits).
+    transaction commits). Not ``wait_for_lock``: SQLite's quick move raises
+    :class:`~game.sqlite_moves.WriteLockBusy` rather than wait for the lock.
 
     Raises a :class:`~game.errors.ServiceError` (``StaleVersion``,
     ``IllegalMove``, ``BadAction``, ``NotPlaying``, ``TableNotFound``) and
@@ -191,7 +193,7 @@ def submit_action(
         # SQLite (the embedded server's loop, its bot threads): the quick move
         # on the sqlite3 connection itself; None, with nothing written: the full path.
         steps = quick_move_steps(table_id, seat, parsed, expected_version, timezone.now())
-        done = sqlite_moves.run_sqlite_transaction(steps)
+        done = sqlite_moves.run_sqlite_transaction(steps, wait=wait_for_lock)
         if done is not None:
             after_commit(done)
             return done.result

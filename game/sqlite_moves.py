@@ -7,11 +7,21 @@ async-safety check at each call) cost about as much as SQLite's own work for
 the quick move's two statements (``bench_server --stacks embedded``). Here
 the same statements (``game.rows``) run on the sqlite3 connection under
 Django's: the same connection, so the same database, settings and errors.
+
+On the event loop a move must not wait for SQLite's write lock, which another
+connection of the process holds now and then (the tally flush's thread, a bot
+runner's move, a truncating checkpoint): SQLite's own wait sleeps in the
+thread that asks, and there that is every socket's. :func:`run_sqlite_transaction`
+can instead fail at once with :class:`WriteLockBusy`, having taken nothing,
+and :func:`move_when_free` tries again after yielding the loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import sqlite3
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from django.db import connection
@@ -28,11 +38,51 @@ def own_sqlite_transaction() -> bool:
     return connection.vendor == "sqlite" and not connection.in_atomic_block
 
 
-def run_sqlite_transaction(steps: Steps[T | None]) -> T | None:
+class WriteLockBusy(Exception):
+    """Another connection holds SQLite's write lock: nothing was done; try again."""
+
+
+# Seconds a move on the loop keeps trying without waiting, between tries
+# doubling from the first to the last pause; then it waits in SQLite as before.
+PATIENCE, FIRST_PAUSE, LAST_PAUSE = 5.0, 0.001, 0.01
+
+
+async def move_when_free(call: Callable[[bool], Awaitable[T]]) -> T:
+    """``call(wait=False)`` until it is not refused with :class:`WriteLockBusy`,
+    yielding the loop between tries; past :data:`PATIENCE`, ``call(wait=True)``."""
+    loop = asyncio.get_running_loop()
+    give_up_at = loop.time() + PATIENCE
+    pause = FIRST_PAUSE
+    while loop.time() < give_up_at:
+        try:
+            return await call(False)
+        except WriteLockBusy:
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, LAST_PAUSE)
+    return await call(True)
+
+
+def begin_without_waiting(raw: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE`` (the write lock taken now), or :class:`WriteLockBusy`
+    at once, with no transaction open, when another connection holds it."""
+    timeout = int(raw.execute("PRAGMA busy_timeout").fetchone()[0])
+    raw.execute("PRAGMA busy_timeout = 0")
+    try:
+        raw.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as e:
+        if raw.in_transaction or "locked" not in str(e):
+            raise
+        raise WriteLockBusy from None
+    finally:
+        raw.execute(f"PRAGMA busy_timeout = {timeout}")
+
+
+def run_sqlite_transaction(steps: Steps[T | None], wait: bool = True) -> T | None:
     """Run the statements in a transaction of their own on the SQLite
     connection itself: committed if the generator returns a value, rolled
     back if it returns None or raises. Errors come out as Django's, as from
-    a cursor (``wrap_database_errors``)."""
+    a cursor (``wrap_database_errors``). Not ``wait``: :class:`WriteLockBusy`
+    when another connection writes, the generator not started."""
     connection.ensure_connection()
     raw = connection.connection
 
@@ -42,7 +92,10 @@ def run_sqlite_transaction(steps: Steps[T | None]) -> T | None:
         return query.read(cursor.rowcount, fetched)
 
     with connection.wrap_database_errors:
-        raw.execute("BEGIN")
+        if wait:
+            raw.execute("BEGIN")
+        else:
+            begin_without_waiting(raw)
         try:
             result = drive(steps, value_of)
         except BaseException:

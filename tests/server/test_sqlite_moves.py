@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+import time
 from collections.abc import Generator
 from typing import Any
 
@@ -106,3 +109,74 @@ def test_inside_a_callers_transaction_the_move_is_djangos(
     with transaction.atomic():
         moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
     assert Table.objects.get(pk=table.pk).version == table.version + 1
+
+
+# ----- never waiting for the write lock on the event loop ---------------------------
+
+
+def file_connection(path: Any) -> sqlite3.Connection:
+    raw = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5)
+    raw.execute("PRAGMA journal_mode=WAL")
+    return raw
+
+
+def test_a_busy_write_lock_is_refused_at_once_and_nothing_is_held(tmp_path: Any) -> None:
+    path = tmp_path / "lock.sqlite3"
+    mine, other = file_connection(path), file_connection(path)
+    mine.execute("CREATE TABLE moves (x integer)")
+    other.execute("BEGIN IMMEDIATE")  # another writer: the tally flush, a bot's move
+    started = time.monotonic()
+    with pytest.raises(sqlite_moves.WriteLockBusy):
+        sqlite_moves.begin_without_waiting(mine)
+    assert time.monotonic() - started < 0.5  # not SQLite's five seconds of waiting
+    assert not mine.in_transaction
+    assert mine.execute("PRAGMA busy_timeout").fetchone()[0] == 5000  # as it was
+    other.execute("COMMIT")
+    sqlite_moves.begin_without_waiting(mine)
+    assert mine.in_transaction
+    mine.execute("INSERT INTO moves VALUES (1)")
+    mine.execute("COMMIT")
+
+
+def test_without_waiting_the_quick_move_commits_when_nobody_writes(scratch: None) -> None:
+    assert sqlite_moves.run_sqlite_transaction(scratch_steps("commit"), wait=False) == 1
+    assert scratch_rows() == 1
+
+
+async def test_a_move_refused_by_the_lock_yields_the_loop_and_tries_again() -> None:
+    ticks = 0
+    tries: list[bool] = []
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    async def call(wait: bool) -> str:
+        tries.append(wait)
+        if len(tries) < 4:
+            raise sqlite_moves.WriteLockBusy
+        return "moved"
+
+    other = asyncio.create_task(ticker())
+    try:
+        assert await sqlite_moves.move_when_free(call) == "moved"
+    finally:
+        other.cancel()
+    assert tries == [False, False, False, False]
+    assert ticks >= 3  # the other sockets' work went on between the tries
+
+
+async def test_past_its_patience_a_move_waits_in_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite_moves, "PATIENCE", 0.02)
+    tries: list[bool] = []
+
+    async def call(wait: bool) -> str:
+        tries.append(wait)
+        if not wait:
+            raise sqlite_moves.WriteLockBusy
+        return "moved"
+
+    assert await sqlite_moves.move_when_free(call) == "moved"
+    assert tries[-1] is True and set(tries[:-1]) == {False}
