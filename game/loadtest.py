@@ -20,109 +20,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import statistics
+import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+from game.bench_figures import Figures
+
 # A state frame later than this is counted as never delivered.
 LOST_AFTER_SECONDS = 5.0
-
-
-# ----- measuring -----------------------------------------------------------------
-
-
-@dataclass
-class Figures:
-    """What one run measured (milliseconds for latencies)."""
-
-    acting: list[float] = field(default_factory=list)  # own move back to the acting socket
-    timeline: list[tuple[float, float]] = field(default_factory=list)  # (sent at, ms)
-    others: list[float] = field(default_factory=list)  # the move reaching the other three
-    sent: int = 0
-    errors: dict[str, int] = field(default_factory=dict)
-    gaps: int = 0
-    gaps_recovered: int = 0
-    undelivered: int = 0  # (action, socket) pairs whose state never came
-    skipped_ticks: int = 0  # a table's turn came while its last move was still on its way
-    finished_tables: int = 0
-    connect_failures: int = 0
-
-    def summary(self) -> dict[str, Any]:
-        both = self.acting + self.others
-        seconds = self.by_second()
-        return {
-            "actions_sent": self.sent,
-            "deliveries": len(both),
-            "p50_ms": _percentile(both, 50),
-            "p99_ms": _percentile(both, 99),
-            "max_ms": max(both) if both else None,
-            "acting_p50_ms": _percentile(self.acting, 50),
-            "acting_p99_ms": _percentile(self.acting, 99),
-            "others_p50_ms": _percentile(self.others, 50),
-            "others_p99_ms": _percentile(self.others, 99),
-            "gaps": self.gaps,
-            "gaps_recovered": self.gaps_recovered,
-            "undelivered": self.undelivered,
-            "skipped_ticks": self.skipped_ticks,
-            "errors": dict(self.errors),
-            "finished_tables": self.finished_tables,
-            "connect_failures": self.connect_failures,
-            # A steadier reading than the run's p99, which one stall of the
-            # machine in one second can move on its own.
-            "p99_median_of_seconds_ms": (
-                statistics.median(b["p99_ms"] for b in seconds) if seconds else None
-            ),
-            "by_second": seconds,
-        }
-
-    def by_second(self) -> list[dict[str, Any]]:
-        """Per second of the run (by when the action was sent): deliveries, p50,
-        p99 and max, to tell a steady load from bursts (e.g. every table's
-        round ending in the same second)."""
-        if not self.timeline:
-            return []
-        start = min(t for t, _ in self.timeline)
-        buckets: dict[int, list[float]] = {}
-        for t, ms in self.timeline:
-            buckets.setdefault(int(t - start), []).append(ms)
-        return [
-            {
-                "second": second,
-                "deliveries": len(values),
-                "p50_ms": _percentile(values, 50),
-                "p99_ms": _percentile(values, 99),
-                "max_ms": max(values),
-            }
-            for second, values in sorted(buckets.items())
-        ]
-
-
-def _percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
-
-
-def process_cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def machine_cpu() -> tuple[float, float]:
-    """(busy, total) jiffies of the whole machine since boot."""
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    idle = values[3] + (values[4] if len(values) > 4 else 0)
-    return sum(values) - idle, sum(values)
 
 
 # ----- the clients ---------------------------------------------------------------
@@ -137,29 +45,57 @@ class Pending:
     measured: bool  # sent during the measured play (not the warm-up)
 
 
+# How both servers' state frames begin (``game.frames``; the echo's ``send_json``).
+STATE_START = '{"type": "state", "version": '
+_DIGITS = re.compile(r"\d+")
+
+
+def state_version(message: str) -> int | None:
+    """The version of a state frame, read from its start; None for any other frame."""
+    if not message.startswith(STATE_START):
+        return None
+    found = _DIGITS.match(message, len(STATE_START))
+    return None if found is None else int(found.group())
+
+
 class SeatSocket:
+    """One seat's socket. A state frame's view is decoded only when the table
+    acts on it (:attr:`view`): decoding all four seats' views as they came (a
+    site's are ten times an echo's) made the clients' loop, which times every
+    frame, a queue of its own in front of the server's latency."""
+
     def __init__(self, table: TableClient, seat: int, connection: Any) -> None:
         self.table = table
         self.seat = seat
         self.connection = connection
         self.version = -1
-        self.view: dict[str, Any] | None = None
+        self._view: dict[str, Any] | None = None
+        self._undecoded: str | None = None  # the newest state frame, when not decoded yet
         self.resync_target: int | None = None
+
+    @property
+    def view(self) -> dict[str, Any] | None:
+        """The view of the newest state frame."""
+        if self._undecoded is not None:
+            self._view = json.loads(self._undecoded)["view"]
+            self._undecoded = None
+        return self._view
 
     async def read(self) -> None:
         figures = self.table.figures
         try:
             async for message in self.connection:
                 now = time.perf_counter()
-                frame = json.loads(message)
-                kind = frame.get("type")
-                if kind == "error":
-                    code = str(frame.get("code"))
-                    figures.errors[code] = figures.errors.get(code, 0) + 1
-                    continue
-                if kind != "state":
-                    continue
-                version = int(frame["version"])
+                version = state_version(message)
+                if version is None:
+                    frame = json.loads(message)
+                    kind = frame.get("type")
+                    if kind == "error":
+                        code = str(frame.get("code"))
+                        figures.errors[code] = figures.errors.get(code, 0) + 1
+                    if kind != "state":
+                        continue
+                    version = int(frame["version"])  # a state frame written otherwise
                 if self.resync_target is not None and self.table.measuring:
                     if version >= self.resync_target:
                         figures.gaps_recovered += 1
@@ -170,7 +106,7 @@ class SeatSocket:
                     await self.connection.send(json.dumps({"type": "resync", "version": version}))
                 if version >= self.version:
                     self.version = version
-                    self.view = frame["view"]
+                    self._undecoded = message
                 self.table.delivered(self.seat, version, now)
         except Exception:  # the connection closed: the run is over or the server failed
             return

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from game import loadtest, stackprocs
+from game import bench_figures, loadtest, stackprocs
 from game.management.commands.bench_server import ECHO_APP, Side, daphne_command, interleave
 
 
@@ -128,7 +128,7 @@ async def test_two_servers_take_turns_in_bouts(
     """bench_server's turns: two servers' clients warm up, then play measured
     bouts in the order A B B A A B B A, each its share of the seconds, without a loss."""
     ports, processes = start_echoes(tmp_path, None, 2)
-    played: list[tuple[loadtest.Figures, float, bool]] = []
+    played: list[tuple[bench_figures.Figures, float, bool]] = []
     play = loadtest.Clients.play
 
     async def recorded(self: loadtest.Clients, seconds: float, *, measured: bool) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from game.loadtest import Figures
+from game.bench_figures import Figures
 from game.management.commands.bench_server import (
     ONE_PROCESS_NOTE,
     SITE_APP,
@@ -143,3 +143,75 @@ def test_spread_tables_start_at_different_moves_of_their_first_round() -> None:
         logged = list(Action.objects.filter(table_id=t["pk"]).values_list("version", flat=True))
         assert sorted(logged) == list(range(1, Table.objects.get(pk=t["pk"]).version + 1))
     assert [Table.objects.get(pk=t["pk"]).version for t in prepare_tables(3, seed=3)] == [0] * 3
+
+
+@pytest.mark.django_db
+def test_the_clients_read_the_version_from_either_servers_state_frame() -> None:
+    import json
+
+    from game import bench_echo, frames
+    from game.bench_tables import prepare_tables
+    from game.loadtest import state_version
+
+    table = prepare_tables(1, seed=2)[0]
+    version, site_frame = frames.state_frame(table["pk"], 0)
+    assert state_version(site_frame) == version == json.loads(site_frame)["version"]
+    assert state_version(json.dumps(bench_echo.state_frame(1234))) == 1234
+    for other in ({"type": "chat", "text": "a"}, {"type": "error", "code": "stale"}):
+        assert state_version(json.dumps(other)) is None
+    assert state_version('{"type": "state", "version": "x"}') is None
+
+
+class _Connection:
+    """The frames a server sent, as the websockets client yields them."""
+
+    def __init__(self, messages: list[str]) -> None:
+        self.messages = messages
+        self.sent: list[str] = []
+
+    def __aiter__(self) -> Any:
+        return self._messages()
+
+    async def _messages(self) -> Any:
+        for message in self.messages:
+            yield message
+
+    async def send(self, text: str) -> None:
+        self.sent.append(text)
+
+
+def test_a_socket_times_each_state_and_decodes_its_view_only_when_asked() -> None:
+    import asyncio
+    import json
+    import random
+
+    from game.loadtest import Pending, SeatSocket, TableClient
+
+    figures = Figures()
+    client = TableClient("t", figures, random.Random(1), 0.5)
+    client.measuring = True
+    client.pending = Pending(5, 0.0, 1, {0}, True)
+    view = {"version": 5, "to_act": 2, "legal_actions": [{"type": "bid", "seat": 2, "bid": 3}]}
+    messages = [
+        json.dumps({"type": "error", "message": "no", "code": "stale"}),
+        json.dumps({"type": "state", "version": 4, "view": {"version": 4}}),
+        json.dumps({"type": "state", "version": 5, "view": view}),
+        json.dumps({"type": "chat", "text": "hello"}),
+        # Written with another key order: read all the same, whole.
+        json.dumps({"view": {"version": 7}, "version": 7, "type": "state"}),
+    ]
+    socket = SeatSocket(client, 0, _Connection(messages[:4]))
+    asyncio.run(socket.read())
+    assert socket.version == 5 and socket._undecoded == messages[2]
+    assert socket.view == view and socket._undecoded is None
+    assert figures.errors == {"stale": 1} and len(figures.others) == 1 and not figures.acting
+    assert client.pending is None  # the one socket it waited for has it
+    # 5 to 7 is a gap: the socket asks for the whole state; the next frame
+    # at 7 or later recovers it.
+    socket.connection = connection = _Connection(messages[4:])
+    asyncio.run(socket.read())
+    assert socket.version == 7 and socket.view == {"version": 7}
+    assert figures.gaps == 1 and json.loads(connection.sent[0]) == {"type": "resync", "version": 7}
+    socket.connection = _Connection([json.dumps({"type": "state", "version": 8, "view": {}})])
+    asyncio.run(socket.read())
+    assert figures.gaps == 1 and figures.gaps_recovered == 1 and socket.version == 8

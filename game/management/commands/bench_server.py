@@ -44,7 +44,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from game import bench_tables, loadtest, stackprocs, wire
+from game import bench_figures, bench_tables, loadtest, stackprocs, wire
 from game.engine import Rules
 
 STACKS = ("embedded", "redis")
@@ -433,7 +433,7 @@ class Side:
     daphnes: list[subprocess.Popen[str]] = field(default_factory=list)
     ports: list[int] = field(default_factory=list)
     used: dict[str, float] = field(default_factory=dict)
-    figures: loadtest.Figures | None = None
+    figures: bench_figures.Figures | None = None
     tables: int = 0
     on_first_bout: Callable[[], None] | None = None
 
@@ -459,16 +459,16 @@ class Side:
     def read_own(self) -> dict[str, float]:
         """CPU seconds so far of this side's own processes: Daphne's, the helpers'."""
         return {
-            "daphne": sum(loadtest.process_cpu_seconds(pid) for pid in self.pids),
-            "helpers": sum(loadtest.process_cpu_seconds(pid) for pid in self.helpers),
+            "daphne": sum(bench_figures.process_cpu_seconds(pid) for pid in self.pids),
+            "helpers": sum(bench_figures.process_cpu_seconds(pid) for pid in self.helpers),
         }
 
     def read_cpu(self) -> dict[str, float]:
         """CPU seconds so far of the clients and the machine (busy and total
         jiffies), and the clock."""
-        busy, total = loadtest.machine_cpu()
+        busy, total = bench_figures.machine_cpu()
         return {
-            "client": loadtest.process_cpu_seconds(os.getpid()),
+            "client": bench_figures.process_cpu_seconds(os.getpid()),
             "busy": busy,
             "total": total,
             "wall": time.monotonic(),

@@ -23,7 +23,7 @@ from typing import Any
 import psycopg
 from django.core.management.base import BaseCommand, CommandError
 
-from game import loadtest, stackprocs
+from game import bench_figures, stackprocs
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test"
@@ -115,13 +115,13 @@ class Command(BaseCommand):
                 ).fetchone()
             return int(row[0]) if row else 0
 
-        first, cpu, machine = versions(), tree_cpu_seconds(worker_pid), loadtest.machine_cpu()
+        first, cpu, machine = versions(), tree_cpu_seconds(worker_pid), bench_figures.machine_cpu()
         began = time.monotonic()
         time.sleep(seconds)
         moves = versions() - first
         wall = time.monotonic() - began
         used = tree_cpu_seconds(worker_pid) - cpu
-        busy, total = loadtest.machine_cpu()
+        busy, total = bench_figures.machine_cpu()
         return {
             "moves": moves,
             "moves_per_second": moves / wall,
@@ -136,7 +136,7 @@ class Command(BaseCommand):
 
 def tree_cpu_seconds(pid: int) -> float:
     """CPU time of a process and its children (a prefork worker's pool)."""
-    total = loadtest.process_cpu_seconds(pid)
+    total = bench_figures.process_cpu_seconds(pid)
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -144,7 +144,7 @@ def tree_cpu_seconds(pid: int) -> float:
             with open(f"/proc/{entry}/stat") as f:
                 parent = int(f.read().rsplit(")", 1)[1].split()[1])
             if parent == pid:
-                total += loadtest.process_cpu_seconds(int(entry))
+                total += bench_figures.process_cpu_seconds(int(entry))
         except (OSError, ValueError, IndexError):
             continue  # gone meanwhile
     return total
