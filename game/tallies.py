@@ -121,13 +121,24 @@ def match_query(result: MatchResult) -> Query:
     return upsert_query(match_tallies([result]), shard_of(result.table_id))
 
 
-def _write(cells: Mapping[Key, Sums], shard: int = 0) -> None:
+def cell_queries(cells: Mapping[Key, Sums], shard: int = 0) -> list[Query]:
+    """The statements adding ``cells`` to the tallies' ``shard``, :data:`CHUNK` cells each."""
     keys = sorted(cells)
+    return [
+        upsert_query({k: cells[k] for k in keys[start : start + CHUNK]}, shard)
+        for start in range(0, len(keys), CHUNK)
+    ]
+
+
+def run_queries(queries: Iterable[Query]) -> None:
+    """Run statements of :func:`cell_queries` (in the caller's transaction)."""
     with connection.cursor() as cursor:
-        for start in range(0, len(keys), CHUNK):
-            part = {k: cells[k] for k in keys[start : start + CHUNK]}
-            query = upsert_query(part, shard)
+        for query in queries:
             cursor.execute(query.sql, query.params)
+
+
+def _write(cells: Mapping[Key, Sums], shard: int = 0) -> None:
+    run_queries(cell_queries(cells, shard))
 
 
 def add_rounds(rows: Iterable[RoundRecordRow]) -> None:
@@ -135,11 +146,12 @@ def add_rounds(rows: Iterable[RoundRecordRow]) -> None:
     _write(round_tallies(rows))
 
 
-def add_cells(cells: Mapping[Key, Sums], writer: int) -> None:
-    """Add cells (``round_tallies`` of live rounds, ``game.tally_flush``) to the
-    shard of ``writer`` (a process id): flushes of different processes do not
-    wait for each other's rows."""
-    _write(cells, writer % SHARDS)
+def add_cells_queries(cells: Mapping[Key, Sums], writer: int) -> list[Query]:
+    """The statements adding cells (``round_tallies`` of live rounds,
+    ``game.tally_flush``) to the shard of ``writer`` (a process id): flushes of
+    different processes do not wait for each other's rows. Built before the
+    flush's transaction, which then holds SQLite's write lock only to run them."""
+    return cell_queries(cells, writer % SHARDS)
 
 
 def add_matches(results: Iterable[MatchResult]) -> None:

@@ -78,9 +78,10 @@ def flush_pending(
 def _add(found: list[dict[str, Any]]) -> bool:
     """Mark ``found`` tallied and add them, in one short transaction; False (and
     nothing done) if another flush marked one of them first. The tallies are
-    computed before it, so that it holds its locks (SQLite's one write lock)
-    only for its two statements."""
-    cells = tallies.round_tallies(found)
+    computed and their statements built before it, so that it holds its locks
+    (SQLite's one write lock, which the moves on the event loop wait for) only
+    while the statements run."""
+    queries = tallies.add_cells_queries(tallies.round_tallies(found), os.getpid())
     taken = [row["pk"] for row in found]
     with transaction.atomic():
         if connection.features.has_select_for_update:
@@ -91,7 +92,7 @@ def _add(found: list[dict[str, Any]]) -> bool:
         if marked != len(taken):
             transaction.set_rollback(True)
             return False
-        tallies.add_cells(cells, os.getpid())
+        tallies.run_queries(queries)
     return True
 
 
