@@ -204,6 +204,18 @@ def step(
     return Outcome(result, table, seats, match, round_row, result_row, seat_change)
 
 
+def row_copy(row: Table) -> Table:
+    """``copy(row)`` without the pickling protocol Django's models copy through
+    (``__reduce__`` looks the model class up again): a fifth of the time, on
+    every quick move. The same result: the fields, a state object of its own
+    and its own cache of related objects."""
+    clone = Table.__new__(Table)
+    clone.__dict__.update(row.__dict__)
+    state = clone._state = copy(row._state)
+    state.fields_cache = row._state.fields_cache.copy()
+    return clone
+
+
 def quick_step(
     match: Match,
     known: matches.Rows,
@@ -222,7 +234,7 @@ def quick_step(
     refused here (the full path says why: stale, or illegal)."""
     if stand_ins is None and last_card_due(match.round):
         return None
-    table = copy(known.table)
+    table = row_copy(known.table)
     table.version, table.turn_started_at = match.version + 1, now
     loaded = Loaded(table, known.seats, match.copy(), stand_ins or ())
     try:
