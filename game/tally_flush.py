@@ -49,8 +49,10 @@ DELAY = 1.0  # seconds a process gathers round ends before it flushes them
 BATCH = 1000  # rounds per transaction
 # A live flush goes in small steps with pauses between: a hundred rounds at
 # once were a burst of CPU (the cells in Python, the upserts in PostgreSQL)
-# that the moves on the same machine queued behind.
-LIVE_BATCH, LIVE_PAUSE = 10, 0.05
+# that the moves on the same machine queued behind. Two rounds a step: on
+# SQLite each step holds the one write lock, and ten rounds held it 3-7 ms
+# while the loop's moves waited (bench_server's round-end seconds).
+LIVE_BATCH, LIVE_PAUSE = 2, 0.01
 FLUSH_TASK = "game.tally_flush.flush_tables"
 
 
