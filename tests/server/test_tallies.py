@@ -444,11 +444,14 @@ def test_a_live_flush_adds_its_rounds_a_few_at_a_time(
     live: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A hundred rounds flushed at once were a burst of CPU the moves queued
-    behind: a live flush takes LIVE_BATCH rounds per transaction, pausing between."""
+    behind: a live flush takes a few rounds per transaction, pausing between
+    (on SQLite, the test database, SQLITE_BATCH: fewer, since each holds the
+    write lock the moves wait for)."""
     tables = [_play_unflushed(monkeypatch, random.Random(seed)) for seed in (30, 31, 32)]
     pending = tally_flush.pending()
     assert pending >= 3
-    monkeypatch.setattr(tally_flush, "LIVE_BATCH", 2)
+    assert tally_flush.live_steps() == (tally_flush.SQLITE_BATCH, tally_flush.SQLITE_PAUSE)
+    monkeypatch.setattr(tally_flush, "SQLITE_BATCH", 2)
     batches: list[int] = []
     add = tally_flush._add
     monkeypatch.setattr(tally_flush, "_add", lambda found: batches.append(len(found)) or add(found))
@@ -457,5 +460,21 @@ def test_a_live_flush_adds_its_rounds_a_few_at_a_time(
     assert tally_flush.flush_tables([t.pk for t in tables]) == pending
     assert max(batches) == 2 and sum(batches) == pending
     # A pause after each full batch (the last read may find nothing left).
-    assert pauses == [tally_flush.LIVE_PAUSE] * sum(n == 2 for n in batches)
+    assert pauses == [tally_flush.SQLITE_PAUSE] * sum(n == 2 for n in batches)
     assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()
+
+
+def test_a_live_flush_steps_shorter_on_sqlite_whose_one_write_lock_the_moves_wait_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Postgres:
+        vendor = "postgresql"
+
+    sqlite = tally_flush.live_steps()
+    monkeypatch.setattr(tally_flush, "connection", Postgres())
+    postgres = tally_flush.live_steps()
+    assert sqlite == (tally_flush.SQLITE_BATCH, tally_flush.SQLITE_PAUSE)
+    assert postgres == (tally_flush.LIVE_BATCH, tally_flush.LIVE_PAUSE)
+    assert sqlite[0] < postgres[0]
+    # The same pace, rounds per second of pauses.
+    assert sqlite[0] / sqlite[1] == postgres[0] / postgres[1]
