@@ -61,7 +61,7 @@ def state_version(message: str) -> int | None:
 class SeatSocket:
     """One seat's socket. A state frame's view is decoded only when the table
     acts on it (:attr:`view`): decoding all four seats' views as they came (a
-    site's are ten times an echo's) made the clients' loop, which times every
+    site's are six times an echo's) made the clients' loop, which times every
     frame, a queue of its own in front of the server's latency."""
 
     def __init__(self, table: TableClient, seat: int, connection: Any) -> None:

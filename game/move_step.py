@@ -206,7 +206,7 @@ def step(
 
 def row_copy(row: Table) -> Table:
     """``copy(row)`` without the pickling protocol Django's models copy through
-    (``__reduce__`` looks the model class up again): a fifth of the time, on
+    (``__reduce__`` looks the model class up again): half the time, on
     every quick move. The same result: the fields, a state object of its own
     and its own cache of related objects."""
     clone = Table.__new__(Table)
