@@ -79,6 +79,15 @@ def begin_without_waiting(raw: sqlite3.Connection) -> None:
         raw.execute(f"PRAGMA busy_timeout = {timeout}")
 
 
+def begin_waiting(raw: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``: the write lock taken now, waiting for it in SQLite
+    (its busy timeout). Not a deferred ``BEGIN``: a move that reads first (a
+    round's last card reads its stand-in moves) would hold a snapshot, and in
+    WAL mode its first write fails at once with "database is locked", without
+    waiting, if another connection committed since."""
+    raw.execute("BEGIN IMMEDIATE")
+
+
 def run_sqlite_transaction(steps: Steps[T | None], wait: bool = True) -> T | None:
     """Run the statements in a transaction of their own on the SQLite
     connection itself: committed if the generator returns a value, rolled
@@ -95,7 +104,7 @@ def run_sqlite_transaction(steps: Steps[T | None], wait: bool = True) -> T | Non
 
     with connection.wrap_database_errors:
         if wait:
-            raw.execute("BEGIN")
+            begin_waiting(raw)
         else:
             begin_without_waiting(raw)
         try:

@@ -180,3 +180,21 @@ async def test_past_its_patience_a_move_waits_in_sqlite(monkeypatch: pytest.Monk
 
     assert await sqlite_moves.move_when_free(call) == "moved"
     assert tries[-1] is True and set(tries[:-1]) == {False}
+
+
+def test_a_waiting_move_holds_the_write_lock_before_its_first_read(tmp_path: Any) -> None:
+    # A deferred BEGIN would hold only a read snapshot here: the other
+    # connection's commit would go through, and the move's first write then
+    # fail at once with "database is locked" (WAL mode does not wait then).
+    path = tmp_path / "lock.sqlite3"
+    mine, other = file_connection(path), file_connection(path)
+    mine.execute("CREATE TABLE moves (x integer)")
+    other.execute("PRAGMA busy_timeout = 50")
+    sqlite_moves.begin_waiting(mine)
+    assert mine.execute("SELECT count(*) FROM moves").fetchone() == (0,)  # the stand-in read
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        other.execute("INSERT INTO moves VALUES (2)")  # a bot's move, the tally flush
+    mine.execute("INSERT INTO moves VALUES (1)")
+    mine.execute("COMMIT")
+    other.execute("INSERT INTO moves VALUES (2)")
+    assert mine.execute("SELECT x FROM moves ORDER BY x").fetchall() == [(1,), (2,)]
