@@ -149,9 +149,6 @@ def start_table(table: Table | int | str) -> Table:
     """Start the match once the four seats are taken; schedules the first bot."""
     with transaction.atomic():
         pk = get_table(table).pk
-        # A write first, so that SQLite takes its write lock before the read
-        # (as a move's compare-and-swap does), rather than fail to upgrade later.
-        Table.objects.filter(pk=pk).update(version=F("version"))
         locked = Table.objects.select_for_update().get(pk=pk)
         if locked.status != Table.Status.OPEN:
             raise NotPlaying("the match has already started")

@@ -66,6 +66,12 @@ def database(url: str) -> dict[str, Any]:
         # nothing; a power cut may lose the last moments of play.
         options = dict(result.get("OPTIONS") or {})
         options.setdefault("init_command", SQLITE_INIT_COMMAND)
+        # Every transaction takes the write lock at its BEGIN, waiting for it
+        # (the busy timeout) if need be. A deferred one that reads first (a seat
+        # taken, say) would fail at its first write, at once and without
+        # waiting, whenever another connection (a bot thread, the tally flush)
+        # committed after its read: WAL mode cannot upgrade a stale snapshot.
+        options.setdefault("transaction_mode", "IMMEDIATE")
         result["OPTIONS"] = options
     return result
 

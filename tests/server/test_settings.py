@@ -1,12 +1,15 @@
 """The switch between the embedded default and the production stack."""
 
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from channels.routing import ProtocolTypeRouter
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.db.backends.sqlite3.base import DatabaseWrapper
 
 from spadesite import config
 
@@ -100,3 +103,32 @@ def test_sqlite_uses_the_write_ahead_log(tmp_path: Path) -> None:
     db = config.database(config.default_database_url(tmp_path))
     assert "journal_mode=WAL" in db["OPTIONS"]["init_command"]
     assert "synchronous=NORMAL" in db["OPTIONS"]["init_command"]
+
+
+def test_sqlite_transactions_take_the_write_lock_at_their_start(
+    tmp_path: Path, django_db_blocker: Any
+) -> None:
+    # A transaction that reads first must not fail at its first write because
+    # another connection (a bot thread, the tally flush) committed meanwhile.
+    db = config.database(config.default_database_url(tmp_path))
+    assert db["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    defaults = {"TIME_ZONE": None, "CONN_HEALTH_CHECKS": False, "CONN_MAX_AGE": 0,
+                "AUTOCOMMIT": True, "ATOMIC_REQUESTS": False}  # fmt: skip
+    mine = DatabaseWrapper({**db, **defaults}, alias="lock-check")
+    other = sqlite3.connect(db["NAME"], isolation_level=None, timeout=0.05)
+    with django_db_blocker.unblock():
+        try:
+            with mine.cursor() as cursor:
+                cursor.execute("CREATE TABLE seats (x integer)")
+            mine._start_transaction_under_autocommit()  # what transaction.atomic() runs
+            with mine.cursor() as cursor:
+                cursor.execute("SELECT count(*) FROM seats")  # the read first
+                with pytest.raises(sqlite3.OperationalError, match="locked"):
+                    other.execute("INSERT INTO seats VALUES (2)")  # waits, then gives up
+                cursor.execute("INSERT INTO seats VALUES (1)")
+            mine.commit()
+            other.execute("INSERT INTO seats VALUES (2)")
+            assert other.execute("SELECT x FROM seats ORDER BY x").fetchall() == [(1,), (2,)]
+        finally:
+            other.close()
+            mine.close()
