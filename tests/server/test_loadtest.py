@@ -215,3 +215,33 @@ def test_a_socket_times_each_state_and_decodes_its_view_only_when_asked() -> Non
     socket.connection = _Connection([json.dumps({"type": "state", "version": 8, "view": {}})])
     asyncio.run(socket.read())
     assert figures.gaps == 1 and figures.gaps_recovered == 1 and socket.version == 8
+
+
+def test_the_clients_collect_no_garbage_during_a_measured_bout() -> None:
+    # A collection pauses the loop that times the frames: those that waited
+    # would be timed as the server's latency.
+    import asyncio
+    import gc
+
+    from game.loadtest import Clients
+
+    seen: list[bool] = []
+
+    class Table:
+        pending = None
+        measuring = False
+
+        async def play(self, start_at: float, stop_at: float) -> None:
+            seen.append(gc.isenabled())
+
+        def close_pending(self) -> None:
+            pass
+
+    clients = Clients([], interval=0.5, seed=1)
+    table = Table()
+    clients.clients, clients._phases = [table], {id(table): 0.0}  # type: ignore[list-item]
+    assert gc.isenabled()
+    asyncio.run(clients.play(0.01, measured=False, drain=0))
+    asyncio.run(clients.play(0.01, measured=True, drain=0))
+    assert seen == [True, False]
+    assert gc.isenabled()  # on again after the bout
