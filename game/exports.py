@@ -24,6 +24,7 @@ from django.db.models import IntegerField, TextField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from game import round_rows
 from game.analytics import Filters
 from game.engine.cards import SEAT_LETTERS
 from game.engine.round_types import RoundType
@@ -81,6 +82,7 @@ def iter_rounds(
     with ``record_text`` each row has the whole record as JSON text
     (``record_text``), spliced into the JSON line without decoding it.
     """
+    round_rows.record_pending()  # rounds ended in the last second: exact to this moment
     qs = filters.rounds().order_by("id")
     if record_text:
         qs = qs.annotate(record_text=Cast("record", TextField()))

@@ -289,6 +289,27 @@ class RoundRecordRow(models.Model):
         return f"{self.table_id} round {self.round_number}"
 
 
+class PendingRound(models.Model):
+    """A round whose last card was a quick move, its record row still to write.
+
+    The move writes only this (its version, who sat where): building the
+    round's record and 60 columns was most of a round end's cost on the
+    server's event loop. ``game.round_rows`` writes the row from the log
+    and deletes this, in one transaction, within a second (the tally flush),
+    or at the sweep, or before a reader that must be exact reads.
+    """
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="pending_rounds")
+    round_number = models.PositiveSmallIntegerField()
+    version = models.PositiveIntegerField(help_text="the table version of the round's last card")
+    finished_at = models.DateTimeField()
+    seat_kinds = models.CharField(max_length=4)  # as at the round's end: a seat may be handed over
+    bot_names = models.JSONField()
+
+    def __str__(self) -> str:
+        return f"{self.table_id} round {self.round_number} (pending)"
+
+
 class MatchResult(models.Model):
     table = models.OneToOneField(Table, on_delete=models.CASCADE, related_name="result")
     finished_at = models.DateTimeField(default=timezone.now, db_index=True)

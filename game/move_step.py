@@ -20,7 +20,7 @@ from game.engine import ActionError, IllegalAction, Match, action_from_dict, act
 from game.engine.record import record_of
 from game.engine.state import Phase, RoundState
 from game.errors import BadAction, IllegalMove, ServiceError, StaleVersion
-from game.models import MatchResult, RoundRecordRow, Seat, Table
+from game.models import MatchResult, PendingRound, RoundRecordRow, Seat, Table
 from game.round_columns import (
     held_round_types,
     last_round_stand_ins,
@@ -73,6 +73,9 @@ class Outcome:
     round_row: RoundRecordRow | None  # a finished round's record
     result_row: MatchResult | None  # a finished match's result
     seat_change: Seat | None = None  # the mover went away, or came back by acting
+    # A round ended by the quick move: its record row is written after the move
+    # (game.round_rows), and the move stores only this.
+    pending_round: PendingRound | None = None
 
 
 PLAYED_FOR_CARDS = 13  # the stand-in's last cards shown to the player who was away
@@ -133,11 +136,14 @@ def step(
     by_stand_in: bool,
     now: datetime,
     while_away: bool = False,
+    record_round: bool = True,
 ) -> Outcome:
     """Step 2, no I/O: apply ``action`` (or raise :class:`IllegalMove`) and say what to save.
 
     ``while_away``: a stand-in's move for a player marked away, refused as
     stale if they said they were back before it took the table's lock.
+    Not ``record_round``: a round's end is saved as a :class:`PendingRound`,
+    its row written later (the quick move, which reads no stand-in moves).
     """
     table, seats, match = loaded.table, loaded.seats, loaded.match
     if while_away and not getattr(seats.get(seat), "away", False):
@@ -150,8 +156,17 @@ def step(
     assert match.version == table.version
     round_over = current.phase is Phase.DONE
     kinds, bot_names = seat_kinds(seats), seat_bot_names(seats)
-    round_row = None
-    if round_over:
+    round_row = pending_round = None
+    if round_over and not record_round:
+        pending_round = PendingRound(
+            table_id=table.pk,
+            round_number=current.round_number,
+            version=match.version,
+            finished_at=now,
+            seat_kinds=kinds,
+            bot_names=bot_names,
+        )
+    elif round_over:
         last = (current.round_number, seat, "play") if by_stand_in else None
         count, plays, bids = last_round_stand_ins(loaded.stand_ins, current.round_number, last)
         values = round_values(
@@ -201,7 +216,7 @@ def step(
         to_act=None if match.is_over else match.round.to_act,
         by_stand_in=by_stand_in,
     )
-    return Outcome(result, table, seats, match, round_row, result_row, seat_change)
+    return Outcome(result, table, seats, match, round_row, result_row, seat_change, pending_round)
 
 
 def row_copy(row: Table) -> Table:
@@ -223,22 +238,18 @@ def quick_step(
     action: EngineAction,
     by_stand_in: bool,
     now: datetime,
-    stand_ins: tuple[tuple[int, int, str], ...] | None = None,
 ) -> Outcome | None:
     """Step 2 for the quick move (``rows.quick_move_query``): on ``match``, a
-    committed state, and the table and seats this process ``known``s.
-    A round's last card also needs the match's ``stand_ins`` (read from the
-    log: they go into the round's row). None when the move takes the full
-    path: a last card without ``stand_ins``, a match's end (its result and
+    committed state, and the table and seats this process ``known``s. A
+    round's end is saved as a pending round (its row written after the move).
+    None when the move takes the full path: a match's end (its result and
     the table's status), a seat that goes away or comes back, or an action
     refused here (the full path says why: stale, or illegal)."""
-    if stand_ins is None and last_card_due(match.round):
-        return None
     table = row_copy(known.table)
     table.version, table.turn_started_at = match.version + 1, now
-    loaded = Loaded(table, known.seats, match.copy(), stand_ins or ())
+    loaded = Loaded(table, known.seats, match.copy())
     try:
-        outcome = step(loaded, seat, action, by_stand_in, now)
+        outcome = step(loaded, seat, action, by_stand_in, now, record_round=False)
     except ServiceError:
         return None
     if outcome.result_row or outcome.seat_change:

@@ -28,10 +28,10 @@ nothing unless the table is still at that version with the same seats) and
 the INSERT, with no row read; on the asyncio runner the two are one
 statement and one round trip (:func:`_quick_move`), on Django's connection
 two statements (:func:`quick_move_steps`), in a transaction on the sqlite3
-connection itself with SQLite (``game.sqlite_moves``). A round's last card reads the
-match's stand-in moves first (they go into the round's row, inserted with
-the action). A match's end, a seat change and a refused action take the full
-path (docs/architecture.md, "What the write path guarantees").
+connection itself with SQLite (``game.sqlite_moves``). A round's last card
+inserts a pending round with the action; its record row is written after the
+move (``game.round_rows``). A match's end, a seat change and a refused action
+take the full path (docs/architecture.md, "What the write path guarantees").
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def after_commit(outcome: Outcome) -> None:
         events.table_event(table.pk, r.version, r.action, info)
     except Exception:
         log.exception("the group message of table %s failed", table.pk)
-    if outcome.round_row is not None:
+    if outcome.round_row is not None or outcome.pending_round is not None:
         try:
             tally_flush.flush_soon(table.pk)
         except Exception:  # the round stays pending: the sweep adds it
@@ -226,17 +226,14 @@ def quick_move_steps(
     table_id: int, seat: int, parsed: EngineAction, expected_version: int, now: datetime
 ) -> Generator[rows.Step, Any, Outcome | None]:
     """The quick move on Django's connection: the compare-and-swap on the known
-    rows' seats, then the INSERT (a round's last card: its stand-in moves read
-    first, its record row inserted too); the table and seats are not read.
-    None, having written nothing, when the move takes the full path."""
+    rows' seats, then the INSERT (a round's last card: its pending round too);
+    the table and seats are not read. None, having written nothing, when the
+    move takes the full path."""
     found = _known(table_id, expected_version)
     if found is None:
         return None
     known, match = found
-    stand_ins = None
-    if last_card_due(match.round):
-        stand_ins = tuple((yield rows.stand_in_actions_query(table_id)))
-    outcome = quick_step(match, known, seat, parsed, False, now, stand_ins)
+    outcome = quick_step(match, known, seat, parsed, False, now)
     if outcome is None:
         return None
     if not (yield rows.quick_swap_query(known.table, expected_version, now)):
@@ -245,8 +242,8 @@ def quick_move_steps(
     yield rows.insert_action_query(
         r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, now
     )
-    if outcome.round_row is not None:
-        yield rows.insert_query(outcome.round_row)  # not tallied yet: after_commit has it added
+    if outcome.pending_round is not None:
+        yield rows.insert_query(outcome.pending_round)  # its row: after_commit has it written
     return outcome
 
 
@@ -282,26 +279,22 @@ async def _quick_move(
 ) -> Outcome | None:
     """The quick move as one statement and one round trip (:func:`quick_move_steps`'
     statements together): the compare-and-swap and the INSERT (and a finished
-    round's record row), which change nothing if the table moved on or its seats
-    changed since. A round's last card reads its stand-in moves first, a
-    second round trip. None: take the full path."""
+    round's pending round), which change nothing if the table moved on or its
+    seats changed since. None: take the full path."""
     found = None if by_stand_in else _known(table_id, expected_version)
     if found is None:
         return None
     known, match = found
     now = timezone.now()
+    outcome = quick_step(match, known, seat, parsed, False, now)
+    if outcome is None:
+        return None
     conn = await pool.acquire()
     try:
-        stand_ins = None
-        if last_card_due(match.round):
-            stand_ins = tuple(await statement.read(conn, rows.stand_in_actions_query(table_id)))
-        outcome = quick_step(match, known, seat, parsed, False, now, stand_ins)
-        if outcome is None:
-            return None
         r = outcome.result
         query = rows.quick_move_query(
             known.table, expected_version, r.round_number, r.seat, r.action, r.by_stand_in, now,
-            outcome.round_row,
+            outcome.pending_round,
         )  # fmt: skip
         made = await statement.run_alone(conn, query)
     except psycopg.OperationalError:

@@ -32,7 +32,7 @@ from django.db import models
 from django.db.models import Field, Model
 
 from game import dialect, row_instances
-from game.models import Action, RoundRecordRow, Seat, Table
+from game.models import Action, Seat, Table
 
 
 @dataclass(frozen=True)
@@ -209,15 +209,15 @@ def quick_swap_query(table: Table, expected_version: int, now: datetime.datetime
 
 
 @cache
-def _quick_move_sql(columns: tuple[str, ...], round_columns: tuple[str, ...] = ()) -> str:
+def _quick_move_sql(columns: tuple[str, ...], also: type[Model] | None = None) -> str:
     names, marks = _names_and_marks(columns)
     swap = f"WITH swapped AS ({_quick_swap_sql()} RETURNING {_quote('id')}) "
     insert = f"INSERT INTO {_quote(Action._meta.db_table)} ({names}) SELECT {marks} FROM swapped"
-    if not round_columns:
+    if also is None:
         return swap + insert
-    # A round's last card: its record row too, taken from the same swap.
-    names, marks = _names_and_marks(round_columns)
-    table = _quote(RoundRecordRow._meta.db_table)
+    # A round's last card: its pending round too, inserted only if the swap was made.
+    names, marks = _names_and_marks(_insert_columns(also))
+    table = _quote(also._meta.db_table)
     return f"{swap}, moved AS ({insert}) INSERT INTO {table} ({names}) SELECT {marks} FROM swapped"
 
 
@@ -229,23 +229,20 @@ def quick_move_query(
     action: dict[str, Any],
     by_stand_in: bool,
     now: datetime.datetime,
-    round_row: RoundRecordRow | None = None,
+    also: Model | None = None,
 ) -> Query:
     """A whole move as one statement (PostgreSQL): the version's compare-and-swap
-    and the action's INSERT (and a finished round's ``round_row``), which insert
-    nothing unless the table is still playing at ``expected_version`` with the
-    seats of ``table.seats_version``. Reads True when the move was made."""
+    and the action's INSERT (and ``also``'s, a round's pending round), which
+    insert nothing unless the table is still playing at ``expected_version``
+    with the seats of ``table.seats_version``. Reads True when the move was made."""
     values = _action_values(
         table.pk, expected_version + 1, round_number, seat, action, by_stand_in, now
     )
     swap = quick_swap_query(table, expected_version, now)
     params = [*swap.params, *values.values()]
-    round_columns: tuple[str, ...] = ()
-    if round_row is not None:
-        row = insert_query(round_row)
-        round_columns = _insert_columns(RoundRecordRow)
-        params += row.params
-    sql = _quick_move_sql(tuple(values), round_columns)
+    if also is not None:
+        params += insert_query(also).params
+    sql = _quick_move_sql(tuple(values), None if also is None else type(also))
     return Query(sql, params, lambda rowcount, _: rowcount == 1)
 
 

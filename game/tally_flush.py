@@ -1,7 +1,9 @@
 """Live rounds added to the tallies after their move, in batches.
 
-A live round's end stores its round row with ``tallied`` False, and its move's
-transaction leaves the tallies (``game.tallies``) alone. Adding a round to
+A live round's end stores its round row with ``tallied`` False (or, on the
+quick move, a pending round whose row the flush writes first:
+``game.round_rows``), and its move's transaction leaves the tallies
+(``game.tallies``) alone. Adding a round to
 them is an upsert of some 60 rows that every table of the same rules and
 make-up shares; in the move's transaction it held those rows' locks until the
 commit, so tables ending a round together queued one behind the other, and
@@ -40,7 +42,7 @@ from celery import current_app, shared_task
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
-from game import db, tallies
+from game import db, round_rows, tallies
 from game.models import RoundRecordRow
 
 log = logging.getLogger(__name__)
@@ -71,7 +73,10 @@ def flush_pending(
     limit: int = BATCH, tables: Collection[int] | None = None, pause: float = 0.0
 ) -> int:
     """Add every pending round (of ``tables``, if given) to the tallies, ``limit``
-    at a time with ``pause`` seconds between; how many were added here."""
+    at a time with ``pause`` seconds between; how many were added here. The
+    rounds that ended on a quick move get their record rows first
+    (``game.round_rows``), in the same steps."""
+    round_rows.record_pending(limit, tables, pause)
     added = 0
     wanted = RoundRecordRow.objects.filter(tallied=False)
     if tables is not None:
@@ -110,8 +115,8 @@ def _add(found: list[dict[str, Any]]) -> bool:
 
 
 def pending() -> int:
-    """Rounds stored and not yet in the tallies."""
-    return RoundRecordRow.objects.filter(tallied=False).count()
+    """Rounds ended and not yet in the tallies (their rows written or not)."""
+    return RoundRecordRow.objects.filter(tallied=False).count() + round_rows.pending_count()
 
 
 class _Flusher:

@@ -12,11 +12,11 @@ import random
 import time
 from typing import Any
 
-from game import db, frames, matches, moves, seating, statement
+from game import db, frames, matches, moves, round_rows, seating, statement
 from game.engine import Play, Rules, replay, view_for
 from game.engine.state import Phase
 from game.errors import IllegalMove, StaleVersion
-from game.models import Action, RoundRecordRow, Seat, Table
+from game.models import Action, PendingRound, RoundRecordRow, Seat, Table
 
 RULES = Rules(winning_goal=10_000, losing_goal=-10_000).to_dict()
 counts = {"quick": 0, "refused": 0, "full": 0}
@@ -107,9 +107,15 @@ async def main() -> dict[str, Any]:
     )
 
     def first_round_row() -> dict[str, Any]:
-        row = RoundRecordRow.objects.get(table_id=pk, round_number=1)
         last = Action.objects.filter(table_id=pk, round_number=1).order_by("-version").first()
+        # The last card's statement inserted a pending round; its row is written
+        # after the move (by the flush a second later, or here).
+        pending = PendingRound.objects.filter(table_id=pk)
+        pending = list(pending.values_list("round_number", "version"))
+        round_rows.record_pending()
+        row = RoundRecordRow.objects.get(table_id=pk, round_number=1)
         return {
+            "pending_or_written": pending in ([(1, last.version)], []),
             "version_is_last_card": row.version == last.version,
             "replays": replay(row.record).phase is Phase.DONE,
             "stand_in_moves": row.stand_in_moves,

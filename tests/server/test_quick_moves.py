@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from game import frames, matches, move_step, moves, runner, seating, stackprocs
 from game.engine import Bid, Rules, view_for
-from game.models import Action, RoundRecordRow, Seat, Table
+from game.models import Action, PendingRound, RoundRecordRow, Seat, Table
 from tests import services
 from tests.server.helpers import make_table
 
@@ -64,12 +64,13 @@ def row_values(row: RoundRecordRow) -> dict[str, Any]:
 
 @pytest.mark.django_db(transaction=True)
 def test_the_quick_step_is_the_full_step_to_the_round_end(live: runner.InlineRunner) -> None:
-    """The same outcome at every move of a round, its last card's record row
-    included once the quick step is given the log's stand-in moves; without
-    them it declines the last card."""
+    """The same outcome at every move of a round. At its last card the quick
+    step saves a pending round, whose record row, written after the move
+    (game.round_rows), is the row the full step builds in the move."""
     table = make_table("HHHH", rules=LONG, stand_in_bots=True)
     rng = random.Random(3)
     quick = 0
+    last_row = None
     while True:
         table.refresh_from_db()
         kept = remembered(table) if table.version else None
@@ -80,16 +81,16 @@ def test_the_quick_step_is_the_full_step_to_the_round_end(live: runner.InlineRun
         if kept is not None and not by_stand_in:
             now = timezone.now()
             want = full_step(table, seat, action)
+            got = move_step.quick_step(*kept, seat, action, False, now)
+            assert got is not None and got.round_row is None
             if move_step.last_card_due(match.round):
-                assert move_step.quick_step(*kept, seat, action, False, now) is None
-                got = move_step.quick_step(*kept, seat, action, False, now, logged_stand_ins(table))
-                assert got is not None and got.round_row is not None
-                assert want.round_row is not None
-                assert row_values(got.round_row) == row_values(want.round_row)
-                assert got.round_row.stand_in_moves == 4 and not got.round_row.tallied
+                last_row = want.round_row
+                assert last_row is not None and last_row.stand_in_moves == 4
+                pending = got.pending_round
+                assert pending is not None and pending.version == want.result.version
+                assert (pending.round_number, pending.seat_kinds) == (1, "HHHH")
             else:
-                got = move_step.quick_step(*kept, seat, action, False, now)
-                assert got is not None and got.round_row is None
+                assert got.pending_round is None
             quick += 1
             assert got.result == want.result and got.match.version == want.match.version
             assert got.seats == want.seats
@@ -99,9 +100,10 @@ def test_the_quick_step_is_the_full_step_to_the_round_end(live: runner.InlineRun
             assert seating.mark_back(table.pk, seat)  # before the seat's next turn
         if result.round_over:
             break
-    assert quick >= 50
-    row = RoundRecordRow.objects.get(table=table)
-    assert row.stand_in_moves == 4 and row.tallied  # the last card's row, flushed after it
+    assert quick >= 50 and last_row is not None
+    row = RoundRecordRow.objects.get(table=table)  # written after the move, then flushed
+    assert row_values(row) == {**row_values(last_row), "tallied": True}
+    assert not PendingRound.objects.filter(table=table).exists()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -210,8 +212,10 @@ def test_on_postgresql_one_statement_a_move_and_the_full_path_when_rows_are_old(
     # A round of 52 cards and 4 bids: the first move and the last card take the
     # full path, every other one statement.
     assert result["first_round"] == {"quick": 55, "full": 1}, result
-    # The last card's one statement inserted the round's record row too.
+    # The last card's one statement inserted its pending round too, whose row
+    # is written after the move.
     assert result["first_round_row"] == {
+        "pending_or_written": True,
         "version_is_last_card": True,
         "replays": True,
         "stand_in_moves": 0,

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from game import tallies, tally_flush
+from game import round_rows, tallies, tally_flush
 
 
 class Command(BaseCommand):
@@ -28,6 +28,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         t0 = time.perf_counter()
+        written = round_rows.record_pending()  # rounds whose rows a flush would write
+        if written:
+            self.stdout.write(f"wrote the record rows of {written} pending round(s) first")
         if opts["check"]:
             flushed = tally_flush.flush_pending()
             if flushed:

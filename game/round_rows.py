@@ -1,0 +1,107 @@
+"""The record rows of rounds that ended on a quick move, written after the move.
+
+A round's last card made as the quick move (``game.moves``) stores only a
+:class:`~game.models.PendingRound`: the version of that card and who sat
+where. Building the round's record (``record_of``) and its 60 columns, and
+reading its stand-in moves from the log, was most of a round end's cost on
+the server's event loop, where every table of a tournament started together
+ends its round in the same second. :func:`record_pending` builds the rows
+from the log (the match at that version: this process's cache, or the log
+replayed) and, in one short transaction per batch, deletes the pending
+rounds and inserts their rows, not yet tallied. A pending round another
+writer took first is left to it, so a round gets one row.
+
+It runs as the first part of every tally flush (``game.tally_flush``): one
+second after the round ended, on the embedded server's flush thread or a
+Celery worker of the production stack; at the sweep, after a process that
+stopped first; and before a reader that must be exact (the dashboard, the
+exports, ``rebuild_tallies``). A move that takes the full path (a stand-in's
+card, a match's end) still writes its round's row itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from typing import Any
+
+from django.db import transaction
+
+from game.engine.record import record_of
+from game.matches import load_match
+from game.models import Action, PendingRound, RoundRecordRow, Table
+from game.round_columns import last_round_stand_ins, round_values
+
+BATCH = 1000  # pending rounds per transaction
+
+
+def record_pending(
+    limit: int = BATCH, tables: Collection[int] | None = None, pause: float = 0.0
+) -> int:
+    """Write the record rows of the pending rounds (of ``tables``, if given),
+    ``limit`` at a time with ``pause`` seconds between; how many were written here."""
+    wanted = PendingRound.objects.order_by("pk")
+    if tables is not None:
+        wanted = wanted.filter(table_id__in=tables)
+    written = 0
+    while True:
+        pending = list(wanted[:limit])
+        if not pending:
+            return written
+        written += _write(pending)
+        if len(pending) < limit:
+            return written
+        time.sleep(pause)
+
+
+def pending_count() -> int:
+    return PendingRound.objects.count()
+
+
+def _write(pending: list[PendingRound]) -> int:
+    """The rows of ``pending``, built first and written in one transaction that
+    also deletes them; those another writer deleted first are left out."""
+    built = _rows(pending)
+    with transaction.atomic():
+        still = set(
+            PendingRound.objects.filter(pk__in=[p.pk for p in pending]).values_list("pk", flat=True)
+        )
+        if not still:
+            return 0
+        PendingRound.objects.filter(pk__in=still).delete()
+        mine = [row for p, row in zip(pending, built, strict=True) if p.pk in still]
+        RoundRecordRow.objects.bulk_create(mine)
+    return len(mine)
+
+
+def _rows(pending: list[PendingRound]) -> list[RoundRecordRow]:
+    tables = Table.objects.in_bulk({p.table_id for p in pending})
+    stand_ins: dict[int, list[tuple[int, int, str]]] = {}
+    built = []
+    for p in pending:
+        table = tables[p.table_id]
+        if table.pk not in stand_ins:
+            logged = Action.objects.filter(table=table, by_stand_in=True)
+            stand_ins[table.pk] = [
+                (n, seat, action.get("type", ""))
+                for n, seat, action in logged.values_list("round_number", "seat", "action")
+            ]
+        built.append(_row(p, table, stand_ins[table.pk]))
+    return built
+
+
+def _row(p: PendingRound, table: Table, stand_ins: list[tuple[int, int, str]]) -> RoundRecordRow:
+    match = load_match(table, p.version)
+    finished = match.rounds[p.round_number - 1]
+    count, plays, bids = last_round_stand_ins(stand_ins, p.round_number, None)
+    values: dict[str, Any] = round_values(
+        record_of(finished),
+        version=p.version,
+        kinds=p.seat_kinds,
+        bot_names=p.bot_names,
+        finished_at=p.finished_at,
+        stand_in_moves=count,
+        stand_in_plays=plays,
+        stand_in_bids=bids,
+    )
+    return RoundRecordRow(table_id=table.pk, tallied=False, **values)

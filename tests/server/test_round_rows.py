@@ -1,0 +1,126 @@
+"""Round rows written after the move (game/round_rows.py): a quick move that
+ends a round stores a pending round; its record row, built from the log, is
+the one the move would have written, written once, and never lost."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from game import exports, matches, moves, round_rows, seating, sweeper, tally_flush
+from game.analytics import Filters
+from game.engine import Rules
+from game.models import PendingRound, RoundRecordRow, Table
+from game.storage import round_row
+from tests.server.helpers import human_move, make_table
+
+LONG = Rules(winning_goal=10_000, losing_goal=-10_000)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def play_rounds(table: Table, rounds: int, rng: random.Random, stand_in_at: set[int]) -> None:
+    """Play until ``rounds`` rounds have ended; the moves at ``stand_in_at``
+    versions are a stand-in's (the seat marked back after each)."""
+    ended = 0
+    while ended < rounds:
+        table.refresh_from_db()
+        seat, action = human_move(table, rng)
+        by_stand_in = table.version + 1 in stand_in_at
+        result = moves.submit_action(table.pk, seat, action, table.version, by_stand_in=by_stand_in)
+        if by_stand_in:
+            seating.mark_back(table.pk, seat)
+        ended += result.round_over
+
+
+def unwritten(monkeypatch: pytest.MonkeyPatch, rounds: int, seed: int, **kw: Any) -> Table:
+    """A table whose ``rounds`` first rounds ended and no flush ran (as if the
+    process stopped right after each round's last card)."""
+    monkeypatch.setattr(tally_flush, "flush_soon", lambda table_id: None)
+    table = make_table("HHHH", LONG, stand_in_bots=True)
+    play_rounds(table, rounds, random.Random(seed), **kw)
+    monkeypatch.undo()
+    return table
+
+
+def expected_row(table: Table, round_number: int, version: int) -> dict[str, Any]:
+    """The row of a round as ``game.storage`` builds it from the replayed match."""
+    match = matches.load_match(table, version)
+    stand_ins = 4 if round_number == 1 else 0
+    row = round_row(table, match.rounds[round_number - 1], version, {
+        s.position: s for s in table.seats.all()}, stand_in_moves=stand_ins)  # fmt: skip
+    return columns(row)
+
+
+def columns(row: RoundRecordRow) -> dict[str, Any]:
+    skip = {"id", "finished_at", "tallied", "stand_in_n", "stand_in_e", "stand_in_s",
+            "stand_in_w", "stand_in_bids", "stand_in_round"}  # fmt: skip
+    return {f.attname: getattr(row, f.attname) for f in row._meta.concrete_fields
+            if f.attname not in skip}  # fmt: skip
+
+
+def test_a_quick_round_end_stores_a_pending_round_whose_row_is_written_from_the_log(
+    live: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = unwritten(monkeypatch, 2, seed=1, stand_in_at={9, 10, 11, 12})
+    pending = list(PendingRound.objects.filter(table=table).order_by("round_number"))
+    assert [p.round_number for p in pending] == [1, 2]
+    assert [p.seat_kinds for p in pending] == ["HHHH", "HHHH"]
+    assert not RoundRecordRow.objects.filter(table=table).exists()
+    assert tally_flush.pending() == 2  # ended, not yet in the tallies
+    matches.clear_cache()  # as in a Celery worker: the log replayed
+    assert round_rows.record_pending() == 2
+    assert not PendingRound.objects.exists()
+    written = list(RoundRecordRow.objects.filter(table=table).order_by("round_number"))
+    for p, row in zip(pending, written, strict=True):
+        assert columns(row) == expected_row(table, p.round_number, p.version)
+        assert row.finished_at == p.finished_at and not row.tallied
+    # The stand-in's four cards in round 1, none in round 2.
+    assert written[0].stand_in_moves == 4 and written[1].stand_in_moves == 0
+    assert round_rows.record_pending() == 0  # once
+    assert tally_flush.flush_pending() == 2 and tally_flush.pending() == 0
+
+
+def test_a_pending_round_another_writer_took_is_left_to_it(
+    live: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = unwritten(monkeypatch, 1, seed=2, stand_in_at=set())
+    build = round_rows._rows
+
+    def taken_meanwhile(pending: list[PendingRound]) -> list[RoundRecordRow]:
+        built = build(pending)
+        PendingRound.objects.filter(table=table).delete()  # the other writer's transaction
+        RoundRecordRow.objects.bulk_create(build_again)
+        return built
+
+    build_again = build(list(PendingRound.objects.filter(table=table)))
+    monkeypatch.setattr(round_rows, "_rows", taken_meanwhile)
+    assert round_rows.record_pending() == 0
+    assert RoundRecordRow.objects.filter(table=table).count() == 1
+
+
+def test_the_sweep_the_exports_and_the_dashboard_write_what_a_stopped_process_left(
+    live: Any, monkeypatch: pytest.MonkeyPatch, admin_client: Any
+) -> None:
+    for write in (
+        lambda: sweeper.sweep(),
+        lambda: list(exports.iter_rounds(Filters())),
+        lambda: admin_client.get("/dashboard/"),
+    ):
+        table = unwritten(monkeypatch, 1, seed=3, stand_in_at=set())
+        assert PendingRound.objects.filter(table=table).exists()
+        write()
+        assert not PendingRound.objects.exists()
+        assert RoundRecordRow.objects.filter(table=table).count() == 1
+
+
+def test_a_round_keeps_who_sat_there_when_it_ended(
+    live: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = unwritten(monkeypatch, 1, seed=4, stand_in_at=set())
+    seating.hand_over(table.pk, 2)  # South leaves the match to a bot after the round
+    round_rows.record_pending()
+    row = RoundRecordRow.objects.get(table=table)
+    assert row.seat_kinds == "HHHH" and row.bot_names == [None, None, None, None]
