@@ -75,19 +75,15 @@ def _write(pending: list[PendingRound]) -> int:
 
 
 def _rows(pending: list[PendingRound]) -> list[RoundRecordRow]:
-    tables = Table.objects.in_bulk({p.table_id for p in pending})
-    stand_ins: dict[int, list[tuple[int, int, str]]] = {}
-    built = []
-    for p in pending:
-        table = tables[p.table_id]
-        if table.pk not in stand_ins:
-            logged = Action.objects.filter(table=table, by_stand_in=True)
-            stand_ins[table.pk] = [
-                (n, seat, action.get("type", ""))
-                for n, seat, action in logged.values_list("round_number", "seat", "action")
-            ]
-        built.append(_row(p, table, stand_ins[table.pk]))
-    return built
+    """The record rows of ``pending``: two reads for the whole batch (the
+    tables, their stand-in moves), then each round from its match."""
+    ids = {p.table_id for p in pending}
+    tables = Table.objects.in_bulk(ids)
+    stand_ins: dict[int, list[tuple[int, int, str]]] = {pk: [] for pk in ids}
+    logged = Action.objects.filter(table_id__in=ids, by_stand_in=True)
+    for pk, n, seat, action in logged.values_list("table_id", "round_number", "seat", "action"):
+        stand_ins[pk].append((n, seat, action.get("type", "")))
+    return [_row(p, tables[p.table_id], stand_ins[p.table_id]) for p in pending]
 
 
 def _row(p: PendingRound, table: Table, stand_ins: list[tuple[int, int, str]]) -> RoundRecordRow:
