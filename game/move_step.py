@@ -9,6 +9,7 @@ and declines whatever the full path must decide.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from copy import copy
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +23,7 @@ from game.engine.state import Phase, RoundState
 from game.errors import BadAction, IllegalMove, ServiceError, StaleVersion
 from game.models import MatchResult, PendingRound, RoundRecordRow, Seat, Table
 from game.round_columns import (
+    StandIn,
     held_round_types,
     last_round_stand_ins,
     match_stand_in_rounds,
@@ -125,6 +127,33 @@ def parse_submission(
     return action
 
 
+def finished_round_row(
+    table_pk: int,
+    r: RoundState,
+    stand_ins: Iterable[StandIn],
+    last: StandIn | None,
+    version: int,
+    kinds: str,
+    bot_names: list[str | None],
+    finished_at: datetime,
+) -> RoundRecordRow:
+    """The record row (not tallied yet) of the finished round ``r``, with its
+    stand-in moves from the match's ``stand_ins`` (the log's) and ``last``,
+    its last card if a stand-in's not in the log yet."""
+    count, plays, bids = last_round_stand_ins(stand_ins, r.round_number, last)
+    values = round_values(
+        record_of(r),
+        version=version,
+        kinds=kinds,
+        bot_names=bot_names,
+        finished_at=finished_at,
+        stand_in_moves=count,
+        stand_in_plays=plays,
+        stand_in_bids=bids,
+    )
+    return RoundRecordRow(table_id=table_pk, tallied=False, **values)
+
+
 def last_card_due(r: RoundState) -> bool:
     return r.phase is Phase.PLAYING and len(r.tricks) == TRICKS_PER_ROUND - 1 and len(r.trick) == 3
 
@@ -168,18 +197,9 @@ def step(
         )
     elif round_over:
         last = (current.round_number, seat, "play") if by_stand_in else None
-        count, plays, bids = last_round_stand_ins(loaded.stand_ins, current.round_number, last)
-        values = round_values(
-            record_of(current),
-            version=match.version,
-            kinds=kinds,
-            bot_names=bot_names,
-            finished_at=now,
-            stand_in_moves=count,
-            stand_in_plays=plays,
-            stand_in_bids=bids,
+        round_row = finished_round_row(
+            table.pk, current, loaded.stand_ins, last, match.version, kinds, bot_names, now
         )
-        round_row = RoundRecordRow(table_id=table.pk, tallied=False, **values)
     result_row = None
     if match.is_over:
         assert match.winner is not None

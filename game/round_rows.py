@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection
-from typing import Any
 
 from django.db import transaction
 
-from game.engine.record import record_of
 from game.matches import load_match
 from game.models import Action, PendingRound, RoundRecordRow, Table
-from game.round_columns import last_round_stand_ins, round_values
+from game.move_step import finished_round_row
 
 BATCH = 1000  # pending rounds per transaction
 
@@ -87,17 +85,7 @@ def _rows(pending: list[PendingRound]) -> list[RoundRecordRow]:
 
 
 def _row(p: PendingRound, table: Table, stand_ins: list[tuple[int, int, str]]) -> RoundRecordRow:
-    match = load_match(table, p.version)
-    finished = match.rounds[p.round_number - 1]
-    count, plays, bids = last_round_stand_ins(stand_ins, p.round_number, None)
-    values: dict[str, Any] = round_values(
-        record_of(finished),
-        version=p.version,
-        kinds=p.seat_kinds,
-        bot_names=p.bot_names,
-        finished_at=p.finished_at,
-        stand_in_moves=count,
-        stand_in_plays=plays,
-        stand_in_bids=bids,
+    finished = load_match(table, p.version).rounds[p.round_number - 1]
+    return finished_round_row(
+        table.pk, finished, stand_ins, None, p.version, p.seat_kinds, p.bot_names, p.finished_at
     )
-    return RoundRecordRow(table_id=table.pk, tallied=False, **values)
