@@ -21,14 +21,17 @@ card, a match's end) still writes its round's row itself.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Collection
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from game.matches import load_match
 from game.models import Action, PendingRound, RoundRecordRow, Table
 from game.move_step import finished_round_row
+
+log = logging.getLogger(__name__)
 
 BATCH = 1000  # pending rounds per transaction
 
@@ -42,11 +45,12 @@ def record_pending(
     if tables is not None:
         wanted = wanted.filter(table_id__in=tables)
     written = 0
+    failed: set[int] = set()  # left pending (logged): the others must not wait behind them
     while True:
-        pending = list(wanted[:limit])
+        pending = list(wanted.exclude(pk__in=failed)[:limit])
         if not pending:
             return written
-        written += _write(pending)
+        written += _write(pending, failed)
         if len(pending) < limit:
             return written
         time.sleep(pause)
@@ -56,32 +60,42 @@ def pending_count() -> int:
     return PendingRound.objects.count()
 
 
-def _write(pending: list[PendingRound]) -> int:
+def _write(pending: list[PendingRound], failed: set[int]) -> int:
     """The rows of ``pending``, built first and written in one transaction that
-    also deletes them; those another writer deleted first are left out."""
-    built = _rows(pending)
+    also deletes them; those another writer deleted first are left out, and
+    those that could not be built are added to ``failed``."""
+    built = _rows(pending, failed)
     with transaction.atomic():
-        still = set(
-            PendingRound.objects.filter(pk__in=[p.pk for p in pending]).values_list("pk", flat=True)
-        )
+        taken = PendingRound.objects.filter(pk__in=list(built)).order_by("pk")
+        if connection.features.has_select_for_update:
+            # A writer that took some first has deleted them when this lock is granted.
+            taken = taken.select_for_update()
+        still = list(taken.values_list("pk", flat=True))
         if not still:
             return 0
         PendingRound.objects.filter(pk__in=still).delete()
-        mine = [row for p, row in zip(pending, built, strict=True) if p.pk in still]
-        RoundRecordRow.objects.bulk_create(mine)
-    return len(mine)
+        RoundRecordRow.objects.bulk_create([built[pk] for pk in still])
+    return len(still)
 
 
-def _rows(pending: list[PendingRound]) -> list[RoundRecordRow]:
-    """The record rows of ``pending``: two reads for the whole batch (the
-    tables, their stand-in moves), then each round from its match."""
+def _rows(pending: list[PendingRound], failed: set[int]) -> dict[int, RoundRecordRow]:
+    """The record rows of ``pending`` by pending round: two reads for the whole
+    batch (the tables, their stand-in moves), then each round from its match.
+    A round whose log does not replay is logged and left pending, in ``failed``."""
     ids = {p.table_id for p in pending}
     tables = Table.objects.in_bulk(ids)
     stand_ins: dict[int, list[tuple[int, int, str]]] = {pk: [] for pk in ids}
     logged = Action.objects.filter(table_id__in=ids, by_stand_in=True)
     for pk, n, seat, action in logged.values_list("table_id", "round_number", "seat", "action"):
         stand_ins[pk].append((n, seat, action.get("type", "")))
-    return [_row(p, tables[p.table_id], stand_ins[p.table_id]) for p in pending]
+    built = {}
+    for p in pending:
+        try:
+            built[p.pk] = _row(p, tables[p.table_id], stand_ins[p.table_id])
+        except Exception:
+            log.exception("the row of round %s of table %s failed", p.round_number, p.table_id)
+            failed.add(p.pk)
+    return built
 
 
 def _row(p: PendingRound, table: Table, stand_ins: list[tuple[int, int, str]]) -> RoundRecordRow:

@@ -90,13 +90,13 @@ def test_a_pending_round_another_writer_took_is_left_to_it(
     table = unwritten(monkeypatch, 1, seed=2, stand_in_at=set())
     build = round_rows._rows
 
-    def taken_meanwhile(pending: list[PendingRound]) -> list[RoundRecordRow]:
-        built = build(pending)
+    def taken_meanwhile(pending: list[PendingRound], failed: set[int]) -> dict:
+        built = build(pending, failed)
         PendingRound.objects.filter(table=table).delete()  # the other writer's transaction
-        RoundRecordRow.objects.bulk_create(build_again)
+        RoundRecordRow.objects.bulk_create(build_again.values())
         return built
 
-    build_again = build(list(PendingRound.objects.filter(table=table)))
+    build_again = build(list(PendingRound.objects.filter(table=table)), set())
     monkeypatch.setattr(round_rows, "_rows", taken_meanwhile)
     assert round_rows.record_pending() == 0
     assert RoundRecordRow.objects.filter(table=table).count() == 1
@@ -125,3 +125,16 @@ def test_a_round_keeps_who_sat_there_when_it_ended(
     round_rows.record_pending()
     row = RoundRecordRow.objects.get(table=table)
     assert row.seat_kinds == "HHHH" and row.bot_names == [None, None, None, None]
+
+
+def test_a_round_whose_log_does_not_replay_stays_pending_and_holds_no_other_up(
+    live: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = unwritten(monkeypatch, 1, seed=5, stand_in_at=set())
+    sound = unwritten(monkeypatch, 1, seed=6, stand_in_at=set())
+    PendingRound.objects.filter(table=broken).update(version=9_999)  # past the log's end
+    assert round_rows.record_pending(limit=1) == 1
+    assert RoundRecordRow.objects.filter(table=sound).count() == 1
+    assert PendingRound.objects.filter(table=broken).count() == 1  # kept, for a later look
+    assert not RoundRecordRow.objects.filter(table=broken).exists()
+    assert "the row of round 1 of table" in caplog.text
