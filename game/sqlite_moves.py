@@ -81,10 +81,10 @@ def begin_without_waiting(raw: sqlite3.Connection) -> None:
 
 def begin_waiting(raw: sqlite3.Connection) -> None:
     """``BEGIN IMMEDIATE``: the write lock taken now, waiting for it in SQLite
-    (its busy timeout). Not a deferred ``BEGIN``: a move that reads first (a
-    round's last card reads its stand-in moves) would hold a snapshot, and in
-    WAL mode its first write fails at once with "database is locked", without
-    waiting, if another connection committed since."""
+    (its busy timeout). Not a deferred ``BEGIN``: statements that read first
+    would hold only a snapshot, and in WAL mode their first write fails at
+    once with "database is locked", without waiting, if another connection
+    committed since (a round's last card read its stand-in moves first)."""
     raw.execute("BEGIN IMMEDIATE")
 
 
