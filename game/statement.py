@@ -63,16 +63,6 @@ def _raise(conn: psycopg.AsyncConnection[Any], result: psycopg.pq.abc.PGresult) 
     raise psycopg.errors.error_from_result(result, encoding=conn.info.encoding)
 
 
-async def read(conn: psycopg.AsyncConnection[Any], query: Query) -> Any:
-    """A statement that reads, as its own transaction; its value. Sent as
-    ``game.db.run_steps_async`` sends statements (its rows read the same way)."""
-    cursor = psycopg.AsyncClientCursor(conn)
-    await cursor.execute(cursor.mogrify(query.sql, query.params))
-    result = cursor.pgresult
-    fetched = await cursor.fetchall() if result is not None and result.status == TUPLES_OK else []
-    return query.read(cursor.rowcount, fetched)
-
-
 async def _prepared(conn: psycopg.AsyncConnection[Any], sql: str, types: tuple[int, ...]) -> bytes:
     """The name of ``sql`` prepared on this connection for these parameter
     types (prepared on first use: parsed and planned once per connection)."""
