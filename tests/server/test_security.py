@@ -265,12 +265,16 @@ async def test_a_resync_burst_is_refused_and_other_tables_keep_their_pace(
         return time.perf_counter() - start
 
     before = statistics.median([await resync_time(quiet) for _ in range(5)])
+    burst_started = time.monotonic()
     for _ in range(200):
         await noisy.send_json_to({"type": "resync"})
     answers = [await noisy.receive_json_from(timeout=TIMEOUT) for _ in range(200)]
     states = sum(1 for a in answers if a["type"] == "state")
     codes = {a["code"] for a in answers if a["type"] == "error"}
-    assert states <= limits.DEFAULT_LIMITS["resync"].count and codes == {"rate_limited"}
+    # A window's count, and one more for each window a slow machine took over the burst.
+    limit = limits.DEFAULT_LIMITS["resync"]
+    windows = 1 + int((time.monotonic() - burst_started) // limit.seconds)
+    assert states <= limit.count * windows and codes == {"rate_limited"}
     limits.reset()  # the quiet table's player shares the test's address
     during = statistics.median([await resync_time(quiet) for _ in range(5)])
     assert during < before * 5 + 0.05
