@@ -92,19 +92,58 @@ app.conf.task_routes = (
 )
 
 
+# kombu's Redis transport (5.7) raises AttributeError when its QoS touches a
+# channel whose broker connection is gone (Redis stopped or restarted), and
+# the worker dies of it ("Unrecoverable error"). Two such places:
+# - giving back the messages a worker holds when the connection is lost;
+# - acknowledging (or rejecting) a move that finished in a pool child while
+#   the connection was lost: its ack waits on the event loop and runs after
+#   the worker has connected again, on the old, closed channel.
+# The messages are left to Redis: in its unacked set, given to a worker again
+# after the visibility timeout (settings.py) and refused there as stale, or
+# gone with a restarted Redis, whose lost moves the sweep schedules again.
+log = logging.getLogger(__name__)
+
+
+def _connection_gone(qos: Any) -> bool:
+    channel = qos.channel
+    return bool(channel.closed or channel.connection is None or channel.connection.client is None)
+
+
 def _restore_unacked_or_leave(self: Any, client: Any = None) -> Any:
-    """kombu's Redis QoS.restore_unacked, when a worker's broker connection is
-    lost (Redis restarted) while it holds messages, raises AttributeError on
-    the closed channel (kombu 5.7) and the worker dies. The messages are in
-    Redis's unacked set, given to a worker again after the visibility timeout
-    (settings.py), or gone with Redis, whose lost moves the sweep schedules again."""
     try:
         return _restore_unacked(self, client)
     except AttributeError:
-        logging.getLogger(__name__).warning("broker connection gone: held messages left to Redis")
+        if not _connection_gone(self):
+            raise
+        log.warning("broker connection gone: held messages left to Redis")
         self._delivered.clear()
         return None
 
 
+def _ack_or_leave(self: Any, delivery_tag: Any) -> Any:
+    try:
+        return _ack(self, delivery_tag)
+    except AttributeError:
+        if not _connection_gone(self):
+            raise
+        log.warning("broker connection gone: message %s left unacknowledged to Redis", delivery_tag)
+        return None
+
+
+def _reject_or_leave(self: Any, delivery_tag: Any, requeue: bool = False) -> Any:
+    try:
+        return _reject(self, delivery_tag, requeue=requeue)
+    except AttributeError:
+        if not _connection_gone(self):
+            raise
+        log.warning("broker connection gone: message %s left unrejected to Redis", delivery_tag)
+        return None
+
+
 _restore_unacked = kombu_redis.QoS.restore_unacked
+_ack = kombu_redis.QoS.ack
+_reject = kombu_redis.QoS.reject
 kombu_redis.QoS.restore_unacked = _restore_unacked_or_leave
+kombu_redis.QoS.ack = _ack_or_leave
+kombu_redis.QoS.reject = _reject_or_leave

@@ -265,7 +265,12 @@ class Players:
         lagging_since: float | None = None
         while made < moves and not self.over:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"made {made} of {moves} moves; versions {self.versions}")
+                newest, view = self.newest()
+                to_act = view["to_act"] if view else None
+                raise TimeoutError(
+                    f"made {made} of {moves} moves; versions {self.versions}, seat {to_act}"
+                    f" to act at {newest}, {self.reconnects} reconnects, closes {self.closes}"
+                )
             await asyncio.sleep(0.03)
             newest, view = self.newest()
             if view is None:

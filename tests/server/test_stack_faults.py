@@ -119,11 +119,16 @@ def test_redis_stopped_and_started_again_mid_match() -> None:
             figures["bots_only"] = time.monotonic() - started_at
             await players.close(keepers)
 
-        asyncio.run(asyncio.wait_for(run(), timeout=240))
+        try:
+            asyncio.run(asyncio.wait_for(run(), timeout=240))
+        except TimeoutError as stuck:
+            stored = cluster.table_row(table["pk"]), cluster.table_row(bots_only["pk"])
+            raise AssertionError(f"{stuck}; stored {stored}\n{cluster.tail()}") from stuck
         print(f"\nRedis down {figures['down']:.1f} s: the humans' table moved on "
               f"{figures['recovery']:.2f} s after it was back, the bots' table "
               f"{figures['bots_only']:.2f} s after; {players.reconnects} reconnects, "
               f"errors {players.errors}, closes {players.closes}")  # fmt: skip
+        assert "Unrecoverable error" not in cluster.worker_log(0), cluster.tail()
         assert check_stored_log(cluster.database_url, table["pk"]).is_over
         check_stored_log(cluster.database_url, bots_only["pk"])
 
