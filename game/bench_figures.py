@@ -34,13 +34,13 @@ class Figures:
         return {
             "actions_sent": self.sent,
             "deliveries": len(both),
-            "p50_ms": _percentile(both, 50),
-            "p99_ms": _percentile(both, 99),
+            "p50_ms": percentile(both, 50),
+            "p99_ms": percentile(both, 99),
             "max_ms": max(both) if both else None,
-            "acting_p50_ms": _percentile(self.acting, 50),
-            "acting_p99_ms": _percentile(self.acting, 99),
-            "others_p50_ms": _percentile(self.others, 50),
-            "others_p99_ms": _percentile(self.others, 99),
+            "acting_p50_ms": percentile(self.acting, 50),
+            "acting_p99_ms": percentile(self.acting, 99),
+            "others_p50_ms": percentile(self.others, 50),
+            "others_p99_ms": percentile(self.others, 99),
             "gaps": self.gaps,
             "gaps_recovered": self.gaps_recovered,
             "undelivered": self.undelivered,
@@ -70,15 +70,15 @@ class Figures:
             {
                 "second": second,
                 "deliveries": len(values),
-                "p50_ms": _percentile(values, 50),
-                "p99_ms": _percentile(values, 99),
+                "p50_ms": percentile(values, 50),
+                "p99_ms": percentile(values, 99),
                 "max_ms": max(values),
             }
             for second, values in sorted(buckets.items())
         ]
 
 
-def _percentile(values: list[float], q: float) -> float | None:
+def percentile(values: list[float], q: float) -> float | None:
     if not values:
         return None
     if len(values) == 1:

@@ -45,6 +45,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from game import bench_figures, bench_tables, loadtest, stackprocs, wire
+from game.commit_probe import EVERY_SECONDS, CommitProbe
 from game.engine import Rules
 
 STACKS = ("embedded", "redis")
@@ -274,7 +275,11 @@ class Command(BaseCommand):
             Side(stack, SITE_APP, helpers, env),
         ]
         spies: list[subprocess.Popen[str]] = []
+        # The disk's commits while the baseline plays (game/commit_probe.py).
+        probe = CommitProbe(env["DATABASE_URL"]) if sides[1].services else None
         try:
+            if probe is not None:
+                probe.start()
             for side in sides:
                 side.start(processes, tmp)
             for side in sides:
@@ -285,8 +290,10 @@ class Command(BaseCommand):
                     self.start_profiler(pid, f"{stack}-{number}", opts)
                     for number, pid in enumerate(site.pids)
                 )
-            asyncio.run(interleave(sides, tables, opts))
+            asyncio.run(interleave(sides, tables, opts, probe))
             summaries = [side.summary(opts) for side in sides]
+            if probe is not None:
+                summaries[1]["postgres_commit_probe"] = probe.summary()
             if spies:
                 for spy in spies:
                     spy.send_signal(signal.SIGINT)  # py-spy writes what it has and stops
@@ -297,6 +304,8 @@ class Command(BaseCommand):
                 )
             return summaries[1], summaries[0]
         finally:
+            if probe is not None:
+                probe.stop()
             for process in [*spies, *(d for side in sides for d in side.daphnes)]:
                 stackprocs.stop(process)
 
@@ -354,6 +363,14 @@ class Command(BaseCommand):
                     if "worker_cpu_ms_per_action" in s
                     else ""
                 )
+            )
+        probe = s.get("postgres_commit_probe")
+        if probe is not None and probe["commits"]:
+            self.stdout.write(
+                f"  the disk: bare PostgreSQL commits during the baseline's bouts (no site; "
+                f"one insert every {EVERY_SECONDS * 1e3:.0f} ms): p50 {_ms(probe['p50_ms'], 2)} ms"
+                f"  p99 {_ms(probe['p99_ms'], 2)} ms  max {_ms(probe['max_ms'])} ms, "
+                f"{probe['over_50_ms']} of {probe['commits']} over 50 ms"
             )
         if "note" in s:
             self.stdout.write(f"  {s['note']}")
@@ -516,9 +533,15 @@ class Side:
         return summary
 
 
-async def interleave(sides: list[Side], tables: list[dict[str, Any]], opts: dict[str, Any]) -> None:
+async def interleave(
+    sides: list[Side],
+    tables: list[dict[str, Any]],
+    opts: dict[str, Any],
+    probe: CommitProbe | None = None,
+) -> None:
     """Connect both sides' clients, warm each up, then measure them in bouts
-    taken in turns (:data:`BOUT_ORDER`), ``--seconds`` in all per side."""
+    taken in turns (:data:`BOUT_ORDER`), ``--seconds`` in all per side; the
+    ``probe`` times commits during the baseline's (the first side's) bouts."""
     bouts = max(1, round(opts["seconds"] / opts["bout"]))
     length = opts["seconds"] / bouts
     players = []
@@ -551,7 +574,11 @@ async def interleave(sides: list[Side], tables: list[dict[str, Any]], opts: dict
                 **await asyncio.to_thread(side.read_cpu),
                 **await asyncio.to_thread(side.read_wire),
             }
+            if probe is not None and index == 0:
+                probe.on()
             await clients.play(length, measured=True)
+            if probe is not None:
+                probe.off()
             after = await asyncio.to_thread(side.read_cpu)
             if side.services:
                 await asyncio.sleep(STATS_SETTLE_SECONDS)
