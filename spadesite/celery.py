@@ -110,40 +110,25 @@ def _connection_gone(qos: Any) -> bool:
     return bool(channel.closed or channel.connection is None or channel.connection.client is None)
 
 
-def _restore_unacked_or_leave(self: Any, client: Any = None) -> Any:
-    try:
-        return _restore_unacked(self, client)
-    except AttributeError:
-        if not _connection_gone(self):
-            raise
-        log.warning("broker connection gone: held messages left to Redis")
-        self._delivered.clear()
-        return None
+def _left_to_redis(method: Any, what: str) -> Any:
+    """kombu's Redis ``QoS.method``, which on a channel whose connection is gone
+    logs ``what`` (``{tag}``: the delivery tag) instead of raising AttributeError."""
+
+    def left(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except AttributeError:
+            if not _connection_gone(self):
+                raise
+            tag = args[0] if args else kwargs.get("delivery_tag")
+            log.warning("broker connection gone: %s", what.format(tag=tag))
+            self._delivered.clear()  # what the dead channel held is Redis's now
+            return None
+
+    return left
 
 
-def _ack_or_leave(self: Any, delivery_tag: Any) -> Any:
-    try:
-        return _ack(self, delivery_tag)
-    except AttributeError:
-        if not _connection_gone(self):
-            raise
-        log.warning("broker connection gone: message %s left unacknowledged to Redis", delivery_tag)
-        return None
-
-
-def _reject_or_leave(self: Any, delivery_tag: Any, requeue: bool = False) -> Any:
-    try:
-        return _reject(self, delivery_tag, requeue=requeue)
-    except AttributeError:
-        if not _connection_gone(self):
-            raise
-        log.warning("broker connection gone: message %s left unrejected to Redis", delivery_tag)
-        return None
-
-
-_restore_unacked = kombu_redis.QoS.restore_unacked
-_ack = kombu_redis.QoS.ack
-_reject = kombu_redis.QoS.reject
-kombu_redis.QoS.restore_unacked = _restore_unacked_or_leave
-kombu_redis.QoS.ack = _ack_or_leave
-kombu_redis.QoS.reject = _reject_or_leave
+_QoS = kombu_redis.QoS
+_QoS.restore_unacked = _left_to_redis(_QoS.restore_unacked, "held messages left to Redis")
+_QoS.ack = _left_to_redis(_QoS.ack, "message {tag} left unacknowledged to Redis")
+_QoS.reject = _left_to_redis(_QoS.reject, "message {tag} left unrejected to Redis")
