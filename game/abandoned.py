@@ -3,7 +3,8 @@
 A table remembers when a player was last there (``Table.last_human_at``): the
 table's creation, every seat change, and its seated players' and host's
 sockets (opened, closed, and every ``TOUCH_EVERY`` seconds while open, which
-the page's heartbeat keeps up). An open or playing table whose last visit is
+the page's heartbeat keeps up; those a process gathers and writes together,
+``game.visits``). An open or playing table whose last visit is
 older than ``SPADES_ABANDON_MINUTES`` (default 60) is *abandoned*: it leaves
 the lobby at once (:func:`cutoff` filters the list), and the next sweep sets
 its status to ``abandoned``, which stops its bots (a move needs a playing
@@ -46,7 +47,13 @@ def cutoff(now: datetime | None = None) -> datetime:
 
 def touch(table_pk: int, now: datetime | None = None) -> None:
     """A player is here now (one UPDATE; a closed table stays closed)."""
-    Table.objects.filter(pk=table_pk, status__in=LIVE).update(last_human_at=now or timezone.now())
+    touch_tables([table_pk], now)
+
+
+def touch_tables(table_pks: list[int], now: datetime | None = None) -> None:
+    """Players are at these tables now: one UPDATE for all of them."""
+    live = Table.objects.filter(pk__in=table_pks, status__in=LIVE)
+    live.update(last_human_at=now or timezone.now())
 
 
 def close_abandoned(now: datetime | None = None) -> list[int]:

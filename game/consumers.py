@@ -75,6 +75,7 @@ from game import (
     sweeper,
     talk,
     turns,
+    visits,
     watchers,
 )
 from game.client_frames import Act, Back, Chat, FrameRefused, React, Resync, parse
@@ -225,7 +226,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             frame = parse(text_data)
             if self.visits and time.monotonic() - self.last_visit > abandoned.TOUCH_EVERY:
                 self.last_visit = time.monotonic()
-                await db_call(abandoned.touch)(self.table_pk)
+                visits.note(self.table_pk)  # written with the process's others
             if isinstance(frame, Act):
                 await self.on_act(frame)
             elif isinstance(frame, Resync):
