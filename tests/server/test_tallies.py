@@ -10,6 +10,7 @@ import io
 import json
 import os
 import random
+import threading
 import time
 from datetime import date, timedelta
 from typing import Any
@@ -456,7 +457,17 @@ def test_a_live_flush_adds_its_rounds_a_few_at_a_time(
     add = tally_flush._add
     monkeypatch.setattr(tally_flush, "_add", lambda found: batches.append(len(found)) or add(found))
     pauses: list[float] = []
-    monkeypatch.setattr(tally_flush.time, "sleep", pauses.append)
+    # This thread's pauses only: a flush thread left by an earlier test may be
+    # sleeping between its own batches meanwhile (it once added a pause here).
+    this_thread, real_sleep = threading.get_ident(), time.sleep
+
+    def sleep(seconds: float) -> None:
+        if threading.get_ident() == this_thread:
+            pauses.append(seconds)
+        else:
+            real_sleep(seconds)
+
+    monkeypatch.setattr(tally_flush.time, "sleep", sleep)
     assert tally_flush.flush_tables([t.pk for t in tables]) == pending
     assert max(batches) == 2 and sum(batches) == pending
     # A pause after each full batch (the last read may find nothing left).
