@@ -7,11 +7,8 @@ class GameConfig(AppConfig):
     verbose_name = "Game"
 
     def ready(self) -> None:
-        # The bot driver registers its Celery tasks and subscribes to
-        # game.turns, which schedules bot moves without importing it.
-        from django.db.backends.signals import connection_created
+        # The table master, built from the settings (game/builder.py); importing
+        # the builder registers the bot driver's Celery tasks too.
+        from game import builder
 
-        from game import bot_turns  # noqa: F401
-        from game.sqlite_wal import on_connection_created
-
-        connection_created.connect(on_connection_created, dispatch_uid="spades-sqlite-wal")
+        builder.install()

@@ -60,7 +60,7 @@ ROUND_ACTIONS = 56  # a first round: four bids and 52 cards (no score yet allows
 
 def _advance(table_pk: int, count: int, rng: random.Random) -> None:
     """Make ``count`` random legal moves at a table (set-up, before any socket)."""
-    from game import matches, moves
+    from game import master, matches
     from game.engine import view_for
     from game.models import Table
 
@@ -71,5 +71,5 @@ def _advance(table_pk: int, count: int, rng: random.Random) -> None:
         if seat is None or not legal:
             return
         action = rng.choice(legal)
-        moves.submit_action(table_pk, seat, action, match.version)
+        master.submit(table_pk, seat, action, match.version)
         match.apply(action)

@@ -1,32 +1,33 @@
-"""The bot driver: a bot's (or stand-in's) move computed and submitted, as Celery tasks.
+"""The bot driver: every bot's (or stand-in's) move computed and submitted.
 
-``act(table_id, seat, version)`` is idempotent: it moves only if the table
-is still at ``version`` and ``seat`` is a bot (or a stand-in's human), and
-submits with ``expected_version=version``, so a task that runs twice, or
-late, is dropped as stale (one started too often: ``game.redelivery``).
-``game.turns`` schedules it by task name, or with ``SPADES_BOTS_IN_PROCESS``
-(the embedded default) runs :func:`play_turn` in ``game.runner``'s thread
-pool. The bots (``bots/``) see only the seat's view, never the database.
+:func:`take_turn` is the one entry, whoever runs it: the Celery task
+:func:`act` on the production stack, the master's thread scheduler in the
+embedded default. It counts the move's start (``game.redelivery``: a move
+started too often is made by the plain bot, then dropped for a while), then
+:func:`play_turn` moves only if the table is still at ``version`` and
+``seat`` is a bot (or a stand-in's human), and submits through the master
+with ``expected_version=version``, so a move that runs twice, or late, is
+dropped as stale. The bots (``bots/``) see only the seat's view, never the
+database.
 
-A searching player (UCT) in its search phase must move within the bot time
-budget (:func:`bot_budget`, default 1 s, counted from the moment the move is
-computed, after the pacing delay): ``play_turn`` first computes SRP's move as
-the fallback, then
+A bot that searches for this decision (a UCT player in its search phase, a
+simulating bidder, SIM) must move within the bot time budget
+(:func:`bot_budget`, default 1 s, counted from the moment the move is
+computed, after the pacing delay). :class:`Search` computes its fallback
+first (SRP's card, BIS's bid), then the master's scheduler runs it:
 
-- in-process (the thread runner, or the inline runner of tests): searches
-  in the same call for what is left of the budget, less a submit's time; an
-  error in the search plays the fallback;
-- with Celery: sends the search as ``game.bot_turns.search`` to the ``search``
-  queue (time limits from the budget, expiring at the deadline) and schedules
-  ``game.bot_turns.submit_fallback`` on the ``bots`` queue for just before
-  the deadline. Both submit with the same ``expected_version``: the first is
-  the move, the other stale. A search that fails, times out or starts too
-  late submits the fallback at once. A simulating bidder (SIM) bids the same
-  way, in ``game.bid_search``, with BIS's bid as the fallback.
+- in-process (:meth:`Search.run_here`): the search in the same call for what
+  is left of the budget, less a submit's time; an error plays the fallback;
+- with Celery (:meth:`Search.send_to_queues`): the search as
+  :func:`search` on the ``search`` queue (time limits from the budget,
+  expiring at the deadline) and :func:`submit_fallback` on the ``bots``
+  queue just before the deadline. Both submit with the same expected
+  version: the first is the move, the other stale. A search that fails,
+  times out or starts too late submits the fallback at once.
 
-Every searched move logs one line "search move ... source ... elapsed ..."
-(``source`` search or fallback; elapsed from the start of the move to the
-committed submit), which the stack test reads to check the budget.
+Every searched decision logs one line "search move: ..." or "search bid:
+..." with its source (search or fallback) and elapsed time (from the start
+of the move to the committed submit), which the stack tests read.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import logging
 import os
 import random
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,20 +47,21 @@ from django.db import InterfaceError, OperationalError
 
 from bots import solver_compiled
 from bots.registry import DEFAULT_BOT, make_bot
+from bots.sim import SIM
 from bots.uct import UCT
-from game import bid_search, redelivery, redis_clients, sweeper, turns
-from game.engine import view_for
+from game import master, redelivery, redis_clients, scheduling, sweeper
+from game.engine import Action, action_from_dict, action_to_dict, view_for
 from game.engine.actions import Bid, Play
 from game.engine.state import Phase
 from game.engine.view import SeatView
 from game.errors import IllegalMove, NotPlaying, StaleVersion, TableNotFound
 from game.matches import load_match
 from game.models import Seat, Table
-from game.moves import submit_action
+from game.turns import TurnPlan
 
 log = logging.getLogger(__name__)
 
-# What play_turn reports (the task's return value, for logs and tests).
+# What a turn reports (the task's return value, for logs and tests).
 MOVED = "moved"
 STALE = "stale"
 NOT_DUE = "not_due"
@@ -94,6 +96,11 @@ def bot_rng(seed: str, version: int, seat: int) -> random.Random:
     return random.Random(f"{seed}/bot/{version}/{seat}")
 
 
+def fallback_rng(seed: str, version: int, seat: int) -> random.Random:
+    """The random source of a searching bot's fallback, apart from its search's."""
+    return random.Random(f"{seed}/bot/{version}/{seat}/fallback")
+
+
 def stand_in_view(view: SeatView) -> SeatView:
     """What a stand-in sees while bidding for a human: the same seat with nil
     and blind nil off, so that it bids its regular estimate. A nil costs 100
@@ -106,7 +113,36 @@ def stand_in_view(view: SeatView) -> SeatView:
     return replace(view, rules=replace(view.rules, nil=False, blind_nil=False), legal_actions=legal)
 
 
-@turns.subscribe
+def searcher(bot: Any, view: SeatView) -> SIM | UCT | None:
+    """The bot's part that searches for this decision (SIM's bid, UCT's card), or None."""
+    bidder, player = getattr(bot, "bidder", None), getattr(bot, "player", None)
+    if isinstance(bidder, SIM) and bidder.needs_search(view):
+        return bidder
+    if isinstance(player, UCT) and player.needs_search(view):
+        return player
+    return None
+
+
+def _submit(table_id: int, seat: int, version: int, action: Action, stand_in: bool,
+            away: bool) -> bool:  # fmt: skip
+    """Submit through the master; False if the table moved on (stale)."""
+    try:
+        master.submit(table_id, seat, action, version, by_stand_in=stand_in, while_away=away)
+    except (StaleVersion, NotPlaying, TableNotFound):
+        return False
+    return True
+
+
+def take_turn(
+    table_id: int, seat: int, version: int, stand_in: bool = False, away: bool = False
+) -> str:
+    """A planned move, counted first (``game.redelivery``); the scheduler's mover."""
+    verdict = redelivery.verdict(table_id, seat, version)
+    if verdict == redelivery.DROP:
+        return DROPPED
+    return play_turn(table_id, seat, version, stand_in, away, verdict == redelivery.PLAIN)
+
+
 def play_turn(
     table_id: int,
     seat: int,
@@ -139,180 +175,137 @@ def play_turn(
     view = view_for(match, seat)
     if stand_in:
         view = stand_in_view(view)
-    rng = bot_rng(table.seed, version, seat)
     bot_name = redelivery.PLAIN_BOT if plain else bot_name  # neither simulates nor searches
     bot = make_bot(bot_name)
-    bidder = bid_search.simulating_bidder(bot, view)
-    if bidder is not None:  # SIM simulates its bid within the budget (game/bid_search.py)
-        budget = bot_budget(table)
-        where = (table_id, seat, version, stand_in, bot_name, view, rng)
-        return bid_search.play_searched_bid(*where, bidder, budget, submit_reserve(budget))
-    searcher = _searcher(bot)
-    if searcher is not None and searcher.needs_search(view):
-        return _play_searched_turn(
-            table_id, seat, version, stand_in, bot_name, view, rng, searcher, bot_budget(table)
-        )
+    found = searcher(bot, view)
+    if found is not None:
+        fallback = _fallback(found, view, fallback_rng(table.seed, version, seat))
+        job = Search(table_id, seat, version, bot_name, time.time(), bot_budget(table),
+                     action_to_dict(fallback), stand_in, away)  # fmt: skip
+        return master.get().scheduler.search(job)
+    rng = bot_rng(table.seed, version, seat)
     action = bot.act(view, rng)
     try:
-        submit_action(table_id, seat, action, version, by_stand_in=stand_in, while_away=away)
-    except (StaleVersion, NotPlaying, TableNotFound):
-        return STALE
+        moved = _submit(table_id, seat, version, action, stand_in, away)
     except IllegalMove as e:
         # A bot bug must not stall the table: log it and play a legal move instead.
         log.error("bot %s made an illegal move %r at table %s: %s", bot_name, action, table_id, e)
-        fallback = rng.choice(view.legal_actions)
-        try:
-            submit_action(table_id, seat, fallback, version, by_stand_in=stand_in, while_away=away)
-        except (StaleVersion, NotPlaying):
-            return STALE
-    return MOVED
+        moved = _submit(table_id, seat, version, rng.choice(view.legal_actions), stand_in, away)
+    return MOVED if moved else STALE
 
 
-def _searcher(bot: Any) -> Any:
-    """The bot's player if it searches under a time budget (UCT), else None."""
-    return bot.player if isinstance(bot.player, UCT) else None
+def _fallback(found: SIM | UCT, view: SeatView, rng: random.Random) -> Action:
+    """The move when the budget runs out: BIS's bid, SRP's card."""
+    if isinstance(found, SIM):
+        return found.fallback(view, rng)
+    assert view.seat is not None
+    return Play(view.seat, found.srp.play(view, rng))
+
+
+def _searched(found: SIM | UCT, view: SeatView, rng: random.Random,
+              seconds: float) -> tuple[Action, int | None]:  # fmt: skip
+    """The searcher's decision within ``seconds``; (action, deals simulated or None)."""
+    assert view.seat is not None
+    if isinstance(found, SIM):
+        result = found.search(view, rng, budget=seconds)
+        return Bid(view.seat, result.bid), result.deals
+    if not _kernels_ready():
+        raise TimeoutError("the search kernels are still loading")
+    return Play(view.seat, found.play_within(view, rng, seconds)), None
 
 
 def _kernels_ready() -> bool:
     """Whether this process's compiled search kernels are loaded. Until they are
-    the caller plays SRP's card: compiling them takes seconds, loading them from
-    numba's cache most of one, and no budget allows that. Processes start
-    loading them at once (spadesite/celery.py, game/runner.py); this starts it
-    in a process that did not."""
+    the fallback plays: compiling them takes seconds, loading them from numba's
+    cache most of one, and no budget allows that. Processes start loading them
+    at once (spadesite/celery.py, game/scheduling.py); this starts it in a
+    process that did not."""
     if solver_compiled.ready():
         return True
     solver_compiled.warm_up_in_background()
     return False
 
 
-def _submit_card(table_id: int, seat: int, version: int, card: int, stand_in: bool) -> bool:
-    """Submit playing ``card``; False if the table moved on (stale)."""
-    try:
-        submit_action(table_id, seat, Play(seat, card), version, by_stand_in=stand_in)
-    except (StaleVersion, NotPlaying, TableNotFound):
-        return False
-    return True
+@dataclass(frozen=True)
+class Search:
+    """A searching bot's decision at ``version``, its fallback already computed:
+    the master's scheduler runs it here or sends it to the queues."""
 
+    table_id: int
+    seat: int
+    version: int
+    bot_name: str
+    started: float  # time.time() when the move began
+    budget: float
+    fallback: dict[str, Any]  # the fallback action, as stored
+    stand_in: bool = False
+    away: bool = False
 
-def _log_move(
-    table_id: int, seat: int, version: int, source: str, started: float, budget: float
-) -> None:
-    log.info(
-        "search move: table %s version %s seat %s source %s elapsed %.3f budget %.3f",
-        table_id, version, seat, source, time.time() - started, budget,
-    )  # fmt: skip
+    def run_here(self) -> str:
+        """Search in this call for what is left of the budget, less a submit's time."""
+        return self.search_and_submit(reserves=1)
 
-
-def _play_searched_turn(
-    table_id: int,
-    seat: int,
-    version: int,
-    stand_in: bool,
-    bot_name: str,
-    view: Any,
-    rng: random.Random,
-    searcher: Any,
-    budget: float,
-) -> str:
-    started = time.time()
-    deadline = started + budget
-    reserve = submit_reserve(budget)
-    fallback = searcher.srp.play(view, random.Random(f"{rng.random()}/fallback"))
-    if getattr(settings, "SPADES_BOTS_IN_PROCESS", True):
-        source = "search"
+    def send_to_queues(self) -> str:
+        """The search on the ``search`` queue, the fallback on ``bots`` just before
+        the deadline; if the search cannot be sent, the fallback at once."""
+        deadline = self.started + self.budget
+        limit = max(0.1, deadline - time.time())
+        args = [self.table_id, self.seat, self.version, self.bot_name, self.started, self.budget,
+                self.fallback]  # fmt: skip
+        kwargs = {"stand_in": self.stand_in, "away": self.away}
         try:
-            if _kernels_ready():
-                card = searcher.play_within(view, rng, max(0.0, deadline - reserve - time.time()))
-            else:
-                card, source = fallback, "fallback"
+            search.apply_async(args=args, kwargs=kwargs, queue="search", soft_time_limit=limit,
+                               time_limit=limit + 1.0,
+                               expires=datetime.fromtimestamp(deadline, UTC))  # fmt: skip
         except Exception:
-            log.exception("the search of %s failed at table %s: SRP's move instead",
-                          bot_name, table_id)  # fmt: skip
-            card, source = fallback, "fallback"
-        if not _submit_card(table_id, seat, version, card, stand_in):
+            log.exception("cannot send the search of %s at table %s: the fallback instead",
+                          self.bot_name, self.table_id)  # fmt: skip
+            return self.submit_fallback()
+        eta = datetime.fromtimestamp(deadline - submit_reserve(self.budget), UTC)
+        submit_fallback.apply_async(args=[*args[:3], self.fallback, *args[4:6]], kwargs=kwargs,
+                                    queue="bots", eta=eta)  # fmt: skip
+        return SEARCHING
+
+    def search_and_submit(self, reserves: int = 2) -> str:
+        """Search until ``reserves`` submit times before the deadline (two on the
+        search queue: its submit must land before the fallback is sent), then
+        submit; on any failure (or no time left) submit the fallback at once."""
+        deadline = self.started + self.budget
+        stop = deadline - reserves * submit_reserve(self.budget)
+        action, source, deals = action_from_dict(self.fallback), "fallback", None
+        try:
+            table = Table.objects.filter(pk=self.table_id).first()
+            playing = table is not None and table.status == Table.Status.PLAYING
+            if not playing or table.version != self.version:
+                return STALE
+            if stop - time.time() <= 0:
+                raise TimeoutError("the search started too late")
+            view = view_for(load_match(table, self.version), self.seat)
+            found = searcher(make_bot(self.bot_name), view)
+            if found is None:
+                raise ValueError(f"{self.bot_name} does not search here")
+            rng = bot_rng(table.seed, self.version, self.seat)
+            action, deals = _searched(found, view, rng, max(0.0, stop - time.time()))
+            source = "search"
+        except (Exception, SoftTimeLimitExceeded) as e:  # SoftTimeLimitExceeded: the limit
+            log.warning("the search of %s at table %s version %s failed (%r): the fallback",
+                        self.bot_name, self.table_id, self.version, e)  # fmt: skip
+        return self._submit_logged(action, source, deals)
+
+    def submit_fallback(self) -> str:
+        """The fallback, unless the search already moved."""
+        return self._submit_logged(action_from_dict(self.fallback), "fallback", None)
+
+    def _submit_logged(self, action: Action, source: str, deals: int | None) -> str:
+        if not _submit(self.table_id, self.seat, self.version, action, self.stand_in, self.away):
             return STALE
-        _log_move(table_id, seat, version, source, started, budget)
+        kind = "bid" if isinstance(action, Bid) else "move"
+        log.info(
+            "search %s: table %s version %s seat %s source %s elapsed %.3f budget %.3f%s",
+            kind, self.table_id, self.version, self.seat, source, time.time() - self.started,
+            self.budget, f" bid {action.tricks} deals {deals or 0}" if kind == "bid" else "",
+        )  # fmt: skip
         return MOVED if source == "search" else FALLBACK
-    # Celery: the search on its queue; the fallback lands just before the deadline.
-    limit = max(0.1, deadline - time.time())
-    try:
-        search.apply_async(
-            args=[table_id, seat, version, bot_name, started, budget, fallback],
-            kwargs={"stand_in": stand_in},
-            queue="search",
-            soft_time_limit=limit,
-            time_limit=limit + 1.0,
-            expires=datetime.fromtimestamp(deadline, UTC),
-        )
-    except Exception:
-        log.exception("cannot send the search of %s at table %s: SRP's move instead",
-                      bot_name, table_id)  # fmt: skip
-        return fallback_turn(table_id, seat, version, fallback, started, budget, stand_in)
-    submit_fallback.apply_async(
-        args=[table_id, seat, version, fallback, started, budget],
-        kwargs={"stand_in": stand_in},
-        queue="bots",
-        eta=datetime.fromtimestamp(deadline - reserve, UTC),
-    )
-    return SEARCHING
-
-
-def run_search(
-    table_id: int,
-    seat: int,
-    version: int,
-    bot_name: str,
-    started: float,
-    budget: float,
-    fallback: int,
-    stand_in: bool = False,
-) -> str:
-    """The search task's body: search until shortly before the deadline and
-    submit; on any failure (or no time left) submit the fallback at once."""
-    deadline = started + budget
-    reserve = submit_reserve(budget)
-    table = Table.objects.filter(pk=table_id).first()
-    if table is None or table.status != Table.Status.PLAYING or table.version != version:
-        return STALE
-    source = "search"
-    try:
-        # Stop early enough that the submit lands before the fallback is sent.
-        left = deadline - 2 * reserve - time.time()
-        if left <= 0:
-            raise TimeoutError("the search started too late")
-        match = load_match(table, version)
-        view = view_for(match, seat)
-        searcher = _searcher(make_bot(bot_name))
-        if searcher is None:
-            raise ValueError(f"{bot_name} does not search")
-        if not _kernels_ready():
-            raise TimeoutError("the search kernels are still loading")
-        rng = bot_rng(table.seed, version, seat)
-        card = searcher.play_within(view, rng, max(0.0, deadline - 2 * reserve - time.time()))
-    except (Exception, SoftTimeLimitExceeded) as e:  # SoftTimeLimitExceeded: the limit
-        log.warning("the search of %s at table %s version %s failed (%r): SRP's move instead",
-                    bot_name, table_id, version, e)  # fmt: skip
-        card, source = fallback, "fallback"
-    if not _submit_card(table_id, seat, version, card, stand_in):
-        return STALE
-    _log_move(table_id, seat, version, source, started, budget)
-    return MOVED if source == "search" else FALLBACK
-
-
-def fallback_turn(
-    table_id: int,
-    seat: int,
-    version: int,
-    fallback: int,
-    started: float,
-    budget: float,
-    stand_in: bool = False,
-) -> str:
-    """The fallback task's body: submit SRP's move unless the search already moved."""
-    if not _submit_card(table_id, seat, version, fallback, stand_in):
-        return STALE
-    _log_move(table_id, seat, version, "fallback", started, budget)
-    return FALLBACK
 
 
 # A move that lost its database connection (a restart, a terminated backend)
@@ -321,67 +314,37 @@ DB_LOST = (OperationalError, InterfaceError)
 DB_RETRY = {"max_retries": 5, "countdown": 0.3}
 
 
-@shared_task(
-    name=turns.ACT_TASK,
-    acks_late=True,
-    ignore_result=True,
-    autoretry_for=DB_LOST,
-    retry_kwargs=DB_RETRY,
-)
-def act(
-    table_id: int,
-    seat: int,
-    version: int,
-    stand_in: bool = False,
-    away: bool = False,
-    due: float | None = None,
-) -> str:
+@shared_task(name=scheduling.ACT_TASK, acks_late=True, ignore_result=True,
+             autoretry_for=DB_LOST, retry_kwargs=DB_RETRY)  # fmt: skip
+def act(table_id: int, seat: int, version: int, stand_in: bool = False, away: bool = False,
+        due: float | None = None) -> str:  # fmt: skip
     left = (due or 0.0) - time.time()
     if left > 0.05:
-        # One piece of a long wait (game.turns._send): on to the next, unless
-        # the table has moved on.
+        # One piece of a long wait (game.scheduling.send_turn): on to the next,
+        # unless the table has moved on.
         playing = Table.objects.filter(pk=table_id, version=version, status=Table.Status.PLAYING)
         if not playing.exists():
             return STALE
-        turns.schedule(turns.TurnPlan(table_id, seat, version, left, stand_in, away))
+        scheduling.send_turn(TurnPlan(table_id, seat, version, left, stand_in, away))
         return WAITING
-    verdict = redelivery.verdict(table_id, seat, version)
-    if verdict == redelivery.DROP:
-        return DROPPED
-    return play_turn(table_id, seat, version, stand_in, away, verdict == redelivery.PLAIN)
+    return take_turn(table_id, seat, version, stand_in, away)
 
 
 @shared_task(name="game.bot_turns.search", ignore_result=True)
-def search(
-    table_id: int,
-    seat: int,
-    version: int,
-    bot_name: str,
-    started: float,
-    budget: float,
-    fallback: int,
-    stand_in: bool = False,
-) -> str:
-    return run_search(table_id, seat, version, bot_name, started, budget, fallback, stand_in)
+def search(table_id: int, seat: int, version: int, bot_name: str, started: float,
+           budget: float, fallback: dict[str, Any], stand_in: bool = False,
+           away: bool = False) -> str:  # fmt: skip
+    job = Search(table_id, seat, version, bot_name, started, budget, fallback, stand_in, away)
+    return job.search_and_submit()
 
 
-@shared_task(
-    name="game.bot_turns.submit_fallback",
-    acks_late=True,
-    ignore_result=True,
-    autoretry_for=DB_LOST,
-    retry_kwargs=DB_RETRY,
-)
-def submit_fallback(
-    table_id: int,
-    seat: int,
-    version: int,
-    fallback: int,
-    started: float,
-    budget: float,
-    stand_in: bool = False,
-) -> str:
-    return fallback_turn(table_id, seat, version, fallback, started, budget, stand_in)
+@shared_task(name="game.bot_turns.submit_fallback", acks_late=True, ignore_result=True,
+             autoretry_for=DB_LOST, retry_kwargs=DB_RETRY)  # fmt: skip
+def submit_fallback(table_id: int, seat: int, version: int, fallback: dict[str, Any],
+                    started: float, budget: float, stand_in: bool = False,
+                    away: bool = False) -> str:  # fmt: skip
+    job = Search(table_id, seat, version, "", started, budget, fallback, stand_in, away)
+    return job.submit_fallback()
 
 
 # After a broker outage every worker reconnects and asks for the whole sweep:

@@ -1,7 +1,7 @@
 """The table websocket at ``ws/table/<public id>/``: thin, the rules live below it.
 
-A move goes to ``game.moves`` (on the event loop with PostgreSQL, else
-through ``game.db.db_call``); frames come from ``game.frames``.
+A move goes to the table master (``game.master``), whose store decides where
+it runs; frames come from ``game.frames``.
 
 Server to client frames:
 
@@ -69,17 +69,15 @@ from game import (
     frames,
     identity,
     limits,
-    moves,
+    master,
     seating,
-    sqlite_moves,
     sweeper,
     talk,
-    turns,
     visits,
     watchers,
 )
 from game.client_frames import Act, Back, Chat, FrameRefused, React, Resync, parse
-from game.db import calls_on_loop, db_call, moves_on_loop, warm_up_pool
+from game.db import db_call
 from game.errors import ServiceError, StaleVersion, TryAgain
 from game.models import Seat, Table
 
@@ -157,14 +155,14 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if found is None:
             await self.close(code=CLOSE_NO_TABLE)
             return
-        self.table_pk, self.seat, self.name, self.visits = found
+        self.table_pk, self.seat, self.name, self.is_player = found
         self.last_visit = time.monotonic()
         guest_id, _ = identity.guest_of(self.scope.get("session"))
-        self.player = limits.player_key(self.scope.get("user"), guest_id)
+        self.rate_key = limits.player_key(self.scope.get("user"), guest_id)
         self.address = str((self.scope.get("client") or ("unknown",))[0])
         self.last_version = -1
         await self.accept()
-        if not await limits.open_socket(self.player, self.address):
+        if not await limits.open_socket(self.rate_key, self.address):
             await self.send_error(
                 "too many table sockets open from your browser or network: close some tabs",
                 code="too_many_sockets",
@@ -173,7 +171,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return
         self.counted = True
         events.note_server_loop(asyncio.get_running_loop())
-        warm_up_pool()
+        master.get().store.warm_up()
         self.group = events.group_name(self.table_pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         self.groups.append(self.group)  # discarded on disconnect by the base class
@@ -194,8 +192,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "watchers", "names": await watchers.names(self.table_pk)})
         # A move lost in a restart would stall the table: schedule it again if
         # overdue; the embedded server then sweeps every table (game.sweeper).
-        sweeper.start_in_process()
-        await db_call(turns.resume_table)(self.table_pk)
+        master.get().scheduler.start_sweeping()
+        await db_call(sweeper.resume_table)(self.table_pk)
 
     async def disconnect(self, code: int) -> None:
         stop_delivering = getattr(self.channel_layer, "stop_delivering", None)
@@ -206,12 +204,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 await self.announce_watchers(
                     await watchers.gone(self.table_pk, self.channel_name, self.name)
                 )
-        if getattr(self, "visits", False):
+        if getattr(self, "is_player", False):
             with contextlib.suppress(Exception):  # the socket is gone: nobody to tell
                 await db_call(abandoned.touch)(self.table_pk)
         if self.counted:
             self.counted = False
-            await limits.close_socket(self.player, self.address)
+            await limits.close_socket(self.rate_key, self.address)
 
     # ----- client frames ---------------------------------------------------------
 
@@ -221,16 +219,16 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         """Check the frame and its limits, then handle it; whatever fails, the
         client gets an error frame and the socket stays open."""
         try:
-            if not await limits.hit_async("frames", self.player, self.address):
+            if not await limits.hit_async("frames", self.rate_key, self.address):
                 raise FrameRefused("slow down: too many frames", "rate_limited")
             frame = parse(text_data)
-            if self.visits and time.monotonic() - self.last_visit > abandoned.TOUCH_EVERY:
+            if self.is_player and time.monotonic() - self.last_visit > abandoned.TOUCH_EVERY:
                 self.last_visit = time.monotonic()
                 visits.note(self.table_pk)  # written with the process's others
             if isinstance(frame, Act):
                 await self.on_act(frame)
             elif isinstance(frame, Resync):
-                if not await limits.hit_async("resync", self.player, self.address):
+                if not await limits.hit_async("resync", self.rate_key, self.address):
                     raise FrameRefused("slow down: too many resyncs", "rate_limited")
                 await self.send_state(force=True)
             elif isinstance(frame, Chat):
@@ -261,20 +259,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def on_act(self, frame: Act) -> None:
         if self.seat is None:
             raise FrameRefused("spectators cannot act: take a seat first", "spectator")
-        action, version = frame.action, frame.version
         try:
-            if moves_on_loop():
-                await moves.submit_action_async(self.table_pk, self.seat, action, version)
-            elif calls_on_loop():
-                # SQLite on this loop: never wait there for the write lock.
-                submit = db_call(moves.submit_action)
-                await sqlite_moves.move_when_free(
-                    lambda wait: submit(
-                        self.table_pk, self.seat, action, version, wait_for_lock=wait
-                    )
-                )
-            else:
-                await db_call(moves.submit_action)(self.table_pk, self.seat, action, version)
+            await master.get().submit_on_loop(self.table_pk, self.seat, frame.action, frame.version)
         except ServiceError as e:
             await self.send_error(e.message, code=e.code)
             if isinstance(e, StaleVersion):
@@ -294,7 +280,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def on_chat(self, frame: Chat) -> None:
         if self.seat is None and not self.name:
             raise FrameRefused("choose a name to chat", "chat")
-        if not await limits.hit_async("chat", self.player, self.address):
+        if not await limits.hit_async("chat", self.rate_key, self.address):
             raise FrameRefused("slow down: too many chat messages", "chat_rate")
         line = await db_call(talk.say)(self.table_pk, self.seat, self.name, frame.text)
         await self.channel_layer.group_send(self.group, {"type": "table.chat", **line})
@@ -302,7 +288,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def on_react(self, frame: React) -> None:
         if self.seat is None and not self.name:
             raise FrameRefused("choose a name to react", "chat")
-        if not await limits.hit_async("reactions", self.player, self.address):
+        if not await limits.hit_async("reactions", self.rate_key, self.address):
             raise FrameRefused("slow down: too many reactions", "chat_rate")
         await self.channel_layer.group_send(
             self.group,

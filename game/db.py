@@ -95,12 +95,6 @@ APPLICATION_NAME = "spades moves"  # in pg_stat_activity
 _IDLE = psycopg.pq.TransactionStatus.IDLE
 
 
-def moves_on_loop() -> bool:
-    """Do the websockets' moves run on the event loop (PostgreSQL, not switched off)?"""
-    engine = settings.DATABASES["default"]["ENGINE"]
-    return bool(getattr(settings, "SPADES_ASYNC_MOVES", False)) and "postgresql" in engine
-
-
 class ConnectionPool:
     """Up to ``size`` asyncio connections, opened when first needed.
 
@@ -173,9 +167,8 @@ def pool() -> ConnectionPool:
 
 def warm_up_pool() -> None:
     """On the server's event loop, once: fill its pool in the background, so
-    that the first moves find their connections open (no-op off PostgreSQL's
-    asyncio moves)."""
-    if not moves_on_loop() or _pools.get(asyncio.get_running_loop()) is not None:
+    that the first moves find their connections open (``game.stores.PostgresStore``)."""
+    if _pools.get(asyncio.get_running_loop()) is not None:
         return
     task = hold(asyncio.ensure_future(pool().fill()))
     # A failure here only means the moves open their own connections.

@@ -141,6 +141,16 @@ def table_event(
     send_to_table(table_pk, message)
 
 
+class ChannelAnnouncer:
+    """The master's announcer: a committed move as one group message to its
+    table's sockets, on whichever channel layer is configured."""
+
+    def announce(
+        self, table_id: int, version: int, action: dict[str, Any], info: dict[str, Any]
+    ) -> None:
+        table_event(table_id, version, action, info)
+
+
 def table_changed(table_pk: int) -> None:
     send_to_table(table_pk, {"type": "table.changed"})
 

@@ -19,38 +19,15 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from datetime import timedelta
 from typing import Any
 
 from game import matches
 from game.engine import ActionError, IllegalAction, action_from_dict, private_part, view_for
-from game.matches import Committed
-from game.models import Seat, Table
+from game.matches import Committed, table_info
+from game.models import Table
 
 _public: OrderedDict[tuple[int, int], tuple[Committed, str]] = OrderedDict()
 _lock = threading.Lock()
-
-
-def table_info(table: Table, seats: Mapping[int, Seat]) -> dict[str, Any]:
-    """What anyone at the table may know about it (never the seed or the invite token)."""
-    deadline = None
-    if (
-        table.status == Table.Status.PLAYING
-        and table.stand_in_bots
-        and table.turn_started_at is not None
-    ):
-        deadline = (table.turn_started_at + timedelta(seconds=table.turn_seconds)).isoformat()
-    return {
-        "id": table.public_id,
-        "status": table.status,
-        "version": table.version,
-        "host": table.host.get_username() if table.host_id and table.host else None,
-        "seats": [seats[p].to_public_dict() if p in seats else None for p in range(4)],
-        "turn_seconds": table.turn_seconds,
-        "stand_in_bots": table.stand_in_bots,
-        "turn_deadline": deadline,
-        "rules": table.rules,
-    }
 
 
 def _encode(version: int, own: dict[str, Any], public: str) -> str:
@@ -135,11 +112,6 @@ def state_frame(table_pk: int, seat: int | None) -> tuple[int, str]:
     keep = table.version > 0
     if keep:
         matches.remember(table.pk, entry)
-    if table.status == Table.Status.PLAYING:
-        # The rows a quick move needs (game.moves): the first move of a socket
-        # that just connected reads no row. Seats change during play only with
-        # seats_version, which the quick move's swap checks.
-        matches.remember_rows(table.pk, matches.Rows(table, seats))
     return _frame(table.pk, entry, seat, keep)
 
 

@@ -1,7 +1,7 @@
 """A table's match is its log replayed; a small cache keeps recent committed states.
 
 The cache is keyed by (table, version) and holds what a committed move left:
-the match and what anyone may know of the table (``game.frames.table_info``).
+the match and what anyone may know of the table (:func:`table_info`).
 It saves the replay on most moves, and lets a socket get the view of a
 just-committed version without reading the database (``game.frames``), in
 another server process too: there the move's group message carries the
@@ -16,6 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from game import rows
@@ -30,7 +31,7 @@ TAIL = 8  # a cached version this close below the one asked for is replayed forw
 
 @dataclass(frozen=True)
 class Committed:
-    """A table as a committed move left it. ``info`` (``game.frames.table_info``)
+    """A table as a committed move left it. ``info`` (:func:`table_info`)
     is None when only the match is known (a replay): then no frame is served
     from it."""
 
@@ -41,8 +42,8 @@ class Committed:
 
 @dataclass(frozen=True)
 class Rows:
-    """A table's row and its seats as a move of this process read or left them
-    (or a socket's state read them, ``game.frames``), for the quick move
+    """A table's row and its seats as a move of this process read or left them,
+    for the quick move
     (``game.moves``). Between moves only the version, the
     turn clock and the status change, and a change to any seat adds to
     ``table.seats_version``: the quick move's statement checks all three, so
@@ -51,6 +52,29 @@ class Rows:
 
     table: Table
     seats: Mapping[int, Seat]
+
+
+def table_info(table: Table, seats: Mapping[int, Seat]) -> dict[str, Any]:
+    """What anyone at the table may know about it (never the seed or the invite token)."""
+    deadline = None
+    if (
+        table.status == Table.Status.PLAYING
+        and table.stand_in_bots
+        and table.turn_started_at is not None
+    ):
+        deadline = (table.turn_started_at + timedelta(seconds=table.turn_seconds)).isoformat()
+    return {
+        "id": table.public_id,
+        "status": table.status,
+        "version": table.version,
+        "host": table.host.get_username() if table.host_id and table.host else None,
+        "seats": [seats[p].to_public_dict() if p in seats else None for p in range(4)],
+        "turn_seconds": table.turn_seconds,
+        "stand_in_bots": table.stand_in_bots,
+        "turn_deadline": deadline,
+        "rules": table.rules,
+    }
+
 
 
 _cache: OrderedDict[tuple[int, int], Committed] = OrderedDict()

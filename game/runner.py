@@ -1,19 +1,12 @@
-"""Run bot moves inside the server process: the embedded default's "Celery".
+"""Bot moves inside the server process: the embedded default's "Celery".
 
-Without Redis there is no worker, so ``game.turns.schedule`` hands the
-move to a runner here, behind the same function a Celery worker runs
-(``game.bot_turns.play_turn``):
-
-- :class:`ThreadRunner` (``make run``): a small thread pool, plus one
-  scheduler thread for moves that wait (the bots' pacing delay, the turn
-  timer of a human before a stand-in moves). A move runs with its own
-  database connection, closed afterwards.
-- :class:`InlineRunner` (tests, ``SPADES_BOTS_INLINE = True``): runs a move at
-  once in the calling thread, after the commit that scheduled it. Moves
-  scheduled while one runs are queued and run in order by the outermost
-  call (no recursion, however long a match of four bots). Timed moves
-  (stand-ins) are kept in ``timers`` until a test fires them with
-  :meth:`InlineRunner.run_timers`. Errors are logged and kept in ``errors``.
+Without Redis there is no worker, so the master's scheduler
+(``game.scheduling.ThreadScheduler``) hands each move to a
+:class:`ThreadRunner`, behind the same function a Celery worker runs
+(``game.bot_turns.play_turn``): a small thread pool, plus one scheduler
+thread for moves that wait (the bots' pacing delay, the turn timer of a
+human before a stand-in moves). A move runs with its own database
+connection, closed afterwards.
 """
 
 from __future__ import annotations
@@ -23,15 +16,11 @@ import itertools
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from django.conf import settings
 from django.db import connections
-
-from bots import solver_compiled
 
 log = logging.getLogger(__name__)
 
@@ -118,85 +107,3 @@ class ThreadRunner:
             self._heap.clear()
             self._cond.notify_all()
         self._pool.shutdown(wait=True)
-
-
-class InlineRunner:
-    def __init__(self) -> None:
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        self.timers: list[tuple[float, Task, tuple[Any, ...]]] = []
-        self.errors: list[BaseException] = []
-
-    def submit(self, fn: Task, *args: Any, delay: float = 0.0, timer: bool = False) -> None:
-        if timer and delay > 0:
-            with self._lock:
-                self.timers.append((delay, fn, args))
-            return
-        queue: deque[tuple[Task, tuple[Any, ...]]] | None = getattr(self._local, "queue", None)
-        if queue is not None:  # a move scheduled by a move: the outer loop runs it
-            queue.append((fn, args))
-            return
-        queue = self._local.queue = deque([(fn, args)])
-        try:
-            while queue:
-                task, task_args = queue.popleft()
-                try:
-                    task(*task_args)
-                except Exception as e:
-                    name = getattr(task, "__name__", task)
-                    log.exception("bot move %s%r failed", name, task_args)
-                    with self._lock:
-                        self.errors.append(e)
-        finally:
-            self._local.queue = None
-
-    def run_timers(self) -> int:
-        """Fire every waiting timer now (as if the time ran out); how many fired."""
-        with self._lock:
-            due, self.timers = self.timers, []
-        for _, fn, args in due:
-            self.submit(fn, *args)
-        return len(due)
-
-    def pending_timers(self) -> int:
-        with self._lock:
-            return len(self.timers)
-
-    def wait_idle(self, timeout: float = 10.0) -> bool:
-        return True
-
-    def shutdown(self) -> None:
-        with self._lock:
-            self.timers.clear()
-
-
-Runner = ThreadRunner | InlineRunner
-
-_runners: dict[str, Runner] = {}
-_runners_lock = threading.Lock()
-
-
-def get_runner() -> Runner:
-    """The process's runner for the current settings (inline in tests)."""
-    inline = bool(getattr(settings, "SPADES_BOTS_INLINE", False))
-    key = "inline" if inline else "threads"
-    with _runners_lock:
-        runner = _runners.get(key)
-        if runner is None:
-            if inline:
-                runner = InlineRunner()
-            else:
-                runner = ThreadRunner(int(getattr(settings, "SPADES_BOT_WORKERS", 4)))
-                # Its searching bots need the compiled kernels: load them now.
-                solver_compiled.warm_up_in_background()
-            _runners[key] = runner
-        return runner
-
-
-def reset_runners() -> None:
-    """Drop the runners (tests): timers are forgotten, pools shut down."""
-    with _runners_lock:
-        runners = list(_runners.values())
-        _runners.clear()
-    for runner in runners:
-        runner.shutdown()

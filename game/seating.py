@@ -15,7 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from bots.registry import DEFAULT_BOT, UnknownBot, make_bot
-from game import abandoned, events, turns
+from game import abandoned, events, master, turns
 from game.engine import Rules, RulesError
 from game.errors import NotPlaying, SeatError, ServiceError, TableNotFound
 from game.matches import load_match
@@ -163,7 +163,7 @@ def start_table(table: Table | int | str) -> Table:
         plan = turns.next_turn(locked, seats, match.round.to_act, locked.version)
         _announce_change(pk)
         if plan is not None:
-            transaction.on_commit(lambda: turns.schedule(plan), robust=True)
+            transaction.on_commit(lambda: master.get().scheduler.turn(plan), robust=True)
     return locked
 
 
@@ -194,7 +194,7 @@ def hand_over(table: Table | int | str, position: int) -> Seat:
             seats = {s.position: s for s in locked.seats.all()}
             plan = turns.next_turn(locked, seats, position, locked.version)
             if plan is not None:
-                transaction.on_commit(lambda: turns.schedule(plan), robust=True)
+                transaction.on_commit(lambda: master.get().scheduler.turn(plan), robust=True)
         _announce_change(pk)
     return seat
 
@@ -227,7 +227,7 @@ def mark_back(table: Table | int | str, position: int) -> bool:
                 seats = {s.position: s for s in locked.seats.all()}
                 plan = turns.next_turn(locked, seats, position, locked.version)
                 if plan is not None:
-                    transaction.on_commit(lambda: turns.schedule(plan), robust=True)
+                    transaction.on_commit(lambda: master.get().scheduler.turn(plan), robust=True)
         _announce_change(pk)
     return True
 

@@ -11,8 +11,9 @@ stale, so two copies never make two moves.
 
 It runs every :data:`SWEEP_EVERY_SECONDS`: from Celery beat on the
 production stack (``game.bot_turns.sweep_overdue``), from the embedded
-server's runner once a table socket has opened there
-(:func:`start_in_process`; a socket opening also resumes its own table), or
+server's scheduler once a table socket has opened there
+(``game.scheduling``; a socket opening also resumes its own table,
+:func:`resume_table`), or
 by ``manage.py sweep_overdue_turns`` from cron. A Celery worker that connects
 to the broker again after losing it asks for one sweep of every table at once
 (``spadesite/celery.py``), since the broker may have come back empty.
@@ -26,7 +27,7 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from game import runner, tally_flush, turns
+from game import master, tally_flush, turns
 from game.matches import load_match
 from game.models import Table
 
@@ -38,6 +39,8 @@ SWEEP_EVERY_SECONDS = 15.0
 # seldom duplicates a move that is merely slow (a duplicate is refused as
 # stale: it costs a computation, never a second move).
 OVERDUE_AFTER_SECONDS = 15.0
+# A socket that opens on a table resumes a bot's move overdue by this much.
+OVERDUE_GRACE_SECONDS = 5.0
 
 
 def overdue_plans(now: datetime | None = None, *, every: bool = False) -> list[turns.TurnPlan]:
@@ -88,7 +91,7 @@ def sweep(now: datetime | None = None, *, every: bool = False) -> list[int]:
     swept = []
     for plan in overdue_plans(now, every=every):
         try:
-            turns.schedule(plan)
+            master.get().scheduler.turn(plan)
         except Exception:
             log.exception("sweep: scheduling table %s again failed", plan.table_id)
             continue
@@ -101,31 +104,49 @@ def sweep(now: datetime | None = None, *, every: bool = False) -> list[int]:
     return swept
 
 
-_started = False
-_started_lock = threading.Lock()
+# Turn timers restarted by resume_table in this process, so that every
+# connecting socket does not add one more.
+_resumed: set[tuple[int, int]] = set()
+_resumed_lock = threading.Lock()
 
 
-def start_in_process() -> bool:
-    """In the embedded server, sweep every :data:`SWEEP_EVERY_SECONDS` on the
-    runner's scheduler (a timer: idle waits ignore it). Once per process;
-    False if already started or if bots do not run in this process."""
-    global _started
-    from django.conf import settings
+def resume_table(table: Table | int) -> bool:
+    """Schedule the move that is due if it looks lost (e.g. after a restart).
 
-    if not getattr(settings, "SPADES_BOTS_IN_PROCESS", True):
+    Bot moves and turn timers wait in memory (or in the Celery broker); after
+    a restart of the embedded server a table would wait for ever. Called when
+    a socket connects: if a bot's move is overdue by more than a grace period
+    it is scheduled again, and a human's turn timer is restarted for the
+    time left. A duplicate is harmless: one of the two moves is stale.
+    Returns whether something was scheduled.
+    """
+    pk = table.pk if isinstance(table, Table) else table
+    t = Table.objects.filter(pk=pk).first()
+    if t is None or t.status != Table.Status.PLAYING or t.turn_started_at is None:
         return False
-    if getattr(settings, "SPADES_BOTS_INLINE", False):
-        return False  # tests call sweep() themselves
-    with _started_lock:
-        if _started:
-            return False
-        _started = True
-    runner.get_runner().submit(_sweep_and_again, delay=SWEEP_EVERY_SECONDS, timer=True)
+    match = load_match(t)
+    if match.is_over:
+        return False
+    seats = {s.position: s for s in t.seats.all()}
+    plan = turns.next_turn(t, seats, match.round.to_act, t.version)
+    if plan is None:
+        return False
+    waited = (timezone.now() - t.turn_started_at).total_seconds()
+    if plan.stand_in:
+        key = (plan.table_id, plan.version)
+        with _resumed_lock:
+            if key in _resumed:
+                return False
+            _resumed.add(key)
+            if len(_resumed) > 4096:
+                _resumed.clear()
+        delay = max(0.0, plan.delay - waited)
+    elif waited < plan.delay + OVERDUE_GRACE_SECONDS:
+        return False
+    else:
+        delay = 0.0
+    resumed = turns.TurnPlan(
+        plan.table_id, plan.seat, plan.version, delay, plan.stand_in, plan.away
+    )
+    master.get().scheduler.turn(resumed)
     return True
-
-
-def _sweep_and_again() -> None:
-    try:
-        sweep()
-    finally:
-        runner.get_runner().submit(_sweep_and_again, delay=SWEEP_EVERY_SECONDS, timer=True)

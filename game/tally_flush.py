@@ -26,7 +26,7 @@ it first:
 A flush marks its rows ``tallied`` and adds them in one transaction, which
 it rolls back if another flush marked one of them first, so a round is never
 added twice nor lost: until its flush commits, it is still pending. In tests
-(``SPADES_BOTS_INLINE``) the flush runs at once, after the move's commit.
+the scheduler flushes at once, after the move's commit.
 """
 
 from __future__ import annotations
@@ -35,14 +35,13 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from celery import current_app, shared_task
-from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
-from game import db, round_rows, tallies
+from game import db, master, round_rows, tallies
 from game.models import RoundRecordRow
 
 log = logging.getLogger(__name__)
@@ -60,10 +59,8 @@ SQLITE_BATCH, SQLITE_PAUSE = 2, 0.01
 
 
 def live_steps() -> tuple[int, float]:
-    """(rounds, pause) of a live flush's steps on this process's database."""
-    if connection.vendor == "sqlite":
-        return SQLITE_BATCH, SQLITE_PAUSE
-    return LIVE_BATCH, LIVE_PAUSE
+    """(rounds, pause) of a live flush's steps on this process's database (its store's)."""
+    return master.get().store.flush_steps
 
 
 FLUSH_TASK = "game.tally_flush.flush_tables"
@@ -119,12 +116,14 @@ def pending() -> int:
     return RoundRecordRow.objects.filter(tallied=False).count() + round_rows.pending_count()
 
 
-class _Flusher:
+class Flusher:
     """One thread per process: woken by :meth:`soon`, it waits :data:`DELAY`
-    for more round ends, then flushes the pending rounds of the tables they
-    were at (another process's rounds are left to that process)."""
+    for more round ends, then hands the tables they were at to ``deliver``
+    (the scheduler's: flush them here, or send them to a Celery worker;
+    another process's rounds are left to that process)."""
 
-    def __init__(self) -> None:
+    def __init__(self, deliver: Callable[[list[int]], None]) -> None:
+        self._deliver = deliver
         self._wanted = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -147,35 +146,29 @@ class _Flusher:
             self._wanted.clear()
             with self._lock:
                 tables, self._tables = self._tables, set()
-            if not getattr(settings, "SPADES_BOTS_IN_PROCESS", True):
-                try:
-                    current_app.send_task(FLUSH_TASK, args=[sorted(tables)], queue="bots")
-                except Exception:  # the broker is away: left pending for the sweep
-                    log.exception("sending the tally flush to a worker failed")
-                continue
             try:
-                rounds, pause = live_steps()
-                flush_pending(rounds, tables, pause)
-            except Exception:
-                # Left pending: the next flush or the sweep adds them.
-                log.exception("flushing the tallies failed")
-                db.drop_broken_connections()
-            close_old_connections()
+                self._deliver(sorted(tables))
+            except Exception:  # left pending: the next flush or the sweep adds them
+                log.exception("flushing the tallies of tables %s failed", sorted(tables))
 
 
-_flusher = _Flusher()
+def flush_here(tables: list[int]) -> None:
+    """A live batch flushed by this process, in its store's steps."""
+    try:
+        rounds, pause = live_steps()
+        flush_pending(rounds, tables, pause)
+    finally:
+        db.drop_broken_connections()
+        close_old_connections()
+
+
+def send_to_worker(tables: list[int]) -> None:
+    """A live batch sent to a Celery worker (:func:`flush_tables`)."""
+    current_app.send_task(FLUSH_TASK, args=[tables], queue="bots")
 
 
 @shared_task(name=FLUSH_TASK, ignore_result=True)
 def flush_tables(tables: list[int]) -> int:
-    """A Celery worker's flush of a server process's batch (:class:`_Flusher`)."""
+    """A Celery worker's flush of a server process's batch (:class:`Flusher`)."""
     rounds, pause = live_steps()
     return flush_pending(rounds, tables, pause)
-
-
-def flush_soon(table_id: int) -> None:
-    """After a move that stored a round at ``table_id``: have it added to the tallies."""
-    if getattr(settings, "SPADES_BOTS_INLINE", False):
-        flush_pending(tables=[table_id])
-        return
-    _flusher.soon(table_id)

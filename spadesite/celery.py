@@ -86,8 +86,6 @@ app.conf.task_routes = (
     [
         ("game.bot_turns.search*", {"queue": "search"}),
         ("game.bot_turns.*", {"queue": "bots"}),
-        ("game.bid_search.search*", {"queue": "search"}),
-        ("game.bid_search.*", {"queue": "bots"}),
     ],
 )
 

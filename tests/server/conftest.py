@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from game import limits, matches, runner, watchers
+from game import limits, master, matches, watchers
+from tests.server.inline import InlineScheduler
 
 
 @pytest.fixture(autouse=True)
@@ -27,18 +28,19 @@ def machine_speed(settings: Any) -> None:
     settings.SPADES_RATE_LIMITS = False
 
 
+INLINE = "tests.server.inline.InlineScheduler"
+
+
 @pytest.fixture
-def live(settings: Any) -> Iterator[runner.InlineRunner]:
+def live(settings: Any) -> Iterator[InlineScheduler]:
     """Bots in-process and inline (deterministic), no pacing delay, in-memory channel layer."""
     settings.SPADES_BOTS_IN_PROCESS = True
-    settings.SPADES_BOTS_INLINE = True
+    settings.SPADES_SCHEDULER = INLINE
     settings.SPADES_BOT_DELAY = 0
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "game.events.TableChannelLayer"}}
     matches.clear_cache()
-    runner.reset_runners()
-    inline = runner.get_runner()
-    assert isinstance(inline, runner.InlineRunner)
+    inline = master.get().scheduler
+    assert isinstance(inline, InlineScheduler)
     yield inline
     assert inline.errors == []
-    runner.reset_runners()
     matches.clear_cache()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from game import matches, moves, seating
+from game import master, matches, seating
 from game.engine import Rules, view_for
 from game.models import Table
 
@@ -52,6 +52,6 @@ def play_humans(table: Table, rng: random.Random, until_version: int | None = No
         until_version is None or table.version < until_version
     ):
         seat, action = human_move(table, rng)
-        moves.submit_action(table.pk, seat, action, table.version)
+        master.submit(table.pk, seat, action, table.version)
         table.refresh_from_db()
     return table

@@ -12,7 +12,7 @@ import random
 import time
 from typing import Any
 
-from game import db, frames, matches, moves, round_rows, seating, statement
+from game import db, frames, master, matches, round_rows, seating, statement
 from game.engine import Play, Rules, replay, view_for
 from game.engine.state import Phase
 from game.errors import IllegalMove, StaleVersion
@@ -56,7 +56,7 @@ def to_act(pk: int) -> tuple[Table, int, Any]:
 async def move(pk: int, rng: random.Random) -> Any:
     table, seat, match = await asyncio.to_thread(to_act, pk)
     action = rng.choice(view_for(match, seat).legal_actions)
-    return await moves.submit_action_async(pk, seat, action, table.version)
+    return await master.get().submit_on_loop(pk, seat, action, table.version)
 
 
 async def human_to_act(pk: int, bot: int, rng: random.Random) -> tuple[Table, int, Any]:
@@ -134,14 +134,14 @@ async def main() -> dict[str, Any]:
     before = await asyncio.to_thread(state, pk)
     legal = view_for(match, seat).legal_actions
     try:
-        await moves.submit_action_async(pk, seat, legal[0], table.version - 1)
+        await master.get().submit_on_loop(pk, seat, legal[0], table.version - 1)
         out["stale"] = "accepted"
     except StaleVersion:
         same = await asyncio.to_thread(state, pk) == before
         out["stale"] = "refused, nothing changed" if same else "refused, changed"
     foreign = next(c for c in range(52) if not match.round.hands[seat] >> c & 1)
     try:
-        await moves.submit_action_async(pk, seat, Play(seat, foreign), table.version)
+        await master.get().submit_on_loop(pk, seat, Play(seat, foreign), table.version)
         out["illegal"] = "accepted"
     except IllegalMove:
         same = await asyncio.to_thread(state, pk) == before
@@ -176,7 +176,7 @@ async def main() -> dict[str, Any]:
         table, seat, match = await human_to_act(pk, leaver, rng)
         earlier = matches.remembered_rows(pk)
         action = rng.choice(view_for(match, seat).legal_actions)
-        await asyncio.to_thread(moves.submit_action, pk, seat, action, table.version,
+        await asyncio.to_thread(master.submit, pk, seat, action, table.version,
                                 by_stand_in=by_stand_in)  # fmt: skip
         await human_to_act(pk, leaver, rng)
         assert earlier is not None

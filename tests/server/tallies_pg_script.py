@@ -12,7 +12,7 @@ import threading
 
 from django.db import connection
 
-from game import matches, moves, seating, tallies, tally_flush
+from game import master, matches, seating, tallies, tally_flush
 from game.engine import Rules, view_for
 from game.models import RoundRecordRow, Table
 
@@ -29,7 +29,9 @@ async def play(table_pk: int, rng: random.Random) -> None:
         seat = match.round.to_act
         action = rng.choice(view_for(match, seat).legal_actions)
         stand_in = rng.random() < 0.05
-        await moves.submit_action_async(table.pk, seat, action, table.version, by_stand_in=stand_in)
+        await master.get().submit_on_loop(
+            table.pk, seat, action, table.version, by_stand_in=stand_in
+        )
 
 
 async def main() -> None:

@@ -11,12 +11,13 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from game import abandoned, moves, runner, visits
+from game import abandoned, master, visits
 from game.engine import Bid
 from game.errors import NotPlaying
 from game.models import Table
 from lobby.views import open_tables
 from tests.server.helpers import make_table
+from tests.server.inline import InlineScheduler
 from tests.server.test_consumers import TIMEOUT, connect
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -62,14 +63,14 @@ def test_a_seat_change_is_a_visit(settings: Any) -> None:
     assert table.public_id in _listed()
 
 
-def test_a_playing_table_is_closed_and_its_bots_stop(live: runner.InlineRunner) -> None:
+def test_a_playing_table_is_closed_and_its_bots_stop(live: InlineScheduler) -> None:
     table = make_table("HBBB", stand_in_bots=False)
     _last_visit(table, 600)
     assert abandoned.close_abandoned() == [table.pk]
     table.refresh_from_db()
     assert table.status == Table.Status.ABANDONED
     with pytest.raises(NotPlaying, match="closed"):
-        moves.submit_action(table.pk, 0, Bid(0, 3), table.version)
+        master.submit(table.pk, 0, Bid(0, 3), table.version)
     assert abandoned.close_abandoned() == []  # closed once; finished tables are never touched
 
 
@@ -97,7 +98,7 @@ def test_the_lobby_sweeps_at_most_once_a_minute() -> None:
 
 
 async def test_a_players_socket_is_a_visit_and_a_spectators_is_not(
-    live: runner.InlineRunner, monkeypatch: Any
+    live: InlineScheduler, monkeypatch: Any
 ) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
     await database_sync_to_async(_last_visit)(table, 600)
@@ -121,7 +122,7 @@ async def test_a_players_socket_is_a_visit_and_a_spectators_is_not(
         await comm.disconnect()
 
 
-async def test_open_sockets_see_the_table_closed(live: runner.InlineRunner) -> None:
+async def test_open_sockets_see_the_table_closed(live: InlineScheduler) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
     comm, first = await connect(table, "g0")
     assert first["view"]["table"]["status"] == "playing"
@@ -136,7 +137,7 @@ async def test_open_sockets_see_the_table_closed(live: runner.InlineRunner) -> N
 
 
 async def test_a_table_closed_before_it_started_still_has_a_view(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     table = await database_sync_to_async(make_table)("HH", start=False)
     await database_sync_to_async(_last_visit)(table, 600)

@@ -12,12 +12,13 @@ import pytest
 from channels.db import database_sync_to_async
 
 from bots.registry import make_bot
-from game import bot_turns, frames, matches, moves, runner, seating, turns
+from game import bot_turns, frames, master, matches, seating, turns
 from game.engine import Bid, Match, Rules, view_for
 from game.engine.state import Phase
 from game.errors import SeatError
 from game.models import BOT_PERSONAS, Action, Seat, Table
 from tests.server.helpers import make_table
+from tests.server.inline import InlineScheduler
 from tests.server.test_consumers import TIMEOUT, connect, next_state
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -71,7 +72,7 @@ def test_nil_is_left_when_it_is_the_only_bid() -> None:
     )
 
 
-def test_the_first_time_out_marks_the_player_away(live: runner.InlineRunner) -> None:
+def test_the_first_time_out_marks_the_player_away(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=NO_BLIND, stand_in_bots=True)
     first = matches.load_match(table).round.to_act
     assert live.run_timers() == 1
@@ -84,7 +85,7 @@ def test_the_first_time_out_marks_the_player_away(live: runner.InlineRunner) -> 
 
 
 def test_an_away_player_costs_the_table_no_whole_timer(
-    live: runner.InlineRunner, settings: Any
+    live: InlineScheduler, settings: Any
 ) -> None:
     table = make_table("HHHH", rules=NO_BLIND, stand_in_bots=True)
     away = matches.load_match(table).round.to_act
@@ -98,7 +99,7 @@ def test_an_away_player_costs_the_table_no_whole_timer(
         table.refresh_from_db()
         seat, action = _legal(table)
         assert seat != away
-        moves.submit_action(table.pk, seat, action, table.version)
+        master.submit(table.pk, seat, action, table.version)
     table.refresh_from_db()
     by_away = Action.objects.filter(table=table, seat=away)
     assert by_away.count() >= 3 and all(a.by_stand_in for a in by_away)
@@ -106,7 +107,7 @@ def test_an_away_player_costs_the_table_no_whole_timer(
     assert played == [a.action for a in by_away.order_by("version")]
 
 
-def test_im_back_restores_the_players_own_timer(live: runner.InlineRunner) -> None:
+def test_im_back_restores_the_players_own_timer(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=NO_BLIND, stand_in_bots=True)
     away = matches.load_match(table).round.to_act
     live.run_timers()
@@ -119,17 +120,17 @@ def test_im_back_restores_the_players_own_timer(live: runner.InlineRunner) -> No
     assert bot_turns.play_turn(table.pk, away, table.version, True, True) == bot_turns.NOT_DUE
 
 
-def test_a_players_own_move_clears_away(live: runner.InlineRunner) -> None:
+def test_a_players_own_move_clears_away(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=NO_BLIND, stand_in_bots=True)
     seat, action = _legal(table)
     Seat.objects.filter(table=table, position=seat).update(away=True, played_for=[{"x": 1}])
-    moves.submit_action(table.pk, seat, action, table.version)
+    master.submit(table.pk, seat, action, table.version)
     back = _seat(table, seat)
     assert not back.away and back.played_for == []
     assert not Action.objects.get(table=table).by_stand_in
 
 
-async def test_the_back_frame(live: runner.InlineRunner) -> None:
+async def test_the_back_frame(live: InlineScheduler) -> None:
     table = await database_sync_to_async(make_table)("HHHH", rules=NO_BLIND, stand_in_bots=True)
     first = (await database_sync_to_async(matches.load_match)(table)).round.to_act
     comm, state = await connect(table, f"g{first}")
@@ -154,7 +155,7 @@ async def test_the_back_frame(live: runner.InlineRunner) -> None:
 # ----- names: four bots of one kind are four players you can tell apart ---------------
 
 
-def test_bots_have_distinct_persona_names_and_say_which_bot(live: runner.InlineRunner) -> None:
+def test_bots_have_distinct_persona_names_and_say_which_bot(live: InlineScheduler) -> None:
     table = make_table("BBHB", bot="BIS+SRP")
     seats = frames.table_view(table, 2)["table"]["seats"]
     bots = [s for s in seats if s["kind"] == "bot"]
@@ -178,7 +179,7 @@ def test_the_lobby_names_the_bot_kind(client: Any) -> None:
 # ----- leaving a match is explicit: a bot takes the seat -------------------------------
 
 
-def test_leaving_a_match_hands_the_seat_to_a_bot(client: Any, live: runner.InlineRunner) -> None:
+def test_leaving_a_match_hands_the_seat_to_a_bot(client: Any, live: InlineScheduler) -> None:
     client.post("/play/", {"name": "Lea"})
     table = Table.objects.get()
     assert matches.load_match(table).round.to_act == 2  # the bots bid up to her turn
@@ -193,7 +194,7 @@ def test_leaving_a_match_hands_the_seat_to_a_bot(client: Any, live: runner.Inlin
     assert client.get("/").context["running"] == []
 
 
-def test_leaving_is_refused_where_no_bot_may_stand_in(live: runner.InlineRunner) -> None:
+def test_leaving_is_refused_where_no_bot_may_stand_in(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=NO_BLIND, stand_in_bots=False)
     with pytest.raises(SeatError, match="stand-in"):
         seating.hand_over(table, 1)

@@ -11,11 +11,12 @@ import pytest
 
 from bots.registry import make_bot
 from bots.sim import SIM
-from game import bid_search, bot_turns, matches, moves, runner
-from game.engine import Rules, view_for
+from game import bot_turns, master, matches
+from game.engine import Bid, Rules, action_to_dict, view_for
 from game.models import Action, Table
 from spadesite.celery import app
 from tests.server.helpers import SHORT_RULES, human_move, make_table
+from tests.server.inline import InlineScheduler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -45,10 +46,10 @@ def stored_bid(table: Table, version: int) -> int:
 
 
 def test_sim_bots_bid_in_process_within_budget(
-    live: runner.InlineRunner, settings: Any, caplog: pytest.LogCaptureFixture
+    live: InlineScheduler, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings.SPADES_BOT_BUDGET = 0.15
-    caplog.set_level(logging.INFO, logger="game.bid_search")
+    caplog.set_level(logging.INFO, logger="game.bot_turns")
     table = make_table("BBBB", rules=SHORT_RULES, bot="SIM100+SRP")
     assert table.status == Table.Status.FINISHED
     bids = logged_bids(caplog)
@@ -61,7 +62,7 @@ def test_sim_bots_bid_in_process_within_budget(
 
 
 def test_a_failing_simulation_bids_bis_bid(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
     settings: Any,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -72,7 +73,7 @@ def test_a_failing_simulation_bids_bis_bid(
         raise RuntimeError("the simulation broke")
 
     monkeypatch.setattr(SIM, "search", broken)
-    caplog.set_level(logging.INFO, logger="game.bid_search")
+    caplog.set_level(logging.INFO, logger="game.bot_turns")
     table = make_table("BBBB", rules=SHORT_RULES, bot="SIM50+SRP")
     assert table.status == Table.Status.FINISHED
     bids = logged_bids(caplog)
@@ -94,53 +95,54 @@ def drive_to_bid(table: Table, rng: random.Random) -> str:
                 return result
         else:
             seat, action = human_move(table, rng)
-            moves.submit_action(table.pk, seat, action, table.version)
+            master.submit(table.pk, seat, action, table.version)
 
 
 def test_with_celery_the_simulation_goes_to_the_search_queue_and_the_first_submit_wins(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
     settings: Any,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     settings.SPADES_BOTS_IN_PROCESS = False
     settings.SPADES_BOT_BUDGET = 0.5
-    caplog.set_level(logging.INFO, logger="game.bid_search")
+    caplog.set_level(logging.INFO, logger="game.bot_turns")
     sent: dict[str, list[dict[str, Any]]] = {"act": [], "search": [], "fallback": []}
-    for name, task in (("act", bot_turns.act), ("search", bid_search.search),
-                       ("fallback", bid_search.submit_fallback)):  # fmt: skip
+    for name, task in (("act", bot_turns.act), ("search", bot_turns.search),
+                       ("fallback", bot_turns.submit_fallback)):  # fmt: skip
         monkeypatch.setattr(task, "apply_async", lambda _n=name, **kw: sent[_n].append(kw))
     table = make_table("BHHH", rules=Rules(winning_goal=1000, losing_goal=-1000),
                        bot="SIM100+SRP")  # fmt: skip
     rng = random.Random(2)
 
     # 1. The simulation lands first: its bid stands, the fallback is stale.
-    assert drive_to_bid(table, rng) == bid_search.SEARCHING
+    assert drive_to_bid(table, rng) == bot_turns.SEARCHING
     search, fallback = sent["search"][-1], sent["fallback"][-1]
     assert search["queue"] == "search" and fallback["queue"] == "bots"
-    table_id, seat, version, bot_name, started, budget, reserve, bis, _ = search["args"]
+    table_id, seat, version, bot_name, started, budget, bis = search["args"]
     assert (table_id, seat, bot_name, budget) == (table.pk, 0, "SIM100+SRP", 0.5)
-    assert bis == bis_bid(table, version, 0)
+    assert bis == action_to_dict(Bid(0, bis_bid(table, version, 0)))
+    assert fallback["args"] == [table.pk, 0, version, bis, started, budget]
     assert 0 < search["soft_time_limit"] <= budget < search["time_limit"]
     assert started < fallback["eta"].timestamp() < started + budget
-    assert bid_search.run_search(*search["args"], **search["kwargs"]) == bid_search.MOVED
-    assert bid_search.fallback_bid(*fallback["args"], **fallback["kwargs"]) == bid_search.STALE
+    assert bot_turns.search(*search["args"], **search["kwargs"]) == bot_turns.MOVED
+    assert bot_turns.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
     _, _, source, _, bid, deals = logged_bids(caplog)[-1]
     assert source == "search" and deals > 0
     assert stored_bid(table, version) == bid
 
     # 2. The budget ran out first: BIS's bid, and the simulation's submit is dropped.
-    assert drive_to_bid(table, rng) == bid_search.SEARCHING
+    assert drive_to_bid(table, rng) == bot_turns.SEARCHING
     search, fallback = sent["search"][-1], sent["fallback"][-1]
     version = search["args"][2]
-    assert bid_search.fallback_bid(*fallback["args"], **fallback["kwargs"]) == bid_search.FALLBACK
-    assert bid_search.run_search(*search["args"], **search["kwargs"]) == bid_search.STALE
+    assert bot_turns.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.FALLBACK
+    assert bot_turns.search(*search["args"], **search["kwargs"]) == bot_turns.STALE
     assert stored_bid(table, version) == bis_bid(table, version, 0)
     assert all(call["queue"] == "bots" for call in sent["act"])
 
 
 @pytest.mark.parametrize(
-    ("task", "queue"), [(bid_search.search, "search"), (bid_search.submit_fallback, "bots")]
+    ("task", "queue"), [(bot_turns.search, "search"), (bot_turns.submit_fallback, "bots")]
 )
 def test_the_bid_tasks_are_routed_to_their_queue(task: Any, queue: str) -> None:
     assert app.amqp.router.route({}, task.name)["queue"].name == queue
@@ -148,5 +150,5 @@ def test_the_bid_tasks_are_routed_to_their_queue(task: Any, queue: str) -> None:
 
 def test_bis_and_k_s_zero_never_simulate() -> None:
     view_bot = make_bot("SIM0+SRP")
-    assert bid_search.simulating_bidder(view_bot, None) is None  # type: ignore[arg-type]
-    assert bid_search.simulating_bidder(make_bot("BIS+SRP"), None) is None  # type: ignore[arg-type]
+    assert bot_turns.searcher(view_bot, None) is None  # type: ignore[arg-type]
+    assert bot_turns.searcher(make_bot("BIS+SRP"), None) is None  # type: ignore[arg-type]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
-from game.runner import InlineRunner, ThreadRunner
+from game.runner import ThreadRunner
+from tests.server.inline import InlineRunner
 
 
 def test_thread_runner_runs_moves_after_their_delay_and_waits_until_idle() -> None:

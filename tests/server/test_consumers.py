@@ -15,12 +15,13 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 from django.db import OperationalError
 
-from game import matches, moves, runner
+from game import master, matches
 from game.engine import Rules, format_card
 from game.engine.cards import cards_of
 from game.models import Action, Table
 from game.routing import websocket_urlpatterns
 from tests.server.helpers import QUICK_RULES, make_table
+from tests.server.inline import InlineScheduler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -161,7 +162,7 @@ async def play_match(
             frames[key].append(frame)
 
 
-async def test_four_seats_play_a_full_round(live: runner.InlineRunner, machine_speed: None) -> None:
+async def test_four_seats_play_a_full_round(live: InlineScheduler, machine_speed: None) -> None:
     table = await database_sync_to_async(make_table)("HHHH", Rules(winning_goal=500))
     socks, states = {}, {}
     for seat in range(4):
@@ -180,7 +181,7 @@ async def test_four_seats_play_a_full_round(live: runner.InlineRunner, machine_s
 
 
 async def test_no_frame_shows_a_card_another_seat_holds(
-    live: runner.InlineRunner, machine_speed: None
+    live: InlineScheduler, machine_speed: None
 ) -> None:
     # Two humans, two bots and a spectator, over a whole match of a few rounds.
     table = await database_sync_to_async(make_table)("HBHB", QUICK_RULES)
@@ -216,7 +217,7 @@ async def test_no_frame_shows_a_card_another_seat_holds(
         await comm.disconnect()
 
 
-async def test_refused_frames_get_an_error_and_change_nothing(live: runner.InlineRunner) -> None:
+async def test_refused_frames_get_an_error_and_change_nothing(live: InlineScheduler) -> None:
     table = await database_sync_to_async(make_table)("HHHH", Rules(blind_nil=False))
     to_act = (await database_sync_to_async(matches.load_match)(table)).round.to_act
     other = (to_act + 1) % 4
@@ -256,17 +257,17 @@ async def test_refused_frames_get_an_error_and_change_nothing(live: runner.Inlin
 
 
 async def test_a_database_failure_gets_an_error_and_the_socket_stays(
-    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     table = await database_sync_to_async(make_table)("HHHH", Rules(blind_nil=False))
     to_act = (await database_sync_to_async(matches.load_match)(table)).round.to_act
     comm, state = await connect(table, f"g{to_act}")
     act = {"type": "act", "action": {"type": "bid", "tricks": 3}, "version": state["version"]}
 
-    def down(*args: Any, **kwargs: Any) -> None:
+    async def down(*args: Any, **kwargs: Any) -> None:
         raise OperationalError("the database went away")
 
-    monkeypatch.setattr(moves, "submit_action", down)
+    monkeypatch.setattr(master.TableMaster, "submit_on_loop", down)
     error = await refused(comm, json.dumps(act))
     assert error["code"] == "try_again" and "try again" in error["message"]
     assert (await comm.receive_json_from(timeout=TIMEOUT))["version"] == state["version"]
@@ -276,7 +277,7 @@ async def test_a_database_failure_gets_an_error_and_the_socket_stays(
     await comm.disconnect()
 
 
-async def test_a_socket_cannot_act_for_another_seat(live: runner.InlineRunner) -> None:
+async def test_a_socket_cannot_act_for_another_seat(live: InlineScheduler) -> None:
     table = await database_sync_to_async(make_table)("HHHH", Rules(blind_nil=False))
     to_act = (await database_sync_to_async(matches.load_match)(table)).round.to_act
     other = (to_act + 2) % 4
@@ -293,7 +294,7 @@ async def test_a_socket_cannot_act_for_another_seat(live: runner.InlineRunner) -
     await spectator.disconnect()
 
 
-async def test_resync_sends_the_full_state(live: runner.InlineRunner) -> None:
+async def test_resync_sends_the_full_state(live: InlineScheduler) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
     comm, state = await connect(table, "g1")
     await comm.send_json_to({"type": "resync", "version": 0})
@@ -302,7 +303,7 @@ async def test_resync_sends_the_full_state(live: runner.InlineRunner) -> None:
     await comm.disconnect()
 
 
-async def test_chat_is_broadcast_limited_and_rate_limited(live: runner.InlineRunner) -> None:
+async def test_chat_is_broadcast_limited_and_rate_limited(live: InlineScheduler) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
     north, _ = await connect(table, "g0")
     south, _ = await connect(table, "g2")
@@ -332,7 +333,7 @@ async def test_an_unknown_table_is_refused() -> None:
     assert not connected and code == 4404
 
 
-async def test_the_site_finds_the_seat_from_the_session_cookie(live: runner.InlineRunner) -> None:
+async def test_the_site_finds_the_seat_from_the_session_cookie(live: InlineScheduler) -> None:
     from django.contrib.sessions.backends.db import SessionStore
 
     table = await database_sync_to_async(make_table)("HHHH")
@@ -350,7 +351,7 @@ async def test_the_site_finds_the_seat_from_the_session_cookie(live: runner.Inli
     await comm.disconnect()
 
 
-async def test_a_signed_in_user_is_found_from_the_session_cookie(live: runner.InlineRunner) -> None:
+async def test_a_signed_in_user_is_found_from_the_session_cookie(live: InlineScheduler) -> None:
     from django.contrib.auth import get_user_model
     from django.test import Client
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from django.db import connection
 
-from game import db
+from game import db, stores
 from game.db import db_call, drop_broken_connections
 from game.models import Table
 
@@ -92,7 +92,7 @@ class _FakeConnection:
 async def test_the_moves_pool_is_filled_ahead_and_then_opens_nothing(
     monkeypatch: pytest.MonkeyPatch, settings
 ) -> None:
-    """The first socket fills the loop's pool (db.warm_up_pool): the first moves
+    """The first socket fills the loop's pool (PostgresStore.warm_up): the first moves
     take open connections instead of each waiting for a new one."""
     opened: list[_FakeConnection] = []
 
@@ -101,10 +101,9 @@ async def test_the_moves_pool_is_filled_ahead_and_then_opens_nothing(
         return opened[-1]
 
     monkeypatch.setattr(db, "_connect", connect)
-    monkeypatch.setattr(db, "moves_on_loop", lambda: True)
     settings.SPADES_ASYNC_DB_CONNECTIONS = 3
-    db.warm_up_pool()
-    db.warm_up_pool()  # once per loop
+    stores.PostgresStore().warm_up()
+    stores.PostgresStore().warm_up()  # once per loop
     for _ in range(10):
         await asyncio.sleep(0)
     pool = db.pool()

@@ -11,11 +11,12 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from bots.registry import DEFAULT_BOT, bot_groups, bot_names
-from game import matches, runner, seating
+from game import matches, seating
 from game.models import Seat, Table
 from lobby.forms import TableForm, rule_field_names
 from lobby.models import TableListing
 from tests.server.helpers import SHORT_RULES, make_table, play_humans
+from tests.server.inline import InlineScheduler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -89,7 +90,7 @@ def test_sign_up_shows_form_errors(client: Client) -> None:
 
 
 def test_play_now_seats_you_with_three_default_bots(
-    client: Client, live: runner.InlineRunner
+    client: Client, live: InlineScheduler
 ) -> None:
     response = client.post("/play/", {"name": "Cy"})
     assert response.status_code == 302
@@ -107,7 +108,7 @@ def test_play_now_seats_you_with_three_default_bots(
 
 
 def test_your_tables_lists_a_running_game_and_play_now_offers_it_first(
-    client: Client, live: runner.InlineRunner
+    client: Client, live: InlineScheduler
 ) -> None:
     assert b"Your tables" not in client.get("/").content
     first = client.post("/play/", {"name": "Cy"})["Location"]
@@ -266,7 +267,7 @@ def test_take_change_and_leave_a_seat(client: Client) -> None:
 
 
 def test_only_the_host_adds_and_removes_bots_and_starts(
-    client: Client, live: runner.InlineRunner
+    client: Client, live: InlineScheduler
 ) -> None:
     host = Client()
     as_guest(host, "Host")
@@ -323,7 +324,7 @@ def finished_table(client: Client) -> Table:
 
 
 def test_rematch_makes_one_new_table_with_the_same_seats_and_rules(
-    client: Client, live: runner.InlineRunner
+    client: Client, live: InlineScheduler
 ) -> None:
     table = make_table("BBHB", SHORT_RULES)
     as_session_guest(client, "g2", "Guest 2")
@@ -346,7 +347,7 @@ def test_rematch_makes_one_new_table_with_the_same_seats_and_rules(
     assert client.get(f"/t/{table.public_id}/seating.json").json()["rematch"] == first["Location"]
 
 
-def test_profile_lists_games_and_results(client: Client, live: runner.InlineRunner) -> None:
+def test_profile_lists_games_and_results(client: Client, live: InlineScheduler) -> None:
     table = finished_table(client)
     result = table.result
     page = client.get("/profile/")

@@ -15,11 +15,24 @@ from django.db.utils import ConnectionHandler
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from game import bot_turns, errors, events, frames, matches, moves, rows, runner, seating, turns
+from game import (
+    bot_turns,
+    errors,
+    events,
+    frames,
+    master,
+    matches,
+    rows,
+    scheduling,
+    seating,
+    sweeper,
+    turns,
+)
 from game.engine import Bid, Match, Play, Rules, SeeCards, replay, view_for
 from game.engine.state import Phase
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
 from tests.server.helpers import QUICK_RULES, SHORT_RULES, human_move, make_table, play_humans
+from tests.server.inline import InlineScheduler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -35,11 +48,11 @@ def snapshot(table: Table) -> tuple[int, int, str]:
     return table.version, Action.objects.filter(table=table).count(), table.status
 
 
-def test_a_legal_action_is_logged_and_bumps_the_version(live: runner.InlineRunner) -> None:
+def test_a_legal_action_is_logged_and_bumps_the_version(live: InlineScheduler) -> None:
     table = make_table("HHHH")
     assert table.version == 0 and table.status == Table.Status.PLAYING
     seat, action = first_legal(table)
-    result = moves.submit_action(table.pk, seat, action, 0)
+    result = master.submit(table.pk, seat, action, 0)
     assert result.version == 1 and result.seat == seat and not result.round_over
     row = Action.objects.get(table=table)
     assert (row.version, row.seat, row.round_number, row.by_stand_in) == (1, seat, 1, False)
@@ -48,11 +61,11 @@ def test_a_legal_action_is_logged_and_bumps_the_version(live: runner.InlineRunne
     assert table.version == 1
 
 
-def test_actions_as_dicts_take_the_seat_from_the_caller(live: runner.InlineRunner) -> None:
+def test_actions_as_dicts_take_the_seat_from_the_caller(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=Rules(blind_nil=False))
     seat = matches.load_match(table).round.to_act
     # The dict claims another seat: the caller's seat wins.
-    moves.submit_action(table.pk, seat, {"type": "bid", "tricks": 3, "seat": (seat + 1) % 4}, 0)
+    master.submit(table.pk, seat, {"type": "bid", "tricks": 3, "seat": (seat + 1) % 4}, 0)
     assert Action.objects.get(table=table).action == {
         "type": "bid",
         "seat": seat,
@@ -72,7 +85,7 @@ def test_actions_as_dicts_take_the_seat_from_the_caller(live: runner.InlineRunne
     ids=["play-during-bidding", "out-of-turn", "bid-too-high", "unknown-type"],
 )
 def test_a_refused_action_changes_nothing(
-    live: runner.InlineRunner, make_action: Any, error: type, message: str
+    live: InlineScheduler, make_action: Any, error: type, message: str
 ) -> None:
     table = make_table("HHHH", rules=Rules(blind_nil=False))
     seat = matches.load_match(table).round.to_act
@@ -80,53 +93,53 @@ def test_a_refused_action_changes_nothing(
     action = make_action(seat)
     actor = action.seat if not isinstance(action, dict) else seat
     with pytest.raises(error, match=message):
-        moves.submit_action(table.pk, actor, action, 0)
+        master.submit(table.pk, actor, action, 0)
     assert snapshot(table) == before
 
 
-def test_an_action_for_another_seat_is_refused(live: runner.InlineRunner) -> None:
+def test_an_action_for_another_seat_is_refused(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=Rules(blind_nil=False))
     seat = matches.load_match(table).round.to_act
     with pytest.raises(errors.BadAction, match="your own seat"):
-        moves.submit_action(table.pk, (seat + 1) % 4, Bid(seat, 3), 0)
+        master.submit(table.pk, (seat + 1) % 4, Bid(seat, 3), 0)
     assert snapshot(table) == (0, 0, "playing")
 
 
-def test_a_stale_version_changes_nothing(live: runner.InlineRunner) -> None:
+def test_a_stale_version_changes_nothing(live: InlineScheduler) -> None:
     table = make_table("HHHH")
     seat, action = first_legal(table)
-    moves.submit_action(table.pk, seat, action, 0)
+    master.submit(table.pk, seat, action, 0)
     before = snapshot(table)
     seat, action = first_legal(table)
     with pytest.raises(errors.StaleVersion) as info:
-        moves.submit_action(table.pk, seat, action, 0)
+        master.submit(table.pk, seat, action, 0)
     assert (info.value.expected, info.value.current) == (0, 1)
     assert "moved on" in info.value.message
     assert snapshot(table) == before
     with pytest.raises(errors.StaleVersion):
-        moves.submit_action(table.pk, seat, action, 7)  # from the future: also stale
+        master.submit(table.pk, seat, action, 7)  # from the future: also stale
     assert snapshot(table) == before
 
 
-def test_no_action_before_the_start_or_after_the_end(live: runner.InlineRunner) -> None:
+def test_no_action_before_the_start_or_after_the_end(live: InlineScheduler) -> None:
     table = make_table("HHHH", start=False)
     with pytest.raises(errors.NotPlaying, match="not started"):
-        moves.submit_action(table.pk, 0, SeeCards(0), 0)
+        master.submit(table.pk, 0, SeeCards(0), 0)
     with pytest.raises(errors.TableNotFound):
-        moves.submit_action(table.pk + 1000, 0, SeeCards(0), 0)
+        master.submit(table.pk + 1000, 0, SeeCards(0), 0)
     seating.start_table(table)
     table = play_humans(table, random.Random(1))
     assert table.status == Table.Status.FINISHED
     with pytest.raises(errors.NotPlaying, match="over"):
-        moves.submit_action(table.pk, 0, SeeCards(0), table.version)
+        master.submit(table.pk, 0, SeeCards(0), table.version)
 
 
-def test_a_finished_round_stores_a_record_that_replays(live: runner.InlineRunner) -> None:
+def test_a_finished_round_stores_a_record_that_replays(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=QUICK_RULES)
     rng = random.Random(2)
     while not RoundRecordRow.objects.filter(table=table).exists():
         seat, action = human_move(table, rng)
-        result = moves.submit_action(table.pk, seat, action, table.version)
+        result = master.submit(table.pk, seat, action, table.version)
         table.refresh_from_db()
     assert result.round_over and result.round_number == 1
     row = RoundRecordRow.objects.get(table=table)
@@ -146,7 +159,7 @@ def test_a_finished_round_stores_a_record_that_replays(live: runner.InlineRunner
 
 
 def test_a_stored_row_is_sent_as_djangos_own_preparation_would_send_it(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     """rows.insert_query skips Django's preparation of plain columns: every value
     it sends must be what that preparation gives."""
@@ -166,7 +179,7 @@ def test_a_stored_row_is_sent_as_djangos_own_preparation_would_send_it(
 
 
 def test_a_moves_statements_make_no_database_wrapper_in_its_asyncio_task(
-    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On an event loop ``django.db.connection`` is a new wrapper in every asyncio
     task, and a move on PostgreSQL runs in a task of its own: building its
@@ -176,7 +189,7 @@ def test_a_moves_statements_make_no_database_wrapper_in_its_asyncio_task(
     rng = random.Random(2)
     while not RoundRecordRow.objects.filter(table=table).exists():
         seat, action = human_move(table, rng)
-        moves.submit_action(table.pk, seat, action, table.version)
+        master.submit(table.pk, seat, action, table.version)
         table.refresh_from_db()
     round_row = RoundRecordRow.objects.get(table=table)
     round_row.pk = None
@@ -215,7 +228,7 @@ def test_a_moves_statements_make_no_database_wrapper_in_its_asyncio_task(
     assert made == []
 
 
-def test_four_bots_play_a_match_to_the_end(live: runner.InlineRunner) -> None:
+def test_four_bots_play_a_match_to_the_end(live: InlineScheduler) -> None:
     table = make_table("BBBB", rules=QUICK_RULES)  # start_table sets the bots going
     table.refresh_from_db()
     assert table.status == Table.Status.FINISHED
@@ -237,7 +250,7 @@ def test_four_bots_play_a_match_to_the_end(live: runner.InlineRunner) -> None:
     assert (records.last().score_ns, records.last().score_ew) == match.scores
 
 
-def test_bot_moves_are_reproducible_from_the_seed(live: runner.InlineRunner) -> None:
+def test_bot_moves_are_reproducible_from_the_seed(live: InlineScheduler) -> None:
     a = make_table("BBBB", rules=SHORT_RULES, start=False)
     b = make_table("BBBB", rules=SHORT_RULES, start=False)
     Table.objects.filter(pk=b.pk).update(seed=a.seed)
@@ -251,20 +264,20 @@ def test_bot_moves_are_reproducible_from_the_seed(live: runner.InlineRunner) -> 
     assert actions(a) == actions(b) and len(actions(a)) > 50
 
 
-def test_bots_answer_a_human_move_and_stop_at_the_next_human(live: runner.InlineRunner) -> None:
+def test_bots_answer_a_human_move_and_stop_at_the_next_human(live: InlineScheduler) -> None:
     table = make_table("HBBB", rules=Rules(blind_nil=False))
     table.refresh_from_db()
     # The bots before North (if North does not bid first) have already bid.
     match = matches.load_match(table)
     assert match.round.to_act == 0
-    moves.submit_action(table.pk, 0, Bid(0, 3), table.version)
+    master.submit(table.pk, 0, Bid(0, 3), table.version)
     table.refresh_from_db()
     match = matches.load_match(table)
     assert match.round.to_act == 0 and match.round.phase is Phase.PLAYING
     assert all(b is not None for b in match.round.bids)
 
 
-def test_the_cache_is_only_an_optimisation(live: runner.InlineRunner) -> None:
+def test_the_cache_is_only_an_optimisation(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=QUICK_RULES)
     play_humans(table, random.Random(3), until_version=40)
     cached = frames.table_view(table, 2)
@@ -280,7 +293,7 @@ def test_the_cache_is_only_an_optimisation(live: runner.InlineRunner) -> None:
     assert frames.table_view(table, None) == fresh
 
 
-def test_views_never_carry_the_seed_or_the_invite_token(live: runner.InlineRunner) -> None:
+def test_views_never_carry_the_seed_or_the_invite_token(live: InlineScheduler) -> None:
     table = make_table("HHBB", rules=QUICK_RULES)
     for seat in (None, 0, 1, 2, 3):
         text = json.dumps(frames.table_view(table, seat))
@@ -298,14 +311,14 @@ def test_views_never_carry_the_seed_or_the_invite_token(live: runner.InlineRunne
     assert view["version"] == table.version and view["seat"] == 0
 
 
-def test_an_open_table_view_has_no_game_yet(live: runner.InlineRunner) -> None:
+def test_an_open_table_view_has_no_game_yet(live: InlineScheduler) -> None:
     table = make_table("HH", start=False)
     view = frames.table_view(table, None)
     assert view["table"]["status"] == "open" and "hand" not in view
     assert view["table"]["seats"][2:] == [None, None]
 
 
-def test_seating_rules(live: runner.InlineRunner) -> None:
+def test_seating_rules(live: InlineScheduler) -> None:
     table = make_table("H", start=False)
     with pytest.raises(errors.SeatError, match="taken"):
         seating.take_seat(table, 0, guest_id="other")
@@ -321,7 +334,7 @@ def test_seating_rules(live: runner.InlineRunner) -> None:
     assert seating.seat_of(table, guest_id="g0") is None
 
 
-def test_a_stand_in_moves_for_a_human_whose_timer_ran_out(live: runner.InlineRunner) -> None:
+def test_a_stand_in_moves_for_a_human_whose_timer_ran_out(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=Rules(blind_nil=False), stand_in_bots=True)
     assert live.pending_timers() == 1  # the first human's turn timer
     to_act = matches.load_match(table).round.to_act
@@ -332,7 +345,7 @@ def test_a_stand_in_moves_for_a_human_whose_timer_ran_out(live: runner.InlineRun
     # The next human's timer is running; if that human moves first, it is dropped.
     assert live.pending_timers() == 1
     seat, action = first_legal(table)
-    moves.submit_action(table.pk, seat, action, 1)
+    master.submit(table.pk, seat, action, 1)
     assert live.pending_timers() == 2
     live.run_timers()  # the stale timer does nothing, the fresh one moves
     table.refresh_from_db()
@@ -344,7 +357,7 @@ def test_a_stand_in_moves_for_a_human_whose_timer_ran_out(live: runner.InlineRun
     ]
 
 
-def test_a_bot_task_that_runs_twice_is_harmless(live: runner.InlineRunner) -> None:
+def test_a_bot_task_that_runs_twice_is_harmless(live: InlineScheduler) -> None:
     table = make_table("BHHH", rules=Rules(blind_nil=False), start=False)
     # A seed where North, the bot, bids first.
     seed = next(
@@ -363,13 +376,15 @@ def test_a_bot_task_that_runs_twice_is_harmless(live: runner.InlineRunner) -> No
 
 
 def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
-    live: runner.InlineRunner, settings: Any, monkeypatch: pytest.MonkeyPatch
+    live: InlineScheduler, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings.SPADES_BOTS_IN_PROCESS = False
     sent: list[tuple[str, dict[str, Any]]] = []
-    monkeypatch.setattr(turns.current_app, "send_task", lambda name, **kw: sent.append((name, kw)))
-    turns.schedule(turns.TurnPlan(5, 2, 17, 0.6, False))
-    turns.schedule(turns.TurnPlan(5, 3, 18, 30, True))
+    monkeypatch.setattr(
+        scheduling.current_app, "send_task", lambda name, **kw: sent.append((name, kw))
+    )
+    master.get().scheduler.turn(turns.TurnPlan(5, 2, 17, 0.6, False))
+    master.get().scheduler.turn(turns.TurnPlan(5, 3, 18, 30, True))
     # A long timer is held by a worker in pieces (half the visibility timeout).
     due = sent[1][1]["kwargs"].pop("due")
     assert abs(due - time.time() - 30) < 5
@@ -389,27 +404,27 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
                 "args": [5, 3, 18],
                 "kwargs": {"stand_in": True, "away": False},
                 "queue": "bots",
-                "countdown": turns.held_at_most(),
+                "countdown": scheduling.held_at_most(),
             },
         ),
     ]
     # The name sent is the driver's task, which delivers at least once.
-    assert bot_turns.act.acks_late is True and bot_turns.act.name == turns.ACT_TASK
+    assert bot_turns.act.acks_late is True and bot_turns.act.name == scheduling.ACT_TASK
 
 
-def test_a_move_never_changes_the_cached_match(live: runner.InlineRunner) -> None:
+def test_a_move_never_changes_the_cached_match(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=QUICK_RULES)
     play_humans(table, random.Random(6), until_version=20)
     shared = matches.load_match(table)
     before = view_for(shared, None)
     seat, action = human_move(table, random.Random(7))
-    moves.submit_action(table.pk, seat, action, table.version)
+    master.submit(table.pk, seat, action, table.version)
     assert shared.version == 20 and view_for(shared, None) == before
     assert matches.load_match(table, 21).version == 21
 
 
 def test_the_admin_lists_tables_without_the_seed(
-    live: runner.InlineRunner, admin_client: Any
+    live: InlineScheduler, admin_client: Any
 ) -> None:
     table = make_table("HHBB", rules=QUICK_RULES)
     play_humans(table, random.Random(8), until_version=5)
@@ -425,7 +440,7 @@ def test_the_admin_lists_tables_without_the_seed(
         assert table.seed not in response.content.decode()
 
 
-def test_an_overdue_bot_move_is_scheduled_again(live: runner.InlineRunner) -> None:
+def test_an_overdue_bot_move_is_scheduled_again(live: InlineScheduler) -> None:
     # As after a restart: the game waits for a bot whose scheduled move was lost.
     table = make_table("HBBB", rules=Rules(blind_nil=False), start=False)
     seed = next(
@@ -436,25 +451,25 @@ def test_an_overdue_bot_move_is_scheduled_again(live: runner.InlineRunner) -> No
     Table.objects.filter(pk=table.pk).update(
         seed=seed, status=Table.Status.PLAYING, turn_started_at=timezone.now()
     )
-    assert turns.resume_table(table) is False  # not overdue yet
+    assert sweeper.resume_table(table) is False  # not overdue yet
     Table.objects.filter(pk=table.pk).update(turn_started_at=timezone.now() - timedelta(seconds=60))
-    assert turns.resume_table(table) is True
+    assert sweeper.resume_table(table) is True
     table.refresh_from_db()
     assert table.version == 3  # the three bots bid; North (a human) is to act
 
 
-def test_a_lost_turn_timer_restarts_for_the_time_left(live: runner.InlineRunner) -> None:
+def test_a_lost_turn_timer_restarts_for_the_time_left(live: InlineScheduler) -> None:
     table = make_table("HHHH", stand_in_bots=True)
     live.run_timers()  # the stand-in moves once
     live.timers.clear()  # the next timer is lost
     Table.objects.filter(pk=table.pk).update(turn_started_at=timezone.now() - timedelta(seconds=20))
-    assert turns.resume_table(table) is True
-    assert turns.resume_table(table) is False  # once per turn and process
+    assert sweeper.resume_table(table) is True
+    assert sweeper.resume_table(table) is False  # once per turn and process
     [(delay, _, _)] = live.timers
     assert 9 <= delay <= 10.5
 
 
-def test_the_cached_state_frame_is_the_views_state_frame(live: runner.InlineRunner) -> None:
+def test_the_cached_state_frame_is_the_views_state_frame(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=QUICK_RULES)
     play_humans(table, random.Random(8), until_version=30)
     table.refresh_from_db()
@@ -475,7 +490,7 @@ def test_the_cached_state_frame_is_the_views_state_frame(live: runner.InlineRunn
 
 
 def test_another_process_builds_the_frames_from_the_move_event(
-    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A server process that did not commit a move (its sockets' seats sit on
     another process) builds the same frames from the group message alone:
@@ -490,7 +505,7 @@ def test_another_process_builds_the_frames_from_the_move_event(
         before = matches.cached(table.pk, table.version)
         assert before is not None
         seat, action = human_move(table, rng)
-        result = moves.submit_action(table.pk, seat, action, table.version)
+        result = master.submit(table.pk, seat, action, table.version)
         round_ends += result.round_over
         event = sent[-1]
         assert event["version"] == result.version and event["action"] == result.action
@@ -513,7 +528,7 @@ def test_another_process_builds_the_frames_from_the_move_event(
     assert frames.applied_state_frame(table.pk, 0, bare) is None
 
 
-def test_new_seat_info_replaces_a_cached_frame(live: runner.InlineRunner) -> None:
+def test_new_seat_info_replaces_a_cached_frame(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=QUICK_RULES)
     play_humans(table, random.Random(9), until_version=5)
     table.refresh_from_db()
@@ -525,7 +540,7 @@ def test_new_seat_info_replaces_a_cached_frame(live: runner.InlineRunner) -> Non
     assert after["view"]["table"]["seats"][1]["name"] == "Renamed"
 
 
-def test_a_move_reads_the_hosts_name_and_the_seats_users(live: runner.InlineRunner) -> None:
+def test_a_move_reads_the_hosts_name_and_the_seats_users(live: InlineScheduler) -> None:
     from django.contrib.auth import get_user_model
 
     host = get_user_model().objects.create_user("hostess", password="x")
@@ -533,7 +548,7 @@ def test_a_move_reads_the_hosts_name_and_the_seats_users(live: runner.InlineRunn
     Table.objects.filter(pk=table.pk).update(host=host)
     Seat.objects.filter(table=table, position=0).update(user=host, guest_id="")
     seat, action = first_legal(table)
-    moves.submit_action(table.pk, seat, action, 0)
+    master.submit(table.pk, seat, action, 0)
     frame = json.loads(frames.cached_state_frame(table.pk, None, 1)[1])
     assert frame["view"]["table"]["host"] == "hostess"
     assert frame["view"]["table"]["seats"][0]["name"] == "hostess"

@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from game import frames, matches, move_step, moves, runner, seating, stackprocs
+from game import frames, master, matches, move_step, moves, seating, stackprocs
 from game.engine import Bid, Rules, view_for
 from game.models import Action, PendingRound, RoundRecordRow, Seat, Table
 from tests import services
 from tests.server.helpers import make_table
+from tests.server.inline import InlineScheduler
 
 SCRIPT = Path(__file__).with_name("quick_moves_pg_script.py")
 LONG = Rules(winning_goal=10_000, losing_goal=-10_000)
@@ -63,7 +64,7 @@ def row_values(row: RoundRecordRow) -> dict[str, Any]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_quick_step_is_the_full_step_to_the_round_end(live: runner.InlineRunner) -> None:
+def test_the_quick_step_is_the_full_step_to_the_round_end(live: InlineScheduler) -> None:
     """The same outcome at every move of a round. At its last card the quick
     step saves a pending round, whose record row, written after the move
     (game.round_rows), is the row the full step builds in the move."""
@@ -95,7 +96,7 @@ def test_the_quick_step_is_the_full_step_to_the_round_end(live: runner.InlineRun
             assert got.result == want.result and got.match.version == want.match.version
             assert got.seats == want.seats
             assert view_for(got.match, seat) == view_for(want.match, seat)
-        result = moves.submit_action(table.pk, seat, action, table.version, by_stand_in=by_stand_in)
+        result = master.submit(table.pk, seat, action, table.version, by_stand_in=by_stand_in)
         if by_stand_in:
             assert seating.mark_back(table.pk, seat)  # before the seat's next turn
         if result.round_over:
@@ -108,12 +109,12 @@ def test_the_quick_step_is_the_full_step_to_the_round_end(live: runner.InlineRun
 
 @pytest.mark.django_db(transaction=True)
 def test_the_quick_step_declines_what_the_full_path_must_decide(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     table = make_table("HHHH", rules=LONG)
     match = matches.load_match(table)
     seat = match.round.to_act
-    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], 0)
+    master.submit(table.pk, seat, view_for(match, seat).legal_actions[0], 0)
     match, known = remembered(table)
     now = timezone.now()
     seat = match.round.to_act
@@ -132,13 +133,13 @@ def test_the_quick_step_declines_what_the_full_path_must_decide(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_seat_changes_in_play_count_in_the_seats_version(live: runner.InlineRunner) -> None:
+def test_seat_changes_in_play_count_in_the_seats_version(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=LONG, stand_in_bots=True)
     assert table.seats_version == 0
     # A stand-in moves for North (away), North comes back, then leaves the match.
     match = matches.load_match(table)
     north = match.round.to_act
-    moves.submit_action(table.pk, north, view_for(match, north).legal_actions[0], 0,
+    master.submit(table.pk, north, view_for(match, north).legal_actions[0], 0,
                         by_stand_in=True)  # fmt: skip
     table.refresh_from_db()
     assert table.seats_version == 1
@@ -153,7 +154,7 @@ def test_seat_changes_in_play_count_in_the_seats_version(live: runner.InlineRunn
 
 @pytest.mark.django_db(transaction=True)
 def test_on_djangos_connection_the_quick_move_writes_without_reading(
-    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The synchronous runner (Celery workers, SQLite): the swap and the INSERT,
     no row read; the full path only for the first move and after a seat
@@ -174,7 +175,7 @@ def test_on_djangos_connection_the_quick_move_writes_without_reading(
         match = matches.load_match(table)
         seat = match.round.to_act
         action = rng.choice(view_for(match, seat).legal_actions)
-        if moves.submit_action(table.pk, seat, action, table.version).round_over:
+        if master.submit(table.pk, seat, action, table.version).round_over:
             break
     assert full == [0]  # the first move only
     table.refresh_from_db()
@@ -190,7 +191,7 @@ def test_on_djangos_connection_the_quick_move_writes_without_reading(
     known = matches.remembered_rows(table.pk)  # this process's rows: from before
     assert known is not None and known.seats[leaver].kind == Seat.Kind.HUMAN
     full.clear()
-    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
+    master.submit(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
     assert full == [table.version]
     assert matches.remembered_rows(table.pk).seats[leaver].kind == Seat.Kind.BOT
 
@@ -236,12 +237,13 @@ def test_on_postgresql_one_statement_a_move_and_the_full_path_when_rows_are_old(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_socket_that_read_the_table_makes_its_first_move_quick(
-    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+def test_a_process_knows_a_tables_rows_from_its_own_moves_only(
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A process that has only served a socket's state (a restart, another
-    process's table) knows the rows a quick move needs; an open table's read
-    does not count (its seats change without seats_version)."""
+    """The quick move's rows are the store's own: a socket's state read leaves
+    them alone, so a process's first move of a table (a restart, another
+    process's table) takes the full path, and the moves after it are quick
+    while the seats are the same."""
     full: list[int] = []
     move_steps = moves.move_steps
 
@@ -250,30 +252,28 @@ def test_a_socket_that_read_the_table_makes_its_first_move_quick(
         return move_steps(*args, **kwargs)
 
     monkeypatch.setattr(moves, "move_steps", counted)
-    waiting = make_table("HH", start=False)
-    frames.state_frame(waiting.pk, 0)
-    assert matches.remembered_rows(waiting.pk) is None
-
     table = make_table("HHHH", rules=LONG, stand_in_bots=True)
     rng = random.Random(9)
-    for _ in range(6):
+
+    def move(choose: Any = rng.choice) -> None:
         table.refresh_from_db()
         match = matches.load_match(table)
         seat = match.round.to_act
-        moves.submit_action(table.pk, seat, rng.choice(view_for(match, seat).legal_actions),
-                            table.version)  # fmt: skip
+        master.submit(table.pk, seat, choose(view_for(match, seat).legal_actions), table.version)
+
+    for _ in range(6):
+        move()
     assert full == [0]
     matches.clear_cache()  # as a process that never moved this table
-    table.refresh_from_db()
     frames.state_frame(table.pk, 1)
-    match = matches.load_match(table)
-    seat = match.round.to_act
-    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
-    assert full == [0]  # no row read for it either
-    # The rows a socket read serve only while the seats are the same.
+    assert matches.remembered_rows(table.pk) is None  # a read is not the write path's
+    move(lambda legal: legal[0])
+    move(lambda legal: legal[0])
+    assert full == [0, 6]  # its first move full, the next quick
+    # The rows serve only while the seats are the same.
     table.refresh_from_db()
-    match = matches.load_match(table)
-    seat = match.round.to_act
+    seat = matches.load_match(table).round.to_act
     seating.hand_over(table.pk, (seat + 2) % 4)  # not a seat to act before the check
-    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
-    assert full == [0, table.version]
+    version = Table.objects.get(pk=table.pk).version
+    move(lambda legal: legal[0])
+    assert full == [0, 6, version]

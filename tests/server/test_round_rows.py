@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from game import exports, matches, moves, round_rows, seating, sweeper, tally_flush
+from game import exports, master, matches, round_rows, seating, sweeper, tally_flush
 from game.analytics import Filters
 from game.engine import Rules
 from game.models import Action, PendingRound, RoundRecordRow, Table
@@ -29,7 +29,7 @@ def play_rounds(table: Table, rounds: int, rng: random.Random, stand_in_at: set[
         table.refresh_from_db()
         seat, action = human_move(table, rng)
         by_stand_in = table.version + 1 in stand_in_at
-        result = moves.submit_action(table.pk, seat, action, table.version, by_stand_in=by_stand_in)
+        result = master.submit(table.pk, seat, action, table.version, by_stand_in=by_stand_in)
         if by_stand_in:
             seating.mark_back(table.pk, seat)
         ended += result.round_over
@@ -38,7 +38,7 @@ def play_rounds(table: Table, rounds: int, rng: random.Random, stand_in_at: set[
 def unwritten(monkeypatch: pytest.MonkeyPatch, rounds: int, seed: int, **kw: Any) -> Table:
     """A table whose ``rounds`` first rounds ended and no flush ran (as if the
     process stopped right after each round's last card)."""
-    monkeypatch.setattr(tally_flush, "flush_soon", lambda table_id: None)
+    monkeypatch.setattr(master.get().scheduler, "flush_soon", lambda table_id: None)
     table = make_table("HHHH", LONG, stand_in_bots=True)
     play_rounds(table, rounds, random.Random(seed), **kw)
     monkeypatch.undo()

@@ -12,11 +12,12 @@ import pytest
 from bots import solver_compiled
 from bots.srp import SRP
 from bots.uct import UCT, UCTSearch
-from game import bot_turns, matches, moves, runner
+from game import bot_turns, master, matches
 from game.engine import Rules, view_for
 from game.engine.cards import parse_card
 from game.models import Action, Table
 from tests.server.helpers import SHORT_RULES, human_move, make_table
+from tests.server.inline import InlineScheduler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -48,12 +49,11 @@ def search_moves(caplog: pytest.LogCaptureFixture) -> list[tuple[int, int, str, 
 def expected_fallback(table: Table, version: int, seat: int) -> int:
     """SRP's move as play_turn computes it for the fallback."""
     view = view_for(matches.load_match(table, version), seat)
-    rng = bot_turns.bot_rng(table.seed, version, seat)
-    return SRP().play(view, random.Random(f"{rng.random()}/fallback"))
+    return SRP().play(view, bot_turns.fallback_rng(table.seed, version, seat))
 
 
 def test_uct_bots_play_a_match_in_process_every_search_within_budget(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
     settings: Any,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -85,7 +85,7 @@ def test_uct_bots_play_a_match_in_process_every_search_within_budget(
 
 
 def test_a_failing_search_plays_srps_move_in_process(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
     settings: Any,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -134,11 +134,11 @@ def drive_to_search(table: Table, rng: random.Random) -> str:
                 return result
         else:
             seat, action = human_move(table, rng)
-            moves.submit_action(table.pk, seat, action, table.version)
+            master.submit(table.pk, seat, action, table.version)
 
 
 def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
     settings: Any,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -154,26 +154,27 @@ def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
     assert drive_to_search(table, rng) == bot_turns.SEARCHING
     search, fallback = sent.calls["search"][-1], sent.calls["fallback"][-1]
     assert search["queue"] == "search" and fallback["queue"] == "bots"
-    table_id, seat, version, bot_name, started, budget, card = search["args"]
+    table_id, seat, version, bot_name, started, budget, fallen_back = search["args"]
+    card = parse_card(fallen_back["card"])
     assert (table_id, seat, bot_name, budget) == (table.pk, 0, "BIS+UCT5", 0.5)
     assert 0 < search["soft_time_limit"] <= budget < search["time_limit"]
     assert started < search["expires"].timestamp() <= started + budget + 1e-6
     assert started < fallback["eta"].timestamp() < started + budget
-    assert fallback["args"] == [table.pk, 0, version, card, started, budget]
+    assert fallback["args"] == [table.pk, 0, version, fallen_back, started, budget]
     assert card == expected_fallback(table, version, 0)
-    assert bot_turns.run_search(*search["args"], **search["kwargs"]) == bot_turns.MOVED
-    assert bot_turns.fallback_turn(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
+    assert bot_turns.search(*search["args"], **search["kwargs"]) == bot_turns.MOVED
+    assert bot_turns.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
     assert search_moves(caplog)[-1][2:3] == ("search",)
     assert search_moves(caplog)[-1][3] <= budget
 
     # 2. The fallback first (the search was late): the search's submit is dropped.
     assert drive_to_search(table, rng) == bot_turns.SEARCHING
     search, fallback = sent.calls["search"][-1], sent.calls["fallback"][-1]
-    assert bot_turns.fallback_turn(*fallback["args"], **fallback["kwargs"]) == bot_turns.FALLBACK
-    assert bot_turns.run_search(*search["args"], **search["kwargs"]) == bot_turns.STALE
+    assert bot_turns.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.FALLBACK
+    assert bot_turns.search(*search["args"], **search["kwargs"]) == bot_turns.STALE
     version = search["args"][2]
     played = Action.objects.get(table=table, version=version + 1).action
-    assert parse_card(played["card"]) == search["args"][6]
+    assert played["card"] == search["args"][6]["card"]
 
     # 3. A search that fails submits the fallback at once, well before the deadline.
     def broken(*args: Any, **kwargs: Any) -> Any:
@@ -182,11 +183,11 @@ def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
     monkeypatch.setattr(UCTSearch, "run", broken)
     assert drive_to_search(table, rng) == bot_turns.SEARCHING
     search, fallback = sent.calls["search"][-1], sent.calls["fallback"][-1]
-    assert bot_turns.run_search(*search["args"], **search["kwargs"]) == bot_turns.FALLBACK
-    assert bot_turns.fallback_turn(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
+    assert bot_turns.search(*search["args"], **search["kwargs"]) == bot_turns.FALLBACK
+    assert bot_turns.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
     version = search["args"][2]
     played = Action.objects.get(table=table, version=version + 1).action
-    assert parse_card(played["card"]) == search["args"][6]
+    assert played["card"] == search["args"][6]["card"]
     assert search_moves(caplog)[-1][2] == "fallback"
     # No search task ever went to the bots queue, and no quick move to the search queue.
     assert all(call["queue"] == "bots" for call in sent.calls["act"])
@@ -205,7 +206,7 @@ def test_the_bot_budget_setting(settings: Any, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_while_the_kernels_load_a_searching_bot_plays_srps_card_at_once(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
     settings: Any,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,

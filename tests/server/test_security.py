@@ -19,13 +19,14 @@ from django.contrib.auth.models import AnonymousUser
 from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client
 
-from game import client_frames, limits, matches, runner
+from game import client_frames, limits, master, matches
 from game.engine import Rules
 from game.models import Action, Table
 from game.routing import websocket_urlpatterns
 from lobby.access import CLOSE_PRIVATE
 from lobby.models import TableListing
 from tests.server.helpers import make_table
+from tests.server.inline import InlineScheduler
 from tests.server.test_consumers import TIMEOUT, connect, refused
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -62,7 +63,7 @@ async def _site_socket(table: Table, session_key: str | None) -> tuple[bool, int
 
 
 async def test_a_private_table_refuses_anonymous_and_uninvited_sockets(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     table = await database_sync_to_async(lambda: _private(make_table("HHHH")))()
     stranger = await database_sync_to_async(_session)(guest_id="x1", guest_name="Stranger")
@@ -70,7 +71,7 @@ async def test_a_private_table_refuses_anonymous_and_uninvited_sockets(
     assert await _site_socket(table, stranger) == (False, CLOSE_PRIVATE)
 
 
-async def test_a_private_table_takes_its_players_and_invitees(live: runner.InlineRunner) -> None:
+async def test_a_private_table_takes_its_players_and_invitees(live: InlineScheduler) -> None:
     table = await database_sync_to_async(lambda: _private(make_table("HHHH")))()
     player = await database_sync_to_async(_session)(guest_id="g1", guest_name="Guest 1")
     invitee = await database_sync_to_async(_session)(
@@ -80,13 +81,13 @@ async def test_a_private_table_takes_its_players_and_invitees(live: runner.Inlin
     assert (await _site_socket(table, invitee))[0]
 
 
-async def test_a_public_table_stays_watchable(live: runner.InlineRunner) -> None:
+async def test_a_public_table_stays_watchable(live: InlineScheduler) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
     assert (await _site_socket(table, None))[0]
 
 
 def test_the_invite_link_opens_the_private_table_socket_to_that_browser(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     table = _private(make_table("HHHH"))
     client = Client()
@@ -132,7 +133,7 @@ BID = {"type": "bid", "tricks": 3}
     ],
 )
 async def test_a_field_out_of_range_or_of_the_wrong_type_is_refused_and_the_socket_stays(
-    live: runner.InlineRunner, frame: dict[str, Any], code: str
+    live: InlineScheduler, frame: dict[str, Any], code: str
 ) -> None:
     table = await database_sync_to_async(make_table)("HHHH", Rules(blind_nil=False))
     to_act = (await database_sync_to_async(matches.load_match)(table)).round.to_act
@@ -148,18 +149,16 @@ async def test_a_field_out_of_range_or_of_the_wrong_type_is_refused_and_the_sock
 
 
 async def test_an_exception_in_a_handler_is_an_error_frame_and_one_log_line(
-    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     table = await database_sync_to_async(make_table)("HHHH", Rules(blind_nil=False))
     to_act = (await database_sync_to_async(matches.load_match)(table)).round.to_act
     comm, state = await connect(table, f"g{to_act}")
 
-    def broken(*args: Any, **kwargs: Any) -> None:
+    async def broken(*args: Any, **kwargs: Any) -> None:
         raise ZeroDivisionError("a bug")
 
-    from game import moves
-
-    monkeypatch.setattr(moves, "submit_action", broken)
+    monkeypatch.setattr(master.TableMaster, "submit_on_loop", broken)
     act = {"type": "act", "action": {"type": "bid", "tricks": 3}, "version": state["version"]}
     error = await refused(comm, json.dumps(act))
     assert error["code"] == "server_error"
@@ -183,7 +182,7 @@ def test_the_frame_parser_refuses_what_the_table_page_never_sends() -> None:
         client_frames.parse('{"type": "chat", "text": "hi", "to": "everyone"}')
 
 
-def test_seat_positions_are_ascii_digits_only(live: runner.InlineRunner) -> None:
+def test_seat_positions_are_ascii_digits_only(live: InlineScheduler) -> None:
     from tests.server.test_lobby import table_form_data
 
     client = Client()
@@ -203,7 +202,7 @@ def test_seat_positions_are_ascii_digits_only(live: runner.InlineRunner) -> None
 
 
 async def test_chat_is_limited_per_player_across_all_their_sockets(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
     sockets = [(await connect(table, "g0"))[0] for _ in range(4)]
@@ -232,7 +231,7 @@ async def test_chat_is_limited_per_player_across_all_their_sockets(
         await comm.disconnect()
 
 
-async def test_a_player_may_open_only_so_many_sockets(live: runner.InlineRunner) -> None:
+async def test_a_player_may_open_only_so_many_sockets(live: InlineScheduler) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
     per_player, _ = limits.MAX_SOCKETS
     open_ = [(await connect(table, "g0"))[0] for _ in range(per_player)]
@@ -251,7 +250,7 @@ async def test_a_player_may_open_only_so_many_sockets(live: runner.InlineRunner)
 
 
 async def test_a_resync_burst_is_refused_and_other_tables_keep_their_pace(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     noisy_table = await database_sync_to_async(make_table)("HHHH")
     quiet_table = await database_sync_to_async(make_table)("HHHH")
@@ -283,7 +282,7 @@ async def test_a_resync_burst_is_refused_and_other_tables_keep_their_pace(
 
 
 async def test_a_frame_burst_is_refused_and_other_tables_keep_their_pace(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     noisy_table = await database_sync_to_async(make_table)("HHHH")
     quiet_table = await database_sync_to_async(make_table)("HHHH")
@@ -314,7 +313,7 @@ async def test_a_frame_burst_is_refused_and_other_tables_keep_their_pace(
 
 
 def test_table_creation_and_seat_changes_are_limited(
-    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # One window throughout: the limits' fixed windows follow the clock, and a
     # minute's edge in the middle of this test would start the counts again.
@@ -399,13 +398,13 @@ def test_check_deploy_is_clean_with_the_production_settings(postgres_url: str) -
     assert "no issues" in out.stdout
 
 
-def test_every_page_carries_the_content_security_policy(live: runner.InlineRunner) -> None:
+def test_every_page_carries_the_content_security_policy(live: InlineScheduler) -> None:
     response = Client().get("/")
     policy = response["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "style-src 'self'" in policy
     assert "unsafe-inline" not in policy
 
 
-def test_the_favicon_is_served_for_pages_without_an_icon_link(live: runner.InlineRunner) -> None:
+def test_the_favicon_is_served_for_pages_without_an_icon_link(live: InlineScheduler) -> None:
     response = Client().get("/favicon.ico")
     assert response.status_code == 301 and response["Location"].endswith("favicon.svg")

@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 from django.db import OperationalError, connection, transaction
 
-from game import matches, moves, runner, sqlite_moves
+from game import master, matches, sqlite_moves
 from game.engine import action_to_dict, view_for
 from game.errors import IllegalMove, StaleVersion
 from game.models import Action, Table
 from game.rows import Query, no_value
 from tests.server.helpers import make_table
+from tests.server.inline import InlineScheduler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -72,32 +73,32 @@ def test_placeholders_in_sqlites_style() -> None:
     assert sqlite_moves._qmark("SELECT %s, '100%%' WHERE x = %s") == "SELECT ?, '100%' WHERE x = ?"
 
 
-def test_a_refused_move_changes_nothing(live: runner.InlineRunner) -> None:
+def test_a_refused_move_changes_nothing(live: InlineScheduler) -> None:
     table = make_table("HHHH")
     match = matches.load_match(table)
     seat = match.round.to_act
-    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
+    master.submit(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
     table.refresh_from_db()
     logged = Action.objects.filter(table=table).count()
     match = matches.load_match(table)
     to_act = match.round.to_act
     legal = view_for(match, to_act).legal_actions[0]
     with pytest.raises(IllegalMove):  # the seat after the one to act, refused in the step
-        moves.submit_action(table.pk, (to_act + 1) % 4, action_to_dict(legal), table.version)
+        master.submit(table.pk, (to_act + 1) % 4, action_to_dict(legal), table.version)
     with pytest.raises(StaleVersion):
-        moves.submit_action(table.pk, to_act, legal, table.version - 1)
+        master.submit(table.pk, to_act, legal, table.version - 1)
     assert Table.objects.get(pk=table.pk).version == table.version
     assert Action.objects.filter(table=table).count() == logged
     assert not connection.connection.in_transaction
 
 
 def test_inside_a_callers_transaction_the_move_is_djangos(
-    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     table = make_table("HHHH")
     match = matches.load_match(table)
     seat = match.round.to_act
-    moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
+    master.submit(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
 
     def not_here(steps: Any) -> None:
         raise AssertionError("a caller's transaction is open: Django's path")
@@ -107,7 +108,7 @@ def test_inside_a_callers_transaction_the_move_is_djangos(
     match = matches.load_match(table)
     seat = match.round.to_act
     with transaction.atomic():
-        moves.submit_action(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
+        master.submit(table.pk, seat, view_for(match, seat).legal_actions[0], table.version)
     assert Table.objects.get(pk=table.pk).version == table.version + 1
 
 

@@ -11,21 +11,23 @@ from django.core.management import call_command
 from django.utils import timezone
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from game import bot_turns, redelivery, runner, sweeper, turns
+from game import bot_turns, redelivery, sweeper, turns
 from game.engine import view_for
 from game.engine.actions import action_to_dict
 from game.matches import load_match
 from game.models import Action, Seat, Table
+from game.scheduling import CeleryScheduler, ThreadScheduler
 from tests.server.helpers import make_table
+from tests.server.inline import InlineScheduler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def lost(monkeypatch: pytest.MonkeyPatch) -> list[turns.TurnPlan]:
+def lost(live: InlineScheduler, monkeypatch: pytest.MonkeyPatch) -> list[turns.TurnPlan]:
     """Every move scheduled from now on is lost (kept here, never run)."""
     dropped: list[turns.TurnPlan] = []
-    monkeypatch.setattr(turns, "schedule", dropped.append)
+    monkeypatch.setattr(live, "turn", dropped.append)
     return dropped
 
 
@@ -36,7 +38,7 @@ def _waited(table: Table, seconds: float) -> None:
 
 
 def test_a_bot_move_lost_for_long_is_made_again(
-    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
 ) -> None:
     table = make_table("BBBB")
     assert len(lost) == 1  # the first bot's move, gone with its worker
@@ -60,7 +62,7 @@ def test_a_humans_own_turn_is_never_swept(lost: list[turns.TurnPlan]) -> None:
 
 
 def test_a_lost_turn_timer_brings_the_stand_in(
-    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
 ) -> None:
     table = make_table("HHHH", stand_in_bots=True)
     [timer] = lost  # the first player's turn timer, lost
@@ -76,7 +78,7 @@ def test_a_lost_turn_timer_brings_the_stand_in(
 
 
 def test_a_swept_move_is_made_once_however_often_it_is_swept(
-    live: runner.InlineRunner, lost: list[turns.TurnPlan]
+    live: InlineScheduler, lost: list[turns.TurnPlan]
 ) -> None:
     table = make_table("BBBB")
     _waited(table, 60)
@@ -97,7 +99,7 @@ def test_a_swept_move_is_made_once_however_often_it_is_swept(
 
 
 def test_the_command_and_celery_beat_sweep(
-    live: runner.InlineRunner, capsys: pytest.CaptureFixture[str], lost: list[turns.TurnPlan]
+    live: InlineScheduler, capsys: pytest.CaptureFixture[str], lost: list[turns.TurnPlan]
 ) -> None:
     table = make_table("BBBB")
     _waited(table, 60)
@@ -111,32 +113,25 @@ def test_the_command_and_celery_beat_sweep(
     assert bot_turns.sweep_overdue() == 1  # the task itself
 
 
-def test_the_embedded_server_sweeps_on_its_runner(
-    settings: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    settings.SPADES_BOTS_IN_PROCESS = True
-    settings.SPADES_BOTS_INLINE = False
-    monkeypatch.setattr(sweeper, "_started", False)
-    runner.reset_runners()
+def test_the_embedded_server_sweeps_on_its_runner() -> None:
+    threads = ThreadScheduler(bot_turns.take_turn)
     try:
-        assert sweeper.start_in_process() is True
-        assert sweeper.start_in_process() is False  # once per process
-        threads = runner.get_runner()
-        assert isinstance(threads, runner.ThreadRunner)
-        assert threads.pending_timers() == 1  # the next sweep, waiting
+        threads.start_sweeping()
+        threads.start_sweeping()  # once per process
+        assert threads.runner.pending_timers() == 1  # the next sweep, waiting
     finally:
-        runner.reset_runners()
-    settings.SPADES_BOTS_IN_PROCESS = False
-    monkeypatch.setattr(sweeper, "_started", False)
-    assert sweeper.start_in_process() is False  # Celery beat's job there
+        threads.shutdown()
+    celery = CeleryScheduler()
+    celery.start_sweeping()  # Celery beat's job there: nothing waits here
 
 
 def test_after_a_broker_outage_every_tables_next_move_is_scheduled_at_its_time(
-    lost: list[turns.TurnPlan],
+    lost: list[turns.TurnPlan], settings: Any
 ) -> None:
     """A broker that came back empty lost every queued move, overdue or not:
     the whole sweep schedules each table's next bot or stand-in move with
     what is left of its delay, and leaves a human's own turn alone."""
+    settings.SPADES_BOT_DELAY = 0.6
     bots = make_table("BBBB")
     timer = make_table("HHHH", stand_in_bots=True)
     own_turn = make_table("HHHH")
@@ -189,7 +184,7 @@ class _Starts:
 
 
 def test_a_bot_that_kills_its_worker_is_passed_over_for_the_plain_bot(
-    live: runner.InlineRunner, monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
 ) -> None:
     # A move task whose worker dies is delivered again; a bot that kills every
     # worker it runs in would have the table wait for ever and the workers die

@@ -9,16 +9,17 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from game import runner, talk, watchers
+from game import talk, watchers
 from game.models import ChatLine
 from tests.server.helpers import make_table
+from tests.server.inline import InlineScheduler
 from tests.server.test_consumers import TIMEOUT, connect, receive, refused
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 async def test_the_last_fifty_chat_lines_come_back_on_connecting(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
 
@@ -37,7 +38,7 @@ async def test_the_last_fifty_chat_lines_come_back_on_connecting(
 
 
 async def test_a_line_said_at_the_table_is_kept_for_the_next_visit(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
     north, _ = await connect(table, "g0")
@@ -56,7 +57,7 @@ async def test_a_line_said_at_the_table_is_kept_for_the_next_visit(
 
 
 async def test_a_named_spectator_may_chat_and_a_nameless_one_may_not(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
     north, _ = await connect(table, "g0")
@@ -72,7 +73,7 @@ async def test_a_named_spectator_may_chat_and_a_nameless_one_may_not(
 
 
 async def test_everyone_sees_who_watches_as_spectators_come_and_go(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
     north, _ = await connect(table, "g0")
@@ -92,7 +93,7 @@ async def test_everyone_sees_who_watches_as_spectators_come_and_go(
 
 
 async def test_reactions_reach_the_table_are_checked_and_rate_limited(
-    live: runner.InlineRunner,
+    live: InlineScheduler,
 ) -> None:
     table = await database_sync_to_async(make_table)("HHHH")
     north, _ = await connect(table, "g0")

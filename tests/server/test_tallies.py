@@ -20,7 +20,7 @@ from django.apps import apps as django_apps
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from game import analytics, exports, imports, moves, sweeper, tallies, tally_flush
+from game import analytics, exports, imports, master, stores, sweeper, tallies, tally_flush
 from game.analytics import Filters
 from game.engine import Rules
 from game.models import Action, MatchResult, RoundRecordRow, RoundTally, Table
@@ -130,7 +130,7 @@ def _play_with_timeouts(table: Table, rng: random.Random, live: Any) -> None:
     while table.status == Table.Status.PLAYING:
         if not (rng.random() < 0.08 and live.run_timers()):
             seat, action = human_move(table, rng)
-            moves.submit_action(table.pk, seat, action, table.version)
+            master.submit(table.pk, seat, action, table.version)
         table.refresh_from_db()
 
 
@@ -337,7 +337,7 @@ def test_a_tied_round_is_won_by_neither_partnership() -> None:
 def _play_unflushed(monkeypatch: pytest.MonkeyPatch, rng: random.Random) -> Table:
     """A match of four humans whose rounds no flush has added (as if the process
     stopped right after each round's move)."""
-    monkeypatch.setattr(tally_flush, "flush_soon", lambda table_id: None)
+    monkeypatch.setattr(master.get().scheduler, "flush_soon", lambda table_id: None)
     table = play_humans(make_table("HHHH", QUICK_RULES, stand_in_bots=False), rng)
     monkeypatch.undo()
     return table
@@ -397,9 +397,9 @@ def test_a_process_flushes_its_round_ends_on_its_own_thread(
     mine = _play_unflushed(monkeypatch, random.Random(25))
     theirs = _play_unflushed(monkeypatch, random.Random(27))  # another process's table
     left = RoundRecordRow.objects.filter(table=theirs).count()
-    settings.SPADES_BOTS_INLINE = False  # as in a server: the flush is not the caller's
+    settings.SPADES_SCHEDULER = None  # threads, as in a server: the flush is not the caller's
     monkeypatch.setattr(tally_flush, "DELAY", 0.05)
-    tally_flush.flush_soon(mine.pk)
+    master.get().scheduler.flush_soon(mine.pk)
     deadline = time.monotonic() + 10
     while tally_flush.pending() > left and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -418,7 +418,6 @@ def test_with_celery_workers_a_process_sends_its_batch_to_a_worker(
     first = _play_unflushed(monkeypatch, random.Random(28))
     second = _play_unflushed(monkeypatch, random.Random(29))
     pending = tally_flush.pending()
-    settings.SPADES_BOTS_INLINE = False
     settings.SPADES_BOTS_IN_PROCESS = False
     monkeypatch.setattr(tally_flush, "DELAY", 0.1)
     sent: list[tuple[str, list[Any], str]] = []
@@ -427,8 +426,8 @@ def test_with_celery_workers_a_process_sends_its_batch_to_a_worker(
         "send_task",
         lambda name, args, queue: sent.append((name, args, queue)),
     )
-    tally_flush.flush_soon(first.pk)
-    tally_flush.flush_soon(second.pk)
+    master.get().scheduler.flush_soon(first.pk)
+    master.get().scheduler.flush_soon(second.pk)
     deadline = time.monotonic() + 10
     while not sent and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -478,12 +477,9 @@ def test_a_live_flush_adds_its_rounds_a_few_at_a_time(
 def test_a_live_flush_steps_shorter_on_sqlite_whose_one_write_lock_the_moves_wait_for(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    class Postgres:
-        vendor = "postgresql"
-
-    sqlite = tally_flush.live_steps()
-    monkeypatch.setattr(tally_flush, "connection", Postgres())
-    postgres = tally_flush.live_steps()
+    sqlite = tally_flush.live_steps()  # the test database's store
+    assert sqlite == stores.SqliteStore().flush_steps
+    postgres = stores.PostgresStore().flush_steps
     assert sqlite == (tally_flush.SQLITE_BATCH, tally_flush.SQLITE_PAUSE)
     assert postgres == (tally_flush.LIVE_BATCH, tally_flush.LIVE_PAUSE)
     assert sqlite[0] < postgres[0]

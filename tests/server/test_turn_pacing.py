@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from game import moves, turns
+from game import master, turns
 from game.models import Seat, Table
 from tests.server.helpers import human_move, make_table
 
@@ -46,7 +46,7 @@ def test_after_commit_says_when_a_move_finished_a_trick(monkeypatch: pytest.Monk
         table.refresh_from_db()
         seat, action = human_move(table, rng)
         last[0] = type(action).__name__.lower()
-        moves.submit_action(table.pk, seat, action, table.version)
+        master.submit(table.pk, seat, action, table.version)
     plays = [after for kind, after in seen if kind == "play"]
     assert plays == [False, False, False, True] * 2
     assert not any(after for kind, after in seen if kind != "play")

@@ -1,0 +1,79 @@
+"""The one place that looks at the configuration: the table master built from the settings.
+
+Which database (SQLite or PostgreSQL, moves on the event loop or not), which
+bot runner (Celery, or this process's threads) and which channel layer are
+decided here, once per process, and handed to ``game.master.TableMaster``;
+no other module of the server branches on them
+(``tests/server/test_master.py`` greps for it). ``game.apps`` installs
+:func:`build` at start-up, and the master is built again when one of the
+settings it reads changes (the tests change them).
+
+``SPADES_SCHEDULER`` (a dotted path, optional) names the scheduler class for
+bots in-process instead of the thread pool, called with the bot driver's
+mover: the tests' inline scheduler.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.db.backends.signals import connection_created
+from django.utils.module_loading import import_string
+
+from game import bot_turns, db, master, sqlite_wal, stores
+from game.events import ChannelAnnouncer
+from game.scheduling import CeleryScheduler, ThreadScheduler
+
+# The settings the master is built from.
+READS = frozenset({
+    "DATABASES", "SPADES_ASYNC_MOVES", "SPADES_DB_THREADS", "SPADES_BOTS_IN_PROCESS",
+    "SPADES_BOT_WORKERS", "SPADES_SCHEDULER",
+})  # fmt: skip
+
+
+def sqlite() -> bool:
+    return bool(settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"))
+
+
+def build_store() -> master.Store:
+    if sqlite():
+        return stores.SqliteLoopStore() if db.calls_on_loop() else stores.SqliteStore()
+    postgres = "postgresql" in settings.DATABASES["default"]["ENGINE"]
+    if postgres and getattr(settings, "SPADES_ASYNC_MOVES", False):
+        return stores.PostgresStore()
+    return stores.DjangoStore()
+
+
+def build_scheduler() -> master.Scheduler:
+    if not getattr(settings, "SPADES_BOTS_IN_PROCESS", True):
+        return CeleryScheduler()
+    mover = bot_turns.take_turn
+    chosen = getattr(settings, "SPADES_SCHEDULER", None)
+    if chosen:
+        return import_string(chosen)(mover)  # type: ignore[no-any-return]
+    return ThreadScheduler(mover, int(getattr(settings, "SPADES_BOT_WORKERS", 4)))
+
+
+def build() -> master.TableMaster:
+    return master.TableMaster(build_store(), ChannelAnnouncer(), build_scheduler())
+
+
+def _settings_changed(setting: str, **kwargs: Any) -> None:
+    if setting in READS:
+        old = master.reset()
+        shutdown = getattr(old.scheduler, "shutdown", None) if old is not None else None
+        if shutdown is not None:
+            shutdown()
+
+
+def install() -> None:
+    """At start-up (``game.apps``): this process's master, and SQLite's log
+    checkpoints on a thread of their own (``game.sqlite_wal``)."""
+    master.configure(build)
+    setting_changed.connect(_settings_changed, dispatch_uid="spades-master")
+    if sqlite():
+        connection_created.connect(
+            sqlite_wal.on_connection_created, dispatch_uid="spades-sqlite-wal"
+        )
