@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from bots.management.commands.bench_bots import bid_views, percentile, play_views
+from lab.management.commands.bench_bots import bid_views, percentile, play_views
 
 
 def run(*args: str) -> str:

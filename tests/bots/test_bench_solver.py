@@ -11,9 +11,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from bots import solver_bench
 from bots.solver import Position
 from game.engine.cards import parse_hand
+from lab.bench import solver_bench
 
 
 def test_pbn_lists_spades_hearts_diamonds_clubs_from_north() -> None:

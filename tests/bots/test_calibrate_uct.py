@@ -11,10 +11,10 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from bots.management.commands.calibrate_uct import search_positions
 from bots.uct import UCT
 from game.engine.state import Phase
 from game.engine.view import SeatView
+from lab.management.commands.calibrate_uct import search_positions
 
 
 def test_positions_are_where_the_player_searches_and_repeat_by_seed() -> None:

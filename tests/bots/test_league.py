@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from bots.league import (
+from bots.registry import BIDDERS
+from game.engine.rules import Rules
+from lab.tournaments.league import (
     LeagueConfig,
     bidder_stats,
     default_bidders,
@@ -18,8 +20,6 @@ from bots.league import (
     read_league,
     run_league,
 )
-from bots.registry import BIDDERS
-from game.engine.rules import Rules
 
 TINY = LeagueConfig(bidders=("BIS", "RB", "MS"), games=4, seed=7)
 

@@ -11,7 +11,6 @@ import pytest
 from django.core.management import call_command
 
 from bots.learned import features
-from bots.learned.analysis import bid_stats
 from bots.learned.bidders import NNB, SPB, policy_mask
 from bots.learned.mlp import MLP, WeightsError, read_mlp
 from bots.learned.qp import QP
@@ -22,6 +21,7 @@ from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
 from game.engine.view import SeatView, view_for
+from lab.training.analysis import bid_stats
 from tests import services
 
 RULES = Rules(winning_goal=200, losing_goal=-100)
@@ -201,7 +201,7 @@ def test_train_nnb_lowers_the_loss_resumes_and_reloads_with_identical_bids(
     assert net.checksum == read_mlp(straight).checksum  # a resumed run ends where one run does
     assert (tmp_path / "loss.png").stat().st_size > 1000
     # The numpy forward pass of the file equals PyTorch's on the trained weights.
-    from bots.learned.train import make_net, torch
+    from lab.training.train import make_net, torch
 
     t = torch()
     state = t.load(out.with_name(out.name + ".ckpt.pt"), weights_only=False)
@@ -221,7 +221,7 @@ def test_train_nnb_lowers_the_loss_resumes_and_reloads_with_identical_bids(
 def test_train_spb_learns_to_beat_its_first_version_and_reloads_with_identical_bids(
     tmp_path: Path,
 ) -> None:
-    from bots.learned.train import train_spb
+    from lab.training.train import train_spb
 
     # The same 16 deals every step and no snapshot into the pool: the opponent stays
     # the untrained policy, so the loss (minus the reward) must fall.
@@ -262,7 +262,7 @@ def test_the_shipped_learned_bots_play_a_duplicate_pair_and_bid_stats_reads_its_
 ) -> None:
     import json
 
-    from bots.tournament import TournamentConfig, run_tournament
+    from lab.tournaments.tournament import TournamentConfig, run_tournament
 
     config = TournamentConfig(ns="NNB+QP", ew="SPB+SRP", games=2, seed=5, duplicate=True)
     log = tmp_path / "t.games.jsonl"

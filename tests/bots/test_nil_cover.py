@@ -9,10 +9,8 @@ from collections.abc import Iterator
 
 from bots.knowledge import Knowledge
 from bots.nil_cover import lead_sets
-from bots.nil_sets import NilSetCounts, count_round, replay_game, set_nil_leader
 from bots.registry import bot_names, make_bot
 from bots.srp import SRP, cover_risk, nil_shown
-from bots.tournament import TournamentConfig, play_game
 from game.engine.actions import Play
 from game.engine.cards import SPADE_MASK, SUIT_MASKS, format_card, parse_card
 from game.engine.deal import deal_hands
@@ -21,6 +19,8 @@ from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
 from game.engine.tricks import ABOVE, BELOW
 from game.engine.view import view_for
+from lab.tournaments.tournament import TournamentConfig, play_game
+from lab.training.nil_sets import NilSetCounts, count_round, replay_game, set_nil_leader
 from tests.bots.test_knowledge import position, view_of
 
 srp = SRP()

@@ -1,4 +1,4 @@
-"""The success curves' calibration on BIS's own nils (bots/sc_calibration.py)."""
+"""The success curves' calibration on BIS's own nils (lab/training/sc_calibration.py)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ import pytest
 from django.core.management import call_command
 
 from bots import success_curves as sc
-from bots.nil_sets import side_counts
-from bots.sc_calibration import (
+from lab.tournaments.tournament import TournamentConfig
+from lab.training.nil_sets import side_counts
+from lab.training.sc_calibration import (
     bis_predictions,
     calibrate_file,
     calibrated,
     fit_calibration,
     logit,
 )
-from bots.tournament import TournamentConfig
 
 
 def synthetic(

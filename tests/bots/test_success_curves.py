@@ -16,7 +16,6 @@ from bots import success_curves as sc
 from bots.base import Bot
 from bots.bis import nil_value
 from bots.registry import make_bot
-from bots.selfplay import NoisyBIS, SelfPlayConfig, play_chunk, run_selfplay, samples_of_chunks
 from bots.srp import SRP
 from game.engine.cards import parse_hand
 from game.engine.match import Match
@@ -24,6 +23,13 @@ from game.engine.record import record_of
 from game.engine.rules import PAPER_RULES
 from game.engine.state import Phase
 from game.engine.view import view_for
+from lab.tournaments.selfplay import (
+    NoisyBIS,
+    SelfPlayConfig,
+    play_chunk,
+    run_selfplay,
+    samples_of_chunks,
+)
 
 # ----- sequences --------------------------------------------------------------------
 

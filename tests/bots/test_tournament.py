@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bots.tournament import (
+from lab.tournaments.tournament import (
     TournamentConfig,
     TournamentError,
     duplicate_summary,

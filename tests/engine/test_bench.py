@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from game.engine import bench
+from lab.bench import engine_bench as bench
 
 
 def test_bench_prints_every_path_and_says_when_openspiel_is_missing() -> None:

@@ -372,8 +372,8 @@ def test_tournament_store_option_stores_the_tournaments_games() -> None:
     import argparse
     import io
 
-    from bots.tournament import add_arguments, run_from_options
-    from game.storage import add_store_option, store_if_asked
+    from lab.tournaments.storage import add_store_option, store_if_asked
+    from lab.tournaments.tournament import add_arguments, run_from_options
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

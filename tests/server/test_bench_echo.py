@@ -1,8 +1,8 @@
-"""The bare Channels baseline of bench_server (game/bench_echo.py), under Daphne.
+"""The bare Channels baseline of bench_server (lab/bench/bench_echo.py), under Daphne.
 
 Each act reaches the table's four sockets once, with the next version, on the
 in-memory layer in one process and on the Redis pub/sub layer across two; and
-the benchmark's own clients (game.loadtest) play it without a gap or a loss.
+the benchmark's own clients (lab.bench.loadtest) play it without a gap or a loss.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from game import bench_figures, loadtest, stackprocs
-from game.management.commands.bench_server import ECHO_APP, Side, daphne_command, interleave
+from lab.bench import bench_figures, loadtest
+from lab.management.commands.bench_server import ECHO_APP, Side, daphne_command, interleave
+from lab.stack import stackprocs
 
 
 def start_echoes(workdir: Path, redis_url: str | None, count: int) -> tuple[list[int], list[Any]]:

@@ -1,5 +1,5 @@
 """bench_server's probe of the disk: bare PostgreSQL commits, timed only while on
-(game/commit_probe.py)."""
+(lab/bench/commit_probe.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 import psycopg
 import pytest
 
-from game.commit_probe import TABLE, CommitProbe
+from lab.bench.commit_probe import TABLE, CommitProbe
 from tests import services
 
 pytestmark = pytest.mark.stack

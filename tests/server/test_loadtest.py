@@ -1,4 +1,4 @@
-"""The load benchmark's tables (game.bench_tables) and figures (game.loadtest):
+"""The load benchmark's tables (lab.bench.bench_tables) and figures (lab.bench.loadtest):
 percentiles and the per-second view; bench_server's CPU per action and its ratios
 to the baseline."""
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from game.bench_figures import Figures
-from game.management.commands.bench_server import (
+from lab.bench.bench_figures import Figures
+from lab.management.commands.bench_server import (
     ONE_PROCESS_NOTE,
     SITE_APP,
     Command,
@@ -133,8 +133,8 @@ def test_the_report_gives_each_stack_beside_its_baseline() -> None:
 
 @pytest.mark.django_db
 def test_spread_tables_start_at_different_moves_of_their_first_round() -> None:
-    from game.bench_tables import ROUND_ACTIONS, prepare_tables
     from game.models import Action, Table
+    from lab.bench.bench_tables import ROUND_ACTIONS, prepare_tables
 
     made = prepare_tables(12, seed=3, spread=True)
     versions = [Table.objects.get(pk=t["pk"]).version for t in made]
@@ -149,9 +149,10 @@ def test_spread_tables_start_at_different_moves_of_their_first_round() -> None:
 def test_the_clients_read_the_version_from_either_servers_state_frame() -> None:
     import json
 
-    from game import bench_echo, frames
-    from game.bench_tables import prepare_tables
-    from game.loadtest import state_version
+    from game import frames
+    from lab.bench import bench_echo
+    from lab.bench.bench_tables import prepare_tables
+    from lab.bench.loadtest import state_version
 
     table = prepare_tables(1, seed=2)[0]
     version, site_frame = frames.state_frame(table["pk"], 0)
@@ -185,7 +186,7 @@ def test_a_socket_times_each_state_and_decodes_its_view_only_when_asked() -> Non
     import json
     import random
 
-    from game.loadtest import Pending, SeatSocket, TableClient
+    from lab.bench.loadtest import Pending, SeatSocket, TableClient
 
     figures = Figures()
     client = TableClient("t", figures, random.Random(1), 0.5)
@@ -223,7 +224,7 @@ def test_the_clients_collect_no_garbage_during_a_measured_bout() -> None:
     import asyncio
     import gc
 
-    from game.loadtest import Clients
+    from lab.bench.loadtest import Clients
 
     seen: list[bool] = []
 

@@ -12,7 +12,6 @@ from django.core.management.base import CommandError
 from bots import success_curves as sc
 from bots.base import Bot
 from bots.bis import nil_value
-from bots.selfplay import NoisyBIS
 from bots.srp import SRP
 from game.engine import record_of
 from game.engine.cards import parse_hand
@@ -21,6 +20,7 @@ from game.engine.rules import Rules
 from game.engine.state import Phase
 from game.engine.view import view_for
 from game.models import RoundRecordRow, Table
+from lab.tournaments.selfplay import NoisyBIS
 
 pytestmark = pytest.mark.django_db
 

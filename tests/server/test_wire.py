@@ -1,4 +1,4 @@
-"""bench_server's readings of what a move costs the services (game/wire.py)."""
+"""bench_server's readings of what a move costs the services (lab/bench/wire.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import socket
 
 import pytest
 
-from game import wire
-from game.management.commands.bench_server import wire_figures
+from lab.bench import wire
+from lab.management.commands.bench_server import wire_figures
 
 
 @pytest.mark.skipif(shutil.which("ss") is None, reason="needs iproute2's ss")
