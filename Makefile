@@ -73,7 +73,7 @@ chromium:
 	fi
 
 # nginx, the reverse proxy of `make stack` and of the multi-process tests
-# (game/proxy.py), from Debian's package like Chromium.
+# (lab/stack/proxy.py), from Debian's package like Chromium.
 proxy:
 	@if command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; then \
 		:; \

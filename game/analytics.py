@@ -21,7 +21,6 @@ from typing import Any
 from django.db import connection, connections
 from django.db.models import Sum
 
-from bots.tournament import wilson_interval
 from game.analytics_bids import SeatGroup, bidding_accuracy, nil_bids, seat_bids
 from game.analytics_filters import (
     MAKEUP_LABELS,
@@ -40,6 +39,7 @@ from game.analytics_rounds import (
     win_rates,
 )
 from game.analytics_types import round_type_win_rates
+from game.intervals import wilson_interval
 from game.models import RoundRecordRow, RoundTally
 from game.tally_keys import ACCURACY, ALL_TIME, BID_SUM, MATCH
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from bots.tournament import wilson_interval
 from game.analytics_filters import MAKEUP_LABELS, Filters, once, ratio, side_label, tallied
+from game.intervals import wilson_interval
 from game.round_columns import MAKEUPS, NIL_CATEGORIES
 from game.tally_keys import BID_SUM, MATCH, NIL_POSITION, POINTS, POINTS_BIN
 

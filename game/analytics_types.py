@@ -19,9 +19,9 @@ from collections import defaultdict
 from math import sqrt
 from typing import Any
 
-from bots.tournament import wilson_interval
 from game.analytics_filters import Filters, ratio, side_label, tallied
 from game.engine.round_types import RoundType
+from game.intervals import wilson_interval
 from game.tally_keys import MATCH_BY_TYPE, ROUND_TYPE
 
 POOLED = (("HH", "human+human"), ("HB", "human+bot"), ("BB", "bot+bot"))

@@ -2,15 +2,15 @@
 
 ``round_row`` and ``result_row`` build (unsaved) ``RoundRecordRow`` and
 ``MatchResult`` rows from ``game.round_columns`` (the columns a live table's
-move writes too, in ``game.moves``); ``store_match`` saves a whole finished
-engine match played elsewhere (a bot-vs-bot tournament) as an ordinary
-stored match, and ``import_rounds`` saves rounds read from a JSON Lines
-export.
+move writes too, in ``game.moves``), for the rounds read from a JSON Lines
+export (``game.imports``); ``store_match`` saves a whole finished engine match
+played elsewhere (a bot-vs-bot tournament of the lab,
+``lab.tournaments.storage``) as an ordinary stored match.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -182,61 +182,3 @@ def store_match(
         result.save()
         tallies.add_matches([result])
     return table
-
-
-def store_tournament(config: Any, progress: Callable[[int, int], None] | None = None) -> int:
-    """Play a tournament's games again and store each as a match; returns how many.
-
-    ``config`` is a ``bots.tournament.TournamentConfig``. Game ``g`` is played
-    exactly as ``bots.tournament.play_game`` plays it (same match seed, same
-    seats, same bot random stream), so with deterministic bots the stored
-    matches are the tournament's games. A game stopped unfinished (a draw
-    after ``MAX_ROUNDS``) is not stored.
-    """
-    import random
-
-    from bots.registry import make_bot
-    from bots.tournament import MAX_ROUNDS
-    from game.engine.view import view_for
-
-    config.validate()
-    bot_a, bot_b = make_bot(config.ns), make_bot(config.ew)
-    stored = 0
-    for index in range(config.games):
-        match_seed, swapped = config.game_plan(index)
-        match = Match(config.rules(), match_seed)
-        seat_bots = (bot_b, bot_a, bot_b, bot_a) if swapped else (bot_a, bot_b, bot_a, bot_b)
-        names = [config.ew, config.ns] * 2 if swapped else [config.ns, config.ew] * 2
-        rng = random.Random(f"{match_seed}/bots")
-        while not match.is_over and len(match.rounds) <= MAX_ROUNDS:
-            seat = match.round.to_act
-            match.apply(seat_bots[seat].act(view_for(match, seat), rng))
-        if match.is_over:
-            store_match(match, names)
-            stored += 1
-        if progress is not None:
-            progress(index + 1, config.games)
-    return stored
-
-
-# ----- `manage.py tournament ... --store` ----------------------------------------------
-
-
-def add_store_option(parser: Any) -> None:
-    """Add ``--store`` to the tournament command's options."""
-    parser.add_argument(
-        "--store",
-        action="store_true",
-        help="also save every finished game as an ordinary stored match (dashboard data)",
-    )
-
-
-def store_if_asked(opts: dict[str, Any], stdout: Any) -> int:
-    """With ``--store``: play the tournament's games again and store them; returns how many."""
-    if not opts.get("store"):
-        return 0
-    from bots.tournament import config_from_options
-
-    stored = store_tournament(config_from_options(opts))
-    stdout.write(f"stored {stored} matches (tables with their rounds and results)")
-    return stored

@@ -1,7 +1,7 @@
 """`make stack`: the production stack on this machine, in the foreground.
 
 Runs migrations and collectstatic, then starts ``STACK_DAPHNES`` Daphne
-processes behind nginx (``game/proxy.py``: websockets and HTTP balanced, no
+processes behind nginx (``lab/stack/proxy.py``: websockets and HTTP balanced, no
 sticky sessions, ``/static/`` served by nginx), two Celery workers (queue
 ``bots`` for quick moves, queue ``search`` for UCT searches) and Celery beat
 (the sweep for lost moves, ``game/sweeper.py``) against PostgreSQL and
@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from game import proxy, stackprocs  # noqa: E402
+from lab.stack import proxy, stackprocs  # noqa: E402
 
 STATIC_ROOT = Path(__file__).resolve().parent.parent / "staticfiles"
 

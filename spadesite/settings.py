@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "lobby",
     "game",
     "bots",
+    "lab",  # the lab: tournaments, training, benchmarks (their management commands)
 ]
 
 MIDDLEWARE = [

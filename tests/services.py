@@ -61,7 +61,7 @@ def own_redis_server(workdir: Path, port: int | None = None) -> tuple[str, subpr
     """A Redis server of the test's own on a spare port, or on ``port`` (to
     start it again after a stop), nothing kept on disk: for tests that stop
     or restart it. (its URL, the process)."""
-    from game import stackprocs
+    from lab.stack import stackprocs
 
     binary = shutil.which("redis-server")
     if binary is None:
@@ -76,7 +76,7 @@ def own_redis_server(workdir: Path, port: int | None = None) -> tuple[str, subpr
 
 def nginx_binary() -> str:
     """nginx for the multi-process tests (``make proxy`` installs it)."""
-    from game import proxy
+    from lab.stack import proxy
 
     found = proxy.nginx_binary()
     if found is None:
@@ -95,7 +95,7 @@ def postgres_url() -> str:
 @contextlib.contextmanager
 def scratch_postgres(prefix: str) -> Iterator[str]:
     """The URL of a new, empty PostgreSQL database beside the test one, dropped afterwards."""
-    from game import stackprocs
+    from lab.stack import stackprocs
 
     admin_url = postgres_url()
     name, url = stackprocs.create_scratch_database(admin_url, prefix)

@@ -4,12 +4,14 @@ The layers (docs/architecture.md), lowest first:
 
 0. ``game.engine`` — the rules, pure Python: no Django, no bots, no server.
 1. ``bots`` — bidders and players on a seat's view: only ``game.engine`` below
-   them, and no Django (their management commands and app config aside,
-   which may use Django's command framework but not the database).
+   them, and no Django (their app config aside).
 2. the server, ``game`` outside the engine — models, the move path, sockets,
    the bot driver, analyses and the commands that store into the database.
 3. ``lobby`` — pages, players, seats.
 4. ``spadesite`` — settings, routing, the Celery app.
+5. ``lab`` — tournaments, training, benchmarks and the local stack's tooling,
+   with their management commands: it may import everything, and nothing of
+   the site (layers 0-4) imports it.
 
 Every import counts, those inside functions too: a lazy import still ties
 two modules together, and is how loops hide.
@@ -22,7 +24,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("game", "bots", "lobby", "spadesite")
+PACKAGES = ("game", "bots", "lobby", "spadesite", "lab")
+SITE = ("game", "bots", "lobby", "spadesite")  # what runs when people play: all but the lab
 DJANGO_WORLD = ("django", "channels", "daphne", "celery", "asgiref", "psycopg", "redis")
 
 
@@ -78,7 +81,7 @@ def graph() -> dict[str, set[str]]:
 def layer(name: str) -> int:
     if name == "game.engine" or name.startswith("game.engine."):
         return 0
-    return {"bots": 1, "game": 2, "lobby": 3, "spadesite": 4}[name.split(".")[0]]
+    return {"bots": 1, "game": 2, "lobby": 3, "spadesite": 4, "lab": 5}[name.split(".")[0]]
 
 
 def upward_imports(edges: Mapping[str, Iterable[str]]) -> list[str]:
@@ -88,6 +91,17 @@ def upward_imports(edges: Mapping[str, Iterable[str]]) -> list[str]:
         for a, targets in edges.items()
         for b in targets
         if b.split(".")[0] in PACKAGES and layer(b) > layer(a)
+    )
+
+
+def site_imports_of_the_lab(edges: Mapping[str, Iterable[str]]) -> list[str]:
+    """Every import of a lab module by a module of the site."""
+    return sorted(
+        f"{a} -> {b}"
+        for a, targets in edges.items()
+        if a.split(".")[0] in SITE
+        for b in targets
+        if b.split(".")[0] == "lab"
     )
 
 
@@ -140,7 +154,7 @@ def test_the_engine_and_the_bots_know_nothing_of_django_or_the_server() -> None:
     edges = graph()
     offending = []
     for name, targets in edges.items():
-        if layer(name) > 1 or name == "bots.apps" or name.startswith("bots.management"):
+        if layer(name) > 1 or name == "bots.apps":
             continue
         for target in targets:
             package = target.split(".")[0]
@@ -150,16 +164,27 @@ def test_the_engine_and_the_bots_know_nothing_of_django_or_the_server() -> None:
     assert offending == []
 
 
-def test_the_bots_commands_do_not_reach_the_database() -> None:
-    edges = graph()
-    offending = [
-        f"{name} -> {target}"
-        for name, targets in edges.items()
-        if name.startswith("bots.management")
-        for target in targets
-        if target.split(".")[0] in PACKAGES and layer(target) > 1
-    ]
-    assert offending == []
+def test_nothing_of_the_site_imports_the_lab() -> None:
+    """game, bots, lobby and spadesite run without the lab: not one import of it,
+    those inside functions included."""
+    assert site_imports_of_the_lab(graph()) == []
+
+
+def test_the_lab_check_finds_a_lazy_import_of_the_lab(tmp_path: Path) -> None:
+    source = tmp_path / "analytics.py"
+    source.write_text("def rate():\n    from lab.tournaments import tournament\n    return 1\n")
+    known = {
+        "game.analytics": source,
+        "lab.tournaments": source,
+        "lab.tournaments.tournament": source,
+        "bots.srp": source,
+    }
+    edges = {
+        "game.analytics": imports_of("game.analytics", source, known),
+        "lab.tournaments.tournament": {"game.analytics", "bots.srp"},  # the lab may
+    }
+    assert site_imports_of_the_lab(edges) == ["game.analytics -> lab.tournaments.tournament"]
+    assert upward_imports(edges) == ["game.analytics -> lab.tournaments.tournament"]
 
 
 def test_the_checks_find_what_they_look_for() -> None:

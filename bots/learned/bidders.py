@@ -10,7 +10,7 @@ estimate alone. ``NNB`` was trained with the paper's asymmetric loss,
 ``NNB-sym`` with plain squared loss (the ablation).
 
 **SPB**: a policy over {nil, 1..13} learned by self-play policy gradient
-(``bots.learned.train``), no hand-written rule; at the table it bids its most
+(``lab.training.train``), no hand-written rule; at the table it bids its most
 probable legal bid (blind nil is never bid).
 """
 

@@ -1,6 +1,6 @@
 """The forward pass of a small fully connected network in numpy, from shipped weights.
 
-Training (``bots.learned.train``, PyTorch) saves a network as an ``.npz`` of
+Training (``lab.training.train``, PyTorch) saves a network as an ``.npz`` of
 float32 arrays ``w0, b0, w1, b1, ...`` (``w`` is in x out; ReLU between
 layers, none after the last) and a ``meta`` JSON string: what it was trained
 on, its seed, data size, losses, and the SHA-256 of the weights

@@ -4,7 +4,7 @@ For every legal card it builds the state our seat would be in just after
 playing it (``features.after_play_states``), evaluates the value network on
 all of them at once and plays the card of highest value (ties: the lowest
 card). The network was trained by batched fitted Q-iteration from self-play
-(``bots.learned.train.train_qp``), first with SRP partners and opponents,
+(``lab.training.train.train_qp``), first with SRP partners and opponents,
 then against itself.
 """
 

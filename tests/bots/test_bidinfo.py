@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import itertools
-import json
 import random
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
-from django.core.management import call_command
 
 from bots import bidinfo
 from bots.knowledge import Knowledge
@@ -136,7 +133,7 @@ def test_equal_weights_are_the_uniform_sampler() -> None:
     assert all(p == pytest.approx(1 / 3) for cards in marg.values() for p in cards.values())
 
 
-# ----- the article's error and the commands -----------------------------------------------
+# ----- the article's error -----------------------------------------------------------------
 
 
 def test_learned_inference_beats_uniform_on_held_out_deals() -> None:
@@ -146,20 +143,6 @@ def test_learned_inference_beats_uniform_on_held_out_deals() -> None:
     assert result["uniform"] == pytest.approx(4 / 9)
     assert result["learned"] < result["uniform"] - 0.003
     assert result["learned_brier"] < result["uniform_brier"]
-
-
-def test_commands_learn_a_table_and_report_its_error(tmp_path: Path, capsys) -> None:
-    out = tmp_path / "bidinfo.json"
-    call_command("train_bidinfo", "--deals", "12", "--seed", "7", "--output", str(out),
-                 "--no-progress")  # fmt: skip
-    content = json.loads(out.read_text())
-    assert content["seed"] == 7 and content["deals"] == 12
-    assert sum(map(sum, content["hands"])) + content["blind_bids_skipped"] == 48
-    call_command("bidinfo_error", "--deals", "2", "--seed", "8", "--table", str(out),
-                 "--no-progress")  # fmt: skip
-    text = capsys.readouterr().out
-    assert "held-out deals 2 (seed 8" in text
-    assert "average error, uniform: 44.44%" in text and "average error, learned:" in text
 
 
 # ----- UCT with bid-informed sampling --------------------------------------------------

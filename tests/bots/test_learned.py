@@ -1,5 +1,5 @@
-"""The learned bots (issue 22): features, the numpy forward pass, NNB/SPB/QP decisions,
-and (with the train extra) short training runs of train_nnb, train_spb and train_qp."""
+"""The learned bots (issue 22): features, the numpy forward pass, NNB/SPB/QP decisions.
+Their training is tested in tests/lab/test_training.py."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.core.management import call_command
 
 from bots.learned import features
-from bots.learned.analysis import bid_stats
 from bots.learned.bidders import NNB, SPB, policy_mask
 from bots.learned.mlp import MLP, WeightsError, read_mlp
 from bots.learned.qp import QP
@@ -22,7 +20,6 @@ from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
 from game.engine.view import SeatView, view_for
-from tests import services
 
 RULES = Rules(winning_goal=200, losing_goal=-100)
 
@@ -158,128 +155,3 @@ def test_qp_plays_the_legal_card_of_highest_value() -> None:
         legal = sorted(a.card for a in view.legal_actions if isinstance(a, Play))
         card = qp.play(view, random.Random(0))
         assert card == (51 if 51 in legal else legal[0])
-
-
-def test_bid_stats_count_sets_and_tricks_minus_bid_by_side() -> None:
-    rounds = [{"bids": [3, 2, 4, 0], "tricks": [2, 5, 4, 2]}]
-    games = [{"swapped": False, "rounds": rounds}, {"swapped": True, "rounds": rounds}]
-    a, b = bid_stats(games)
-    # N/S (3, 4) took 6 of 7: set; E/W bid 2 with a nil, the 2-bidder took 5: made.
-    assert a["contracts"] == 2 and a["set_rate"] == 0.5
-    assert a["histogram"] == {"-1": 1, "0": 1, "3": 1}
-    assert b["histogram"] == a["histogram"] and b["set_rate"] == 0.5
-
-
-# ----- training (the train extra) ---------------------------------------------------------
-
-
-@pytest.fixture
-def torch_installed() -> None:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        services.unavailable("PyTorch is not installed: pip install -e '.[train]'")
-
-
-@pytest.mark.usefixtures("torch_installed")
-def test_train_nnb_lowers_the_loss_resumes_and_reloads_with_identical_bids(
-    tmp_path: Path,
-) -> None:
-    data = tmp_path / "nnb.samples.jsonl"
-    common = ["--rounds", "40", "--chunk-rounds", "20", "--workers", "1", "--seed", "3",
-              "--data", str(data)]  # fmt: skip
-    out = tmp_path / "nnb.npz"
-    call_command("train_nnb", *common, "--epochs", "3", "--output", str(out))
-    call_command("train_nnb", *common, "--epochs", "6", "--output", str(out))  # resumed
-    straight = tmp_path / "straight.npz"
-    call_command("train_nnb", *common, "--epochs", "6", "--output", str(straight), "--plot",
-                 str(tmp_path / "loss.png"))  # fmt: skip
-    net = read_mlp(out)
-    hist = net.meta["history"]
-    assert net.meta["seed"] == 3 and net.meta["rounds"] == 40 and len(hist["train"]) == 6
-    assert hist["train"][-1] < hist["train"][0]
-    assert net.checksum == read_mlp(straight).checksum  # a resumed run ends where one run does
-    assert (tmp_path / "loss.png").stat().st_size > 1000
-    # The numpy forward pass of the file equals PyTorch's on the trained weights.
-    from bots.learned.train import make_net, torch
-
-    t = torch()
-    state = t.load(out.with_name(out.name + ".ckpt.pt"), weights_only=False)
-    model = make_net((features.BID_FEATURES, 64, 32, 1), 0)
-    model.load_state_dict(state["model"])
-    views = bid_views(15)
-    x = np.stack([features.view_bid_features(v) for v in views])
-    with t.no_grad():
-        expected = model(t.from_numpy(x)).numpy()
-    assert np.allclose(net(x), expected, atol=1e-5)
-    loaded, again = NNB(str(out)), NNB(MLP(net.layers))
-    for view in views:
-        assert loaded.bid(view, random.Random(0)) == again.bid(view, random.Random(0))
-
-
-@pytest.mark.usefixtures("torch_installed")
-def test_train_spb_learns_to_beat_its_first_version_and_reloads_with_identical_bids(
-    tmp_path: Path,
-) -> None:
-    from bots.learned.train import train_spb
-
-    # The same 16 deals every step and no snapshot into the pool: the opponent stays
-    # the untrained policy, so the loss (minus the reward) must fall.
-    net, info = train_spb(
-        seed=3, iterations=10, batch=16, lr=1e-2, snapshot_every=100, same_deals=True,
-        checkpoint=tmp_path / "spb.ckpt",
-    )  # fmt: skip
-    reward = info["history"]["reward"]
-    assert len(reward) == 10
-    assert np.mean(reward[-3:]) > np.mean(reward[:3]) + 0.3
-    net.save(tmp_path / "spb.npz")
-    a, b = SPB(net), SPB(str(tmp_path / "spb.npz"))
-    for view in bid_views(15):
-        assert a.bid(view, random.Random(0)) == b.bid(view, random.Random(0))
-
-
-@pytest.mark.usefixtures("torch_installed")
-def test_train_qp_lowers_the_loss_in_each_iteration_and_reloads_with_identical_plays(
-    tmp_path: Path,
-) -> None:
-    out = tmp_path / "qp.npz"
-    call_command("train_qp", "--iterations", "2", "--rounds", "6", "--against-srp", "1",
-                 "--epochs", "4", "--batch", "32", "--seed", "2", "--output", str(out))  # fmt: skip
-    net = read_mlp(out)
-    h = net.meta["history"]
-    assert net.meta["schedule"] == ["srp", "one"] and len(h["train"]) == 8
-    assert all(last < first for first, last in zip(h["first_epoch"], h["last_epoch"], strict=True))
-    a, b = QP(MLP(net.layers)), QP(str(out))
-    for view in play_views(20):
-        assert a.play(view, random.Random(0)) == b.play(view, random.Random(0))
-
-
-# ----- the shipped bots, the bench and the games-log report ---------------------------------
-
-
-def test_the_shipped_learned_bots_play_a_duplicate_pair_and_bid_stats_reads_its_log(
-    tmp_path: Path,
-) -> None:
-    import json
-
-    from bots.tournament import TournamentConfig, run_tournament
-
-    config = TournamentConfig(ns="NNB+QP", ew="SPB+SRP", games=2, seed=5, duplicate=True)
-    log = tmp_path / "t.games.jsonl"
-    summary = run_tournament(config, log=log)
-    assert summary["games"] == 2 and summary["rounds"] > 0
-    out = tmp_path / "stats.json"
-    call_command("bid_stats", str(log), "--json", str(out))
-    stats = json.loads(out.read_text())
-    assert [s["bot"] for s in stats["sides"]] == ["NNB+QP", "SPB+SRP"]
-    assert sum(stats["sides"][0]["histogram"].values()) == stats["sides"][0]["regular_bids"] > 0
-
-
-def test_bench_bots_times_the_learned_bots_on_request(tmp_path: Path) -> None:
-    import json
-
-    out = tmp_path / "bench.json"
-    call_command("bench_bots", "--bids", "6", "--plays", "6", "--tournament-games", "0",
-                 "--learned", "--json", str(out))  # fmt: skip
-    names = [t["name"] for t in json.loads(out.read_text())["timings"]]
-    assert {"NNB bid", "NNB-sym bid", "SPB bid", "QP play"} <= set(names)

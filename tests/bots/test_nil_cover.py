@@ -1,6 +1,7 @@
 """SRP covering a niling partner: scripted positions where the right card is
 unambiguous (appendix D of "Bidding in Spades" and issue 25's replayed round),
-the risk estimate checked against the real hands, and the nil-set audit."""
+the risk estimate checked against the real hands. The nil-set audit's tests are in
+tests/lab/test_nil_sets.py."""
 
 from __future__ import annotations
 
@@ -9,10 +10,8 @@ from collections.abc import Iterator
 
 from bots.knowledge import Knowledge
 from bots.nil_cover import lead_sets
-from bots.nil_sets import NilSetCounts, count_round, replay_game, set_nil_leader
 from bots.registry import bot_names, make_bot
 from bots.srp import SRP, cover_risk, nil_shown
-from bots.tournament import TournamentConfig, play_game
 from game.engine.actions import Play
 from game.engine.cards import SPADE_MASK, SUIT_MASKS, format_card, parse_card
 from game.engine.deal import deal_hands
@@ -195,33 +194,6 @@ def test_cover_risk_agrees_with_the_real_hands() -> None:
     for r in cover_leads("nil-cover", 60):
         _check_leads(r, checked)
     assert checked[0] > 20
-
-
-def test_set_nil_leader_names_partners_lead() -> None:
-    r = from_text(ISSUE_ROUND)
-    assert set_nil_leader(r, 1) == "partner"  # East's nil, set by the ace on West's 9D
-    counts = NilSetCounts()
-    count_round(r, (1, 3), counts)
-    assert (counts.nils, counts.set, counts.led_by["partner"]) == (1, 1, 1)
-
-
-def test_replayed_games_are_the_tournaments_games() -> None:
-    config = TournamentConfig("BIS+SRP", "RB+SRP", 4, duplicate=True, seed=3)
-    a, b = make_bot(config.ns), make_bot(config.ew)
-    total = NilSetCounts()
-    nils = 0
-    for g in range(config.games):
-        rec = play_game(config, g, a, b)
-        ca, _ = replay_game(config, g, a, b)
-        total.add(ca)
-        side_a = (1, 3) if rec["swapped"] else (0, 2)
-        nils += sum(
-            1 for rd in rec["rounds"] for s in side_a if rd["bids"][s] == 0 and not rd["blind"][s]
-        )
-    assert total.nils == nils > 0
-    # Every BIS nil carries the probability BIS bid it with, within 0..1.
-    assert sum(cell[0] for cell in total.bins) == nils
-    assert 0.0 < sum(cell[2] for cell in total.bins) / nils <= 1.0
 
 
 def test_the_rule_alone_is_a_tournament_player_not_offered_in_menus() -> None:

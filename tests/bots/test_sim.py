@@ -136,19 +136,6 @@ def test_no_time_means_bis_bid() -> None:
     assert sim.needs_search(view) and not SIM(0.0).needs_search(view)
 
 
-def test_the_cost_command_reports_each_deal_count_and_k_s_zero_never_changes_a_bid() -> None:
-    from io import StringIO
-
-    from django.core.management import call_command
-
-    out = StringIO()
-    call_command("sim_cost", "--views", "4", "--deals", "1,2", "--weights", "0,1", stdout=out)
-    lines = out.getvalue().splitlines()
-    assert lines[0] == "4 bidding views, seed 1"
-    assert [line.split(":")[0] for line in lines[1:]] == ["deals   1", "deals   2"]
-    assert all("k_s 0.0 0.0%" in line for line in lines[1:])
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_the_compiled_playout_gives_the_reference_values(seed: int) -> None:
     view = bidding_view(seed, seed % 4, scores=(10 * seed, -20))

@@ -10,8 +10,8 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
-from bots.tournament import TournamentConfig
-from game.storage import store_tournament
+from lab.tournaments.storage import store_tournament
+from lab.tournaments.tournament import TournamentConfig
 from tests.server import analytics_fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -2,7 +2,7 @@
 
 ``running_cluster`` starts a Redis server on a spare port (never the shared
 one), a scratch PostgreSQL database, N Daphne processes behind nginx
-(``game/proxy.py``) and, if asked, Celery workers (queue ``bots``, prefork)
+(``lab/stack/proxy.py``) and, if asked, Celery workers (queue ``bots``, prefork)
 and Celery beat; everything is stopped and dropped afterwards, even when a
 check fails. :class:`Players` are a table's human players on sockets that
 reconnect and resync, as ``static/js/table.js`` does.
@@ -26,8 +26,8 @@ from typing import Any
 
 import psycopg
 
-from game import proxy, stackprocs
 from game.engine import Rules
+from lab.stack import proxy, stackprocs
 from tests import services
 
 RULES = Rules(winning_goal=100, losing_goal=-100)
@@ -59,7 +59,7 @@ class Cluster:
         bot name): [{"pk", "public_id", "sessions": {seat: key}, "cookie"}]."""
         code = (
             "import json\n"
-            "from game.bench_tables import prepare_tables\n"
+            "from lab.bench.bench_tables import prepare_tables\n"
             f"print(json.dumps(prepare_tables({count}, {seed}, {RULES.to_dict()!r},"
             f" {bots or {}!r}, {bot_delay!r})))\n"
         )

@@ -368,31 +368,6 @@ def test_migration_backfill_matches_the_write_path() -> None:
     assert result.rules_key == rules_key(table.rules)
 
 
-def test_tournament_store_option_stores_the_tournaments_games() -> None:
-    import argparse
-    import io
-
-    from bots.tournament import add_arguments, run_from_options
-    from game.storage import add_store_option, store_if_asked
-
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    add_store_option(parser)
-    argv = ["--ns", "RB+SRP", "--ew", "MS+SRP", "--games", "4", "--seed", "9", "--store",
-            "--no-progress"]  # fmt: skip
-    opts = vars(parser.parse_args(argv))
-    summary = run_from_options(opts, None)
-    out = io.StringIO()
-    assert store_if_asked(opts, out) == 4
-    assert "stored 4 matches" in out.getvalue()
-    assert MatchResult.objects.count() == 4
-    # The stored games are the tournament's (same seeds, seats and bot random streams).
-    assert RoundRecordRow.objects.count() == summary["rounds"]
-    a_wins = MatchResult.objects.filter(winner=0, bot_n="RB+SRP").count()
-    assert a_wins == summary["sides"][0]["wins"]
-    assert store_if_asked({**opts, "store": False}, out) == 0
-
-
 @pytest.mark.django_db(transaction=True)
 def test_side_by_side_queries_give_the_same_analyses(monkeypatch: pytest.MonkeyPatch) -> None:
     # (On PostgreSQL all_analyses runs its queries on several connections at once.)

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from bots.league import LeagueConfig, run_league, write_json
+from lab.tournaments.league import LeagueConfig, run_league, write_json
 
 pytestmark = pytest.mark.django_db
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from bots.league import PLAYER, default_bidders
 from bots.registry import BIDDERS
 from game.models import Table
+from lab.tournaments.league import PLAYER, default_bidders
 from tests.server.test_lobby import as_guest, table_form_data
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from game import frames, master, matches, move_step, moves, seating, stackprocs
+from game import frames, master, matches, move_step, moves, seating
 from game.engine import Bid, Rules, view_for
 from game.models import Action, PendingRound, RoundRecordRow, Seat, Table
+from lab.stack import stackprocs
 from tests import services
 from tests.server.helpers import make_table
 from tests.server.inline import InlineScheduler

@@ -24,8 +24,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from game import stackprocs
 from game.engine import Rules
+from lab.stack import stackprocs
 from tests import services
 from tests.server.stack_checks import check_stored_log
 

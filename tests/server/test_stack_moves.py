@@ -1,5 +1,5 @@
 """Human moves on PostgreSQL through the event loop's asyncio connections
-(``game.moves.submit_action_async``), end to end: a scratch PostgreSQL database, one Daphne
+(``game.stores.PostgresStore``), end to end: a scratch PostgreSQL database, one Daphne
 process (in-memory channel layer: one process), tables of four guests whose
 sockets play whole matches by random legal moves; then every table's log is
 checked in PostgreSQL. Bad frames on this path get an error and change nothing.
@@ -18,9 +18,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from game import loadtest, stackprocs
 from game.db import APPLICATION_NAME
 from game.engine import Rules
+from lab.bench import loadtest
+from lab.stack import stackprocs
 from tests import services
 from tests.server.stack_checks import check_stored_log
 
@@ -40,7 +41,7 @@ class Stack:
     def make_tables(self, count: int) -> list[dict[str, Any]]:
         code = (
             "import json\n"
-            "from game.bench_tables import prepare_tables\n"
+            "from lab.bench.bench_tables import prepare_tables\n"
             f"print(json.dumps(prepare_tables({count}, 7, rules={RULES.to_dict()!r})))\n"
         )
         out = stackprocs.manage(self.env, "shell", "-c", code)

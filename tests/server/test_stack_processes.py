@@ -1,4 +1,4 @@
-"""Several Daphne processes on Redis and PostgreSQL, behind nginx (game/proxy.py).
+"""Several Daphne processes on Redis and PostgreSQL, behind nginx (lab/stack/proxy.py).
 
 A stack of the test's own: a Redis server on a spare port, a scratch
 PostgreSQL database, two Daphne processes and nginx in front of them. A
@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from game import loadtest
+from lab.bench import loadtest
 from tests.server.cluster import Cluster, running_cluster
 from tests.server.stack_checks import check_stored_log
 

@@ -31,9 +31,9 @@ import pytest
 
 from bots.registry import make_bot
 from bots.solver_compiled import KERNELS_READY
-from game import stackprocs
 from game.engine import Match, Rules, action_from_dict, view_for
 from game.engine.state import Phase
+from lab.stack import stackprocs
 from tests import services
 
 pytestmark = pytest.mark.stack

@@ -30,10 +30,10 @@ import psycopg
 import pytest
 
 from bots.registry import make_bot
-from game import stackprocs
 from game.engine import Match, Rules, action_from_dict, view_for
 from game.engine.actions import Bid
 from game.engine.state import Phase
+from lab.stack import stackprocs
 from tests import services
 
 pytestmark = pytest.mark.stack

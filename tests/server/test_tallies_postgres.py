@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from game import stackprocs
+from lab.stack import stackprocs
 from tests import services
 
 pytestmark = pytest.mark.stack
