@@ -13,7 +13,7 @@ samples is played; every choice is solved on the same deals.
 It stops on a time budget or a sample count, whichever comes first; a deal
 the deadline cuts short is left out. A player searches from the round's
 first trick (``BIS+PIMC``); at a live table it gets the table's budget on
-the ``search`` queue (``game.bot_turns``), with SRP's card as the fallback;
+the ``search`` queue (``game.driver.bot_turns``), with SRP's card as the fallback;
 tournaments give it a fixed sample count (``SPADES_PIMC_SAMPLES``).
 
 Known limits of the method (Frank and Basin's strategy fusion and

@@ -29,7 +29,7 @@ The players ``UCT3``, ``UCT5`` ... ``UCT13`` play SRP until the last 3, 5 ...
 :data:`bots.registry.SEARCH_WINDOWS`). Their budget is
 :data:`DEFAULT_BUDGET` seconds per move unless given to the constructor (or
 :data:`DEFAULT_ITERATIONS` iterations). At a live table
-:meth:`UCT.play_within` gets the table's budget (``game.bot_turns``).
+:meth:`UCT.play_within` gets the table's budget (``game.driver.bot_turns``).
 
 Measured (CPU time of the process on a shared, loaded machine; 9-10
 positions each, BIS+SRP bidding and play up to the position): with 3 tricks

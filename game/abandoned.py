@@ -4,7 +4,7 @@ A table remembers when a player was last there (``Table.last_human_at``): the
 table's creation, every seat change, and its seated players' and host's
 sockets (opened, closed, and every ``TOUCH_EVERY`` seconds while open, which
 the page's heartbeat keeps up; those a process gathers and writes together,
-``game.visits``). An open or playing table whose last visit is
+``game.sockets.visits``). An open or playing table whose last visit is
 older than ``SPADES_ABANDON_MINUTES`` (default 60) is *abandoned*: it leaves
 the lobby at once (:func:`cutoff` filters the list), and the next sweep sets
 its status to ``abandoned``, which stops its bots (a move needs a playing
@@ -24,8 +24,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from game import events
 from game.models import Table
+from game.sockets import events
 
 TOUCH_EVERY = 60.0  # seconds between two visits a socket records
 SWEEP_EVERY = 60.0  # seconds between two sweeps from the lobby, per process

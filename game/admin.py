@@ -1,7 +1,7 @@
 """The admin: tables with their seats, the action log, round records, results.
 
 The match seed is never shown, and the log, records and results are read-only
-(the log is append-only; only ``game.moves`` writes it).
+(the log is append-only; only ``game.moves.move`` writes it).
 """
 
 from __future__ import annotations

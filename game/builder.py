@@ -22,9 +22,11 @@ from django.core.signals import setting_changed
 from django.db.backends.signals import connection_created
 from django.utils.module_loading import import_string
 
-from game import bot_turns, db, master, sqlite_wal, stores
-from game.events import ChannelAnnouncer
-from game.scheduling import CeleryScheduler, ThreadScheduler
+from game import master
+from game.driver import bot_turns
+from game.driver.scheduling import CeleryScheduler, ThreadScheduler
+from game.moves import db, sqlite_wal, stores
+from game.sockets.events import ChannelAnnouncer
 
 # The settings the master is built from.
 READS = frozenset({
@@ -38,8 +40,9 @@ def sqlite() -> bool:
 
 
 def build_store() -> master.Store:
+    on_loop = int(getattr(settings, "SPADES_DB_THREADS", 1)) == 0
     if sqlite():
-        return stores.SqliteLoopStore() if db.calls_on_loop() else stores.SqliteStore()
+        return stores.SqliteLoopStore() if on_loop else stores.SqliteStore()
     postgres = "postgresql" in settings.DATABASES["default"]["ENGINE"]
     if postgres and getattr(settings, "SPADES_ASYNC_MOVES", False):
         return stores.PostgresStore()
@@ -61,6 +64,8 @@ def build() -> master.TableMaster:
 
 
 def _settings_changed(setting: str, **kwargs: Any) -> None:
+    if setting == "SPADES_DB_THREADS":
+        db.use_threads(int(getattr(settings, "SPADES_DB_THREADS", 1)))
     if setting in READS:
         old = master.reset()
         shutdown = getattr(old.scheduler, "shutdown", None) if old is not None else None
@@ -70,8 +75,9 @@ def _settings_changed(setting: str, **kwargs: Any) -> None:
 
 def install() -> None:
     """At start-up (``game.apps``): this process's master, and SQLite's log
-    checkpoints on a thread of their own (``game.sqlite_wal``)."""
+    checkpoints on a thread of their own (``game.moves.sqlite_wal``)."""
     master.configure(build)
+    db.use_threads(int(getattr(settings, "SPADES_DB_THREADS", 1)))
     setting_changed.connect(_settings_changed, dispatch_uid="spades-master")
     if sqlite():
         connection_created.connect(

@@ -5,11 +5,11 @@ a stand-in, a seat command), goes through :meth:`TableMaster.submit` (sync
 callers: Celery workers, the bot threads, views) or
 :meth:`TableMaster.submit_on_loop` (the websockets, on the server's event
 loop). Both hand the move to the **store**, which runs the move's statements
-(``game.moves``) in one transaction on its database and calls
+(``game.moves.move``) in one transaction on its database and calls
 :meth:`TableMaster.after_commit` once the move is committed, never before;
 ``after_commit`` remembers the state, has the **announcer** broadcast it and
 the **scheduler** run what follows (the round's tallies, the bot or
-stand-in that is due).
+stand-in that is due: :func:`after_move`, :func:`next_turn`).
 
 The three are chosen once, from the settings, by ``game.builder`` (the only
 code that looks at which database, channel layer or bot runner is
@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from game import matches, turns
+from django.conf import settings
+
 from game.engine import Action as EngineAction
-from game.move_step import Outcome, SubmitResult, parse_submission
+from game.models import Seat, Table
+from game.moves import matches
+from game.moves.move import Outcome, SubmitResult, parse_submission
 
 log = logging.getLogger(__name__)
 
@@ -55,15 +58,15 @@ Committed = Callable[[Outcome], None]
 
 
 class Store(Protocol):
-    """Where moves are written: one class per database (``game.stores``)."""
+    """Where moves are written: one class per database (``game.moves.stores``)."""
 
-    def move(self, move: Move, committed: Committed, wait: bool = True) -> Outcome:
+    def move(self, submitted: Move, committed: Committed, wait: bool = True) -> Outcome:
         """The move in one transaction; ``committed(outcome)`` once it commits.
         Not ``wait``: a store that would wait for a write lock may refuse at once
-        (``game.stores.WriteLockBusy``), having written nothing."""
+        (``game.moves.stores.WriteLockBusy``), having written nothing."""
         ...
 
-    async def move_on_loop(self, move: Move, committed: Committed) -> Outcome:
+    async def move_on_loop(self, submitted: Move, committed: Committed) -> Outcome:
         """:meth:`move` from the server's event loop, never blocking it for long."""
         ...
 
@@ -78,21 +81,21 @@ class Store(Protocol):
 
 
 class Announcer(Protocol):
-    """Who tells a table's sockets what changed (the channel layer, ``game.events``)."""
+    """Who tells a table's sockets what changed (the channel layer, ``game.sockets.events``)."""
 
     def announce(self, table_id: int, version: int, action: dict[str, Any],
                  info: dict[str, Any]) -> None: ...  # fmt: skip
 
 
 class Scheduler(Protocol):
-    """Who runs what follows a move, and when (``game.scheduling``)."""
+    """Who runs what follows a move, and when (``game.driver.scheduling``)."""
 
-    def turn(self, plan: turns.TurnPlan) -> None:
+    def turn(self, plan: TurnPlan) -> None:
         """Have the plan's bot or stand-in move made, after its delay."""
         ...
 
     def search(self, job: Any) -> str:
-        """A searching bot's move within its budget (``game.bot_turns.Search``)."""
+        """A searching bot's move within its budget (``game.driver.bot_turns.Search``)."""
         ...
 
     def flush_soon(self, table_id: int) -> None:
@@ -102,6 +105,81 @@ class Scheduler(Protocol):
     def start_sweeping(self) -> None:
         """Sweep for lost moves periodically, if nothing else does."""
         ...
+
+
+# ----- who moves next, when it is not a human at the keyboard -------------------------------
+
+DEFAULT_BOT_DELAY_SECONDS = 0.6
+# A bot that leads the next trick waits this many times its delay more, so the
+# players see the finished trick gathered to its winner first (table.js).
+TRICK_PAUSE = 1.5
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """Have ``seat`` move at ``version`` after ``delay`` seconds (a stand-in if
+    ``stand_in``; ``away``: for a player marked away, who may come back first)."""
+
+    table_id: int
+    seat: int
+    version: int
+    delay: float
+    stand_in: bool
+    away: bool = False
+
+
+def bot_delay_for(table: Table) -> float:
+    """Seconds a bot waits before it moves at ``table`` (pacing for the humans)."""
+    if table.bot_delay is not None:
+        return max(0.0, table.bot_delay)
+    return max(0.0, float(getattr(settings, "SPADES_BOT_DELAY", DEFAULT_BOT_DELAY_SECONDS)))
+
+
+def next_turn(
+    table: Table,
+    seats: Mapping[int, Seat],
+    to_act: int | None,
+    version: int,
+    *,
+    stand_in_again: bool = False,
+    after_trick: bool = False,
+) -> TurnPlan | None:
+    """The move to schedule for ``to_act`` at ``version``, if a bot or stand-in is due.
+
+    ``stand_in_again``: the last move was a stand-in's for this same seat (it
+    looked at its cards, say, and now bids), so it goes on at once. A player
+    marked away (their timer ran out before) does not cost the table a whole
+    timer again: their stand-in moves at a bot's pace until they come back.
+    ``after_trick``: the move before finished a trick, which the bot then leads.
+    """
+    seat = seats.get(to_act) if to_act is not None else None
+    if seat is None or to_act is None:
+        return None
+    pace = bot_delay_for(table) * (1 + TRICK_PAUSE if after_trick else 1)
+    if seat.kind == Seat.Kind.BOT:
+        return TurnPlan(table.pk, to_act, version, pace, False)
+    if not table.stand_in_bots:
+        return None
+    if seat.away:
+        return TurnPlan(table.pk, to_act, version, pace, True, away=True)
+    delay = 0.0 if stand_in_again else float(table.turn_seconds)
+    return TurnPlan(table.pk, to_act, version, delay, True)
+
+
+def after_move(outcome: Outcome) -> TurnPlan | None:
+    """The move to schedule after a committed move, if a bot or stand-in is due."""
+    r = outcome.result
+    if r.to_act is None:
+        return None
+    now = outcome.match.round
+    return next_turn(
+        outcome.table,
+        outcome.seats,
+        r.to_act,
+        r.version,
+        stand_in_again=r.by_stand_in and r.seat == r.to_act,
+        after_trick=bool(now.tricks) and not now.trick and not now.is_over,
+    )
 
 
 @dataclass
@@ -128,8 +206,8 @@ class TableMaster:
         changes nothing when the action cannot be taken.
         """
         parsed = parse_submission(seat, action, version)
-        move = Move(table_id, seat, parsed, version, by_stand_in, while_away)
-        return self.store.move(move, self.after_commit, wait_for_lock).result
+        submitted = Move(table_id, seat, parsed, version, by_stand_in, while_away)
+        return self.store.move(submitted, self.after_commit, wait_for_lock).result
 
     async def submit_on_loop(
         self,
@@ -143,8 +221,8 @@ class TableMaster:
     ) -> SubmitResult:
         """:meth:`submit` on the server's event loop (a player's socket)."""
         parsed = parse_submission(seat, action, version)
-        move = Move(table_id, seat, parsed, version, by_stand_in, while_away)
-        return (await self.store.move_on_loop(move, self.after_commit)).result
+        submitted = Move(table_id, seat, parsed, version, by_stand_in, while_away)
+        return (await self.store.move_on_loop(submitted, self.after_commit)).result
 
     def after_commit(self, outcome: Outcome) -> None:
         """What follows a committed move, whichever store made it: remember the
@@ -164,7 +242,7 @@ class TableMaster:
                 self.scheduler.flush_soon(table.pk)
             except Exception:  # the round stays pending: the sweep adds it
                 log.exception("adding the round of table %s to the tallies failed", table.pk)
-        plan = turns.after_move(outcome)
+        plan = after_move(outcome)
         if plan is not None:
             try:
                 self.scheduler.turn(plan)

@@ -1,7 +1,7 @@
 """Tables, seats, the append-only action log, round records and match results.
 
 The action log is the truth: a table's match is its rules and seed with the
-logged actions replayed in version order (``game.matches`` does that). The
+logged actions replayed in version order (``game.moves.matches`` does that). The
 round records and match results are derived rows, written in the same
 transaction as the action that finished the round or the match, so that
 analyses can query them without replaying anything.
@@ -64,7 +64,7 @@ class Table(models.Model):
     version = models.PositiveIntegerField(default=0, help_text="actions applied so far")
     # Seat changes during play that are not moves (a player leaves, comes back):
     # a move made from the table and seats a process remembers checks it
-    # (game/moves.py, the quick move), so that it never acts on old seats.
+    # (game/moves/move.py, the quick move), so that it never acts on old seats.
     seats_version = models.PositiveIntegerField(default=0, editable=False)
     invite_token = models.CharField(max_length=64, unique=True, default=new_invite_token)
     turn_seconds = models.PositiveSmallIntegerField(
@@ -116,7 +116,7 @@ class Seat(models.Model):
     guest_name = models.CharField(max_length=40, blank=True, default="")
     bot_name = models.CharField(max_length=40, blank=True, default="")
     # A human whose turn timer ran out is *away*: the stand-in moves for them
-    # at once (game.turns) until they act or say they are back. played_for
+    # at once (game.master) until they act or say they are back. played_for
     # lists the actions it made for them since (public: they were played).
     away = models.BooleanField(default=False)
     played_for = models.JSONField(default=list, blank=True)
@@ -219,7 +219,7 @@ class RoundRecordRow(models.Model):
     seat_kinds = models.CharField(max_length=4)
     bot_names = models.JSONField(help_text="bot name per seat, null for a human")
     stand_in_moves = models.PositiveSmallIntegerField(default=0)
-    # Who really played (game.round_columns): the cards a stand-in played for each
+    # Who really played (game.research.round_columns): the cards a stand-in played for each
     # seat, '1' per seat whose bid was the stand-in's, and whether that makes the
     # round a stand-in round (left out of the analyses unless asked for).
     stand_in_n = models.PositiveSmallIntegerField(default=0)
@@ -247,7 +247,7 @@ class RoundRecordRow(models.Model):
     nil_position_ns = models.CharField(max_length=24)
     nil_position_ew = models.CharField(max_length=24)
     record = models.JSONField(help_text="the round record, game.engine.record_of()")
-    # Analysis columns (game.round_columns.derived_columns), so that the
+    # Analysis columns (game.research.round_columns.derived_columns), so that the
     # dashboard aggregates in the database without reading the records.
     rules_key = models.CharField(max_length=12, default="")
     makeup_ns = models.CharField(max_length=2, default="", help_text="BB, HB or HH")
@@ -271,7 +271,7 @@ class RoundRecordRow(models.Model):
     round_type_s = models.PositiveSmallIntegerField(default=0)
     round_type_w = models.PositiveSmallIntegerField(default=0)
     # False from a live round's end until a tally flush adds it to the tallies
-    # (game.tally_flush): the move's transaction leaves the tallies alone.
+    # (game.research.tally_flush): the move's transaction leaves the tallies alone.
     tallied = models.BooleanField(default=True)
 
     class Meta:
@@ -294,7 +294,7 @@ class PendingRound(models.Model):
 
     The move writes only this (its version, who sat where): building the
     round's record and 60 columns was most of a round end's cost on the
-    server's event loop. ``game.round_rows`` writes the row from the log
+    server's event loop. ``game.research.round_rows`` writes the row from the log
     and deletes this, in one transaction, within a second (the tally flush),
     or at the sweep, or before a reader that must be exact reads.
     """
@@ -342,11 +342,12 @@ class MatchResult(models.Model):
 
 
 class RoundTally(models.Model):
-    """Counts and sums of stored rounds and matches, kept up to date on write (``game.tallies``).
+    """Counts and sums of stored rounds and matches, kept up to date on write
+    (``game.research.tallies``).
 
     One row per span (a day, a month, or all time), rule set, stand-in or not, measured
     partnership (make-up, bot key, the opponents' make-up, whether the opponents'
-    bot key is the same) and figure cell (``game.tally_keys``): the dashboard reads
+    bot key is the same) and figure cell (``game.research.tally_keys``): the dashboard reads
     these few rows instead of every round. A cell may be spread over several rows
     (``shard``, summed by every reader) so that live round ends seldom wait for one
     another's locks. Rebuilt by ``manage.py rebuild_tallies``.

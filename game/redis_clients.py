@@ -1,7 +1,7 @@
 """Redis clients for the small shared state of the production stack.
 
-Rate-limit counters (``game.limits``) and who watches a table
-(``game.watchers``) live in Redis when ``REDIS_URL`` is set, so every server
+Rate-limit counters (``game.sockets.limits``) and who watches a table
+(``game.sockets.watchers``) live in Redis when ``REDIS_URL`` is set, so every server
 process sees the same; without it they live in the process's memory. One
 synchronous client per process, one asyncio client per event loop (a client
 may not cross loops). Short timeouts: a slow Redis must not stall a socket.

@@ -15,11 +15,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from bots.registry import DEFAULT_BOT, UnknownBot, make_bot
-from game import abandoned, events, master, turns
+from game import abandoned, master
 from game.engine import Rules, RulesError
 from game.errors import NotPlaying, SeatError, ServiceError, TableNotFound
-from game.matches import load_match
 from game.models import Seat, Table
+from game.moves.matches import load_match
+from game.sockets import events
 
 
 def _rules_dict(rules: Rules | dict[str, Any] | None) -> dict[str, Any]:
@@ -160,7 +161,7 @@ def start_table(table: Table | int | str) -> Table:
         locked.started_at = locked.turn_started_at = locked.last_human_at = now
         locked.save(update_fields=["status", "started_at", "turn_started_at", "last_human_at"])
         match = load_match(locked)
-        plan = turns.next_turn(locked, seats, match.round.to_act, locked.version)
+        plan = master.next_turn(locked, seats, match.round.to_act, locked.version)
         _announce_change(pk)
         if plan is not None:
             transaction.on_commit(lambda: master.get().scheduler.turn(plan), robust=True)
@@ -175,7 +176,7 @@ def hand_over(table: Table | int | str, position: int) -> Seat:
     pk = table if isinstance(table, int) else get_table(table).pk
     with transaction.atomic():
         # The write lock first (SQLite), and a seat change that a remembered
-        # table's quick move must notice (game/moves.py).
+        # table's quick move must notice (game/moves/move.py).
         Table.objects.filter(pk=pk).update(seats_version=F("seats_version") + 1)
         locked = Table.objects.select_for_update().get(pk=pk)
         if locked.status != Table.Status.PLAYING:
@@ -192,7 +193,7 @@ def hand_over(table: Table | int | str, position: int) -> Seat:
         match = load_match(locked)
         if not match.is_over and match.round.to_act == position:
             seats = {s.position: s for s in locked.seats.all()}
-            plan = turns.next_turn(locked, seats, position, locked.version)
+            plan = master.next_turn(locked, seats, position, locked.version)
             if plan is not None:
                 transaction.on_commit(lambda: master.get().scheduler.turn(plan), robust=True)
         _announce_change(pk)
@@ -225,7 +226,7 @@ def mark_back(table: Table | int | str, position: int) -> bool:
                 locked.turn_started_at = timezone.now()
                 locked.save(update_fields=["turn_started_at"])
                 seats = {s.position: s for s in locked.seats.all()}
-                plan = turns.next_turn(locked, seats, position, locked.version)
+                plan = master.next_turn(locked, seats, position, locked.version)
                 if plan is not None:
                     transaction.on_commit(lambda: master.get().scheduler.turn(plan), robust=True)
         _announce_change(pk)

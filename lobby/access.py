@@ -16,8 +16,8 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 
-from game.db import db_call
 from game.models import Table
+from game.moves.db import db_call
 from lobby.players import listing_of, may_see, player_of
 
 CLOSE_PRIVATE = 4403

@@ -9,8 +9,8 @@ from django.db.models import Q
 from django.http import HttpRequest
 
 from game import identity, seating
-from game.matches import load_match
 from game.models import Seat, Table
+from game.moves.matches import load_match
 from lobby.forms import SEAT_NAMES
 from lobby.models import TableListing
 

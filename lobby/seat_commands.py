@@ -14,8 +14,9 @@ from django.db import transaction
 from django.http import HttpRequest
 
 from bots.registry import DEFAULT_BOT
-from game import events, seating
+from game import seating
 from game.models import Seat, Table
+from game.sockets import events
 from lobby.models import TableListing
 from lobby.players import Player, invited, is_host, player_of, seat_of
 

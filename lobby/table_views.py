@@ -18,9 +18,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from bots.registry import DEFAULT_BOT, bot_groups
-from game import events, seating
+from game import seating
 from game.errors import ServiceError
 from game.models import Table
+from game.sockets import events
 from lobby import seat_commands
 from lobby.forms import GuestForm
 from lobby.models import TableListing

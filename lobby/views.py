@@ -21,10 +21,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from bots.registry import DEFAULT_BOT
-from game import abandoned, identity, limits, seating
+from game import abandoned, identity, seating
 from game.engine.rules import Rules
 from game.errors import ServiceError, TableNotFound
 from game.models import Seat, Table
+from game.sockets import limits
 from lobby.forms import (
     SEAT_INVITE,
     SEAT_ME,
@@ -170,7 +171,7 @@ TOO_MANY_TABLES = "You have started many tables in a short time: wait a few minu
 
 
 def within_limit(request: HttpRequest, kind: str, p: Player | None = None) -> bool:
-    """Count a ``kind`` request of this player and address (``game.limits``)."""
+    """Count a ``kind`` request of this player and address (``game.sockets.limits``)."""
     p = p or player_of(request)
     key = limits.player_key(p.user, p.guest_id)
     return limits.hit(kind, key, request.META.get("REMOTE_ADDR") or "unknown")

@@ -4,7 +4,7 @@ Runs migrations and collectstatic, then starts ``STACK_DAPHNES`` Daphne
 processes behind nginx (``lab/stack/proxy.py``: websockets and HTTP balanced, no
 sticky sessions, ``/static/`` served by nginx), two Celery workers (queue
 ``bots`` for quick moves, queue ``search`` for UCT searches) and Celery beat
-(the sweep for lost moves, ``game/sweeper.py``) against PostgreSQL and
+(the sweep for lost moves, ``game/driver/sweeper.py``) against PostgreSQL and
 Redis, prints the URL, and stops every child on Ctrl-C (or when one of them
 dies).
 

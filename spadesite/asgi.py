@@ -16,9 +16,9 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from game.auth import auth_stack  # noqa: E402
-from game.routing import websocket_urlpatterns  # noqa: E402
-from game.socket_writes import install as write_frames_at_once  # noqa: E402
+from game.sockets.auth import auth_stack  # noqa: E402
+from game.sockets.routing import websocket_urlpatterns  # noqa: E402
+from game.sockets.socket_writes import install as write_frames_at_once  # noqa: E402
 from lobby.access import TableAccess  # noqa: E402
 
 # Plain Daphne serves no static files; in DEBUG (the embedded default) let
@@ -53,5 +53,5 @@ gc.set_threshold(20_000, 20, 100)
 # threads want the GIL.
 sys.setswitchinterval(0.0005)
 # A websocket frame leaves at once instead of on the reactor's next pass
-# (game/socket_writes.py).
+# (game/sockets/socket_writes.py).
 write_frames_at_once()

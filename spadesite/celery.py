@@ -25,7 +25,7 @@ app.autodiscover_tasks()
 # of a worker's CPU per bot move (manage.py bench_workers); the server (ASGI)
 # keeps Django's CONN_MAX_AGE = 0, as Django advises. A connection that failed
 # (a database restart, a terminated backend) is closed after the task, whose
-# retry then opens a new one (game/bot_turns.py).
+# retry then opens a new one (game/driver/bot_turns.py).
 WORKER_CONN_MAX_AGE = 300
 app.conf["CELERY_DB_REUSE_MAX"] = 10**9  # the fixup's closing off: ours below
 
@@ -57,7 +57,7 @@ def _close_failed_or_old_connections(**_: Any) -> None:
 
 
 # Celery beat (`celery -A spadesite beat`, one per deployment) sweeps for
-# tables whose bot move was lost (game/sweeper.py).
+# tables whose bot move was lost (game/driver/sweeper.py).
 app.conf.beat_schedule = {
     "sweep-overdue-turns": {"task": "game.bot_turns.sweep_overdue", "schedule": 15.0},
 }
@@ -65,7 +65,7 @@ app.conf.beat_schedule = {
 
 class SweepAfterReconnect(bootsteps.StartStopStep):
     """A worker that connects to the broker again after losing it asks for a
-    sweep of every table (game/sweeper.py): a restarted Redis comes back
+    sweep of every table (game/driver/sweeper.py): a restarted Redis comes back
     without the queued bot moves, and the periodic sweep would find them only
     once they are well overdue (15 s past due, every 15 s)."""
 

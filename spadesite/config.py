@@ -13,11 +13,11 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-IN_MEMORY_CHANNEL_LAYER = "game.events.TableChannelLayer"
+IN_MEMORY_CHANNEL_LAYER = "game.sockets.events.TableChannelLayer"
 # channels_redis' pub/sub layer (about half the CPU per broadcast of its core
 # Redis layer, and twice the sockets held in our measurements:
 # docs/architecture.md), handing group messages straight to the table sockets.
-REDIS_PUBSUB_CHANNEL_LAYER = "game.pubsub_layer.TablePubSubLayer"
+REDIS_PUBSUB_CHANNEL_LAYER = "game.sockets.pubsub_layer.TablePubSubLayer"
 
 SQLITE_INIT_COMMAND = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 

@@ -117,11 +117,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL: str | None = os.environ.get("REDIS_URL") or None
 CHANNEL_LAYERS = channel_layers(REDIS_URL)
 
-# Without Redis there is no Celery worker: bots act in-process (game/runner.py),
+# Without Redis there is no Celery worker: bots act in-process (game/driver/runner.py),
 # behind the same task interface.
 SPADES_BOTS_IN_PROCESS = REDIS_URL is None
 
-# Where the websockets' database calls run (game/db.py): 0 = on the event loop
+# Where the websockets' database calls run (game/moves/db.py): 0 = on the event loop
 # (SQLite: one writer at a time, and a move is less work than a thread hop);
 # PostgreSQL: a pool of threads, so moves of different tables overlap their
 # round trips to the server.
@@ -135,7 +135,7 @@ if SPADES_DB_THREADS == 0:
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 # With PostgreSQL the consumers' moves run on the event loop over psycopg's
-# asyncio connections (game/db.py, game/moves.py), this many per server process.
+# asyncio connections (game/moves/db.py, game/moves/move.py), this many per server process.
 SPADES_ASYNC_MOVES = os.environ.get("SPADES_ASYNC_MOVES", "1") != "0"
 SPADES_ASYNC_DB_CONNECTIONS = int(os.environ.get("SPADES_ASYNC_DB_CONNECTIONS", "4"))
 
@@ -144,18 +144,18 @@ SPADES_BOTS_INLINE = False
 SPADES_BOT_WORKERS = int(os.environ.get("SPADES_BOT_WORKERS", "4"))
 # Pause before a bot acts, so that play at the table feels human (seconds).
 SPADES_BOT_DELAY = float(os.environ.get("SPADES_BOT_DELAY", "0.6"))
-# Rate limits per player and per address (game/limits.py, where the defaults
+# Rate limits per player and per address (game/sockets/limits.py, where the defaults
 # are listed): SPADES_LIMITS and SPADES_MAX_SOCKETS override them; off only
 # for a load test whose clients all come from one address.
 SPADES_RATE_LIMITS = env_bool(
     "SPADES_RATE_LIMITS", os.environ.get("SPADES_RATE_LIMITS"), default=True
 )
 if os.environ.get("SPADES_LIMITS"):
-    from game.limits import parse_limits
+    from game.sockets.limits import parse_limits
 
     SPADES_LIMITS = parse_limits(os.environ["SPADES_LIMITS"])
 if os.environ.get("SPADES_MAX_SOCKETS"):
-    from game.limits import parse_max_sockets
+    from game.sockets.limits import parse_max_sockets
 
     SPADES_MAX_SOCKETS = parse_max_sockets(os.environ["SPADES_MAX_SOCKETS"])
 # The bot that moves for a human whose turn timer ran out.
@@ -171,12 +171,12 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # A worker killed while it holds a bot move (kill -9, the OOM killer, a lost
 # machine) must not lose the move (docs/architecture.md, "Faults"):
-# - the move tasks are acknowledged after the move (acks_late, game/bot_turns.py),
+# - the move tasks are acknowledged after the move (acks_late, game/driver/bot_turns.py),
 #   so a message a dead worker held stays in Redis's set of unacked messages;
 # - every worker looks at that set each second and gives a message held
 #   longer than the visibility timeout to the queue again (kombu's Redis
 #   transport; its default, an hour, would leave the table to the sweeper).
-#   game/turns.py never has a worker hold a move for more than half of it (a
+#   game/master.py never has a worker hold a move for more than half of it (a
 #   long turn timer is sent in pieces), so only a dead worker's moves go back;
 # - a pool child killed in the middle of a move sends it back at once;
 # - each worker child reserves one move at a time, so that a busy worker

@@ -1,4 +1,4 @@
-"""URL routes for HTTP; websocket routes live in game/routing.py."""
+"""URL routes for HTTP; websocket routes live in game/sockets/routing.py."""
 
 from django.contrib import admin
 from django.templatetags.static import static
@@ -11,7 +11,7 @@ admin.site.site_title = "Spades admin"
 urlpatterns = [
     path("", include("lobby.urls")),
     path("admin/", admin.site.urls),
-    path("dashboard/", include("game.urls_dashboard")),
+    path("dashboard/", include("game.research.urls_dashboard")),
     # Browsers ask for /favicon.ico on pages without an icon link (the admin's).
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
 ]

@@ -174,17 +174,19 @@ def test_the_lab_check_finds_a_lazy_import_of_the_lab(tmp_path: Path) -> None:
     source = tmp_path / "analytics.py"
     source.write_text("def rate():\n    from lab.tournaments import tournament\n    return 1\n")
     known = {
-        "game.analytics": source,
+        "game.research.analytics": source,
         "lab.tournaments": source,
         "lab.tournaments.tournament": source,
         "bots.srp": source,
     }
     edges = {
-        "game.analytics": imports_of("game.analytics", source, known),
-        "lab.tournaments.tournament": {"game.analytics", "bots.srp"},  # the lab may
+        "game.research.analytics": imports_of("game.research.analytics", source, known),
+        "lab.tournaments.tournament": {"game.research.analytics", "bots.srp"},  # the lab may
     }
-    assert site_imports_of_the_lab(edges) == ["game.analytics -> lab.tournaments.tournament"]
-    assert upward_imports(edges) == ["game.analytics -> lab.tournaments.tournament"]
+    assert site_imports_of_the_lab(edges) == [
+        "game.research.analytics -> lab.tournaments.tournament"
+    ]
+    assert upward_imports(edges) == ["game.research.analytics -> lab.tournaments.tournament"]
 
 
 def test_the_checks_find_what_they_look_for() -> None:

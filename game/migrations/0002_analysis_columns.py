@@ -3,7 +3,7 @@
 import django.utils.timezone
 from django.db import migrations, models
 
-from game.round_columns import derived_columns, makeup, rules_key
+from game.research.round_columns import derived_columns, makeup, rules_key
 
 ROUND_FIELDS = [
     "rules_key", "makeup_ns", "makeup_ew", "bot_n", "bot_e", "bot_s", "bot_w",

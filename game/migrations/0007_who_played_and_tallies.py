@@ -3,8 +3,8 @@
 from django.db import migrations, models
 from django.utils import timezone
 
-from game.round_columns import is_stand_in_round, side_bot, stand_ins_of
-from game.tally_keys import KEY, SUMS, add, match_cells, round_cells
+from game.research.round_columns import is_stand_in_round, side_bot, stand_ins_of
+from game.research.tally_keys import KEY, SUMS, add, match_cells, round_cells
 
 ROUND_FIELDS = [
     "stand_in_n",

@@ -3,8 +3,8 @@
 from django.db import migrations, models
 from django.utils import timezone
 
-from game.round_columns import held_round_types, side_bot
-from game.tally_keys import KEY, MATCH_BY_TYPE, SUMS, add, match_cells
+from game.research.round_columns import held_round_types, side_bot
+from game.research.tally_keys import KEY, MATCH_BY_TYPE, SUMS, add, match_cells
 
 
 def backfill(apps, schema_editor):

@@ -2,10 +2,10 @@
 
 ``daphne lab.bench.bench_echo:application`` serves ``ws/table/<id>/`` like the site,
 with the same Django settings and so the same channel layer (the in-memory
-``game.events.TableChannelLayer`` without ``REDIS_URL``, channels_redis'
+``game.sockets.events.TableChannelLayer`` without ``REDIS_URL``, channels_redis'
 pub/sub layer with it), but no engine, no database, no session, and Channels'
 queue per socket for group messages (it asks for no straight delivery,
-``game.fanout``): each ``act``
+``game.sockets.fanout``): each ``act``
 is checked against the socket's version and sent as one group message to the
 table's group, and each of the table's sockets then sends its own small
 ``state`` frame with the next version. What the benchmark's clients
@@ -65,7 +65,7 @@ class EchoConsumer(AsyncJsonWebsocketConsumer):
     last_version: int
 
     async def dispatch(self, message: dict[str, Any]) -> None:
-        # As game.consumers.TableConsumer does: without Channels' hop to the
+        # As game.sockets.consumers.TableConsumer does: without Channels' hop to the
         # sync thread to close old database connections on every message.
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:

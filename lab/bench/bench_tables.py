@@ -60,9 +60,10 @@ ROUND_ACTIONS = 56  # a first round: four bids and 52 cards (no score yet allows
 
 def _advance(table_pk: int, count: int, rng: random.Random) -> None:
     """Make ``count`` random legal moves at a table (set-up, before any socket)."""
-    from game import master, matches
+    from game import master
     from game.engine import view_for
     from game.models import Table
+    from game.moves import matches
 
     match = matches.load_match(Table.objects.get(pk=table_pk))
     for _ in range(count):

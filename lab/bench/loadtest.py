@@ -46,7 +46,7 @@ class Pending:
     measured: bool  # sent during the measured play (not the warm-up)
 
 
-# How both servers' state frames begin (``game.frames``; the echo's ``send_json``).
+# How both servers' state frames begin (``game.sockets.frames``; the echo's ``send_json``).
 STATE_START = '{"type": "state", "version": '
 _DIGITS = re.compile(r"\d+")
 

@@ -1,6 +1,6 @@
 """A tournament's games stored as ordinary matches (``manage.py tournament --store``):
 dashboard data. Each game is played again as the tournament plays it and saved
-by the site's ``game.storage.store_match``."""
+by the site's ``game.research.storage.store_match``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bots.registry import make_bot
-from game.storage import store_match
+from game.research.storage import store_match
 from lab.tournaments.tournament import TournamentConfig, config_from_options, play_match
 
 

@@ -43,7 +43,7 @@ from game.engine.match import Match
 from game.engine.round_types import RoundType, nil_position, round_type
 from game.engine.rules import Rules, RulesError
 from game.engine.view import view_for
-from game.intervals import Z_95, wilson_interval
+from game.research.intervals import Z_95, wilson_interval
 from lab.tournaments import runlog
 from lab.tournaments.pool import worker_pool
 

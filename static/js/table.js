@@ -27,7 +27,7 @@
   let sweptKey = null; // the finished trick already swept to its winner
   let sweepTimer = null;
   // A finished trick shows this long, then is gathered (a bot leads the next
-  // one later still: game/turns.py TRICK_PAUSE).
+  // one later still: game/master.py TRICK_PAUSE).
   const SWEEP_AFTER_MS = 700;
   const TITLE = document.title;
   const REACTION_EMOJI = {
@@ -105,7 +105,7 @@
       else if (msg.type === "watchers") onWatchers(msg);
     };
     ws.onclose = (ev) => {
-      // Refusals that a retry would only repeat (close codes: game/consumers.py).
+      // Refusals that a retry would only repeat (close codes: game/sockets/consumers.py).
       const final = {
         4404: "This table does not exist.",
         4403: "This table is private: ask one of its players for the invite link.",
@@ -279,7 +279,7 @@
   }
 
   // A player whose timer ran out is away: the stand-in moves for them at once
-  // until they act or press "I'm back" (game/turns.py).
+  // until they act or press "I'm back" (game/master.py).
   function renderAway() {
     const me = view.seat !== null && view.seat !== undefined ? view.table.seats[view.seat] : null;
     const away = !!me && me.kind === "human" && me.away;

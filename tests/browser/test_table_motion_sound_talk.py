@@ -1,6 +1,6 @@
 """Motion, sound, the tab's title and table talk, in Chromium.
 
-Bots here pause 0.4 s a move (1 s before leading a new trick: game/turns.py
+Bots here pause 0.4 s a move (1 s before leading a new trick: game/master.py
 TRICK_PAUSE), as at a real table, so a finished trick stays long enough to
 be gathered to its winner.
 """

@@ -33,7 +33,7 @@ def test_the_public_part_holds_no_hand() -> None:
 
 
 def test_the_private_part_alone_is_the_views_private_part() -> None:
-    # game.frames sends it per socket without building the rest of the view;
+    # game.sockets.frames sends it per socket without building the rest of the view;
     # whole matches, so that blind nil exchanges (passed, received) come up.
     exchanges = 0
     for seed in range(12):

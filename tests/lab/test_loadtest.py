@@ -149,7 +149,7 @@ def test_spread_tables_start_at_different_moves_of_their_first_round() -> None:
 def test_the_clients_read_the_version_from_either_servers_state_frame() -> None:
     import json
 
-    from game import frames
+    from game.sockets import frames
     from lab.bench import bench_echo
     from lab.bench.bench_tables import prepare_tables
     from lab.bench.loadtest import state_version

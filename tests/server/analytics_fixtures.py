@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from game import tallies
 from game.engine.round_types import round_type
 from game.engine.rules import Rules
 from game.models import MatchResult, RoundRecordRow, Seat, Table
-from game.round_columns import (
+from game.research import tallies
+from game.research.round_columns import (
     held_round_types,
     is_stand_in_round,
     makeup,

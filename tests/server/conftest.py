@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from game import limits, master, matches, watchers
+from game import master
+from game.moves import matches
+from game.sockets import limits, watchers
 from tests.server.inline import InlineScheduler
 
 
@@ -37,7 +39,7 @@ def live(settings: Any) -> Iterator[InlineScheduler]:
     settings.SPADES_BOTS_IN_PROCESS = True
     settings.SPADES_SCHEDULER = INLINE
     settings.SPADES_BOT_DELAY = 0
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "game.events.TableChannelLayer"}}
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "game.sockets.events.TableChannelLayer"}}
     matches.clear_cache()
     inline = master.get().scheduler
     assert isinstance(inline, InlineScheduler)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from game import master, matches, seating
+from game import master, seating
 from game.engine import Rules, view_for
 from game.models import Table
+from game.moves import matches
 
 # One round, rarely two: the first partnership to score wins.
 SHORT_RULES = Rules(winning_goal=1, losing_goal=0)

@@ -19,9 +19,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from game import tally_flush
-from game.scheduling import Mover
-from game.turns import TurnPlan
+from game.driver.scheduling import Mover
+from game.master import TurnPlan
+from game.research import tally_flush
 
 log = logging.getLogger(__name__)
 

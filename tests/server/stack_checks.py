@@ -32,7 +32,7 @@ def check_stored_log(database_url: str, table_pk: int) -> Match:
             [table_pk],
         ).fetchall()
         # Rounds ended by a quick move whose rows are still to be written
-        # (game.round_rows: within a second, or at the sweep after a fault).
+        # (game.research.round_rows: within a second, or at the sweep after a fault).
         pending = conn.execute(
             "select round_number, version from game_pendinground where table_id = %s",
             [table_pk],

@@ -12,9 +12,11 @@ import threading
 
 from django.db import connection
 
-from game import master, matches, seating, tallies, tally_flush
+from game import master, seating
 from game.engine import Rules, view_for
 from game.models import RoundRecordRow, Table
+from game.moves import matches
+from game.research import tallies, tally_flush
 
 RULES = Rules(winning_goal=100, losing_goal=-100).to_dict()
 tally_flush.DELAY = 3600.0  # no flush of its own: the rounds wait for the threads below

@@ -11,10 +11,11 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from game import abandoned, master, visits
+from game import abandoned, master
 from game.engine import Bid
 from game.errors import NotPlaying
 from game.models import Table
+from game.sockets import visits
 from lobby.views import open_tables
 from tests.server.helpers import make_table
 from tests.server.inline import InlineScheduler
@@ -110,7 +111,7 @@ async def test_a_players_socket_is_a_visit_and_a_spectators_is_not(
     assert timezone.now() - table.last_human_at < timedelta(minutes=1)
 
     # The page's ping, once a minute, keeps the visit fresh; it gets no answer.
-    # The process writes it with its other sockets' visits (game.visits).
+    # The process writes it with its other sockets' visits (game.sockets.visits).
     await database_sync_to_async(_last_visit)(table, 30)
     monkeypatch.setattr(abandoned, "TOUCH_EVERY", 0.0)
     monkeypatch.setattr(visits, "WRITE_AFTER", 0.05)

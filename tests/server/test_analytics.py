@@ -12,12 +12,13 @@ from datetime import date
 import pytest
 from django.apps import apps as django_apps
 
-from game import analytics, matches
-from game.analytics import Filters, wilson_interval
 from game.engine import Match, Rules, view_for
 from game.models import Action, MatchResult, RoundRecordRow, Table
-from game.round_columns import rules_key
-from game.storage import StorageError, store_match
+from game.moves import matches
+from game.research import analytics
+from game.research.analytics import Filters, wilson_interval
+from game.research.round_columns import rules_key
+from game.research.storage import StorageError, store_match
 from tests.server import analytics_fixtures
 
 pytestmark = pytest.mark.django_db

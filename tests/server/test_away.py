@@ -12,11 +12,14 @@ import pytest
 from channels.db import database_sync_to_async
 
 from bots.registry import make_bot
-from game import bot_turns, frames, master, matches, seating, turns
+from game import master, seating
+from game.driver import bot_turns
 from game.engine import Bid, Match, Rules, view_for
 from game.engine.state import Phase
 from game.errors import SeatError
 from game.models import BOT_PERSONAS, Action, Seat, Table
+from game.moves import matches
+from game.sockets import frames
 from tests.server.helpers import make_table
 from tests.server.inline import InlineScheduler
 from tests.server.test_consumers import TIMEOUT, connect, next_state
@@ -91,8 +94,8 @@ def test_an_away_player_costs_the_table_no_whole_timer(
     away = matches.load_match(table).round.to_act
     live.run_timers()  # the first player times out
     table.refresh_from_db()
-    plan = turns.next_turn(table, {away: _seat(table, away)}, away, table.version)
-    assert plan is not None and plan.away and plan.delay == turns.bot_delay_for(table) < 2
+    plan = master.next_turn(table, {away: _seat(table, away)}, away, table.version)
+    assert plan is not None and plan.away and plan.delay == master.bot_delay_for(table) < 2
     # The other three act; each time the away seat is due, its stand-in moves
     # at once (no timer is left waiting for it).
     for _ in range(12):

@@ -11,9 +11,11 @@ import pytest
 
 from bots.registry import make_bot
 from bots.sim import SIM
-from game import bot_turns, master, matches
+from game import master
+from game.driver import bot_turns
 from game.engine import Bid, Rules, action_to_dict, view_for
 from game.models import Action, Table
+from game.moves import matches
 from spadesite.celery import app
 from tests.server.helpers import SHORT_RULES, human_move, make_table
 from tests.server.inline import InlineScheduler
@@ -49,7 +51,7 @@ def test_sim_bots_bid_in_process_within_budget(
     live: InlineScheduler, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings.SPADES_BOT_BUDGET = 0.15
-    caplog.set_level(logging.INFO, logger="game.bot_turns")
+    caplog.set_level(logging.INFO, logger="game.driver.bot_turns")
     table = make_table("BBBB", rules=SHORT_RULES, bot="SIM100+SRP")
     assert table.status == Table.Status.FINISHED
     bids = logged_bids(caplog)
@@ -73,7 +75,7 @@ def test_a_failing_simulation_bids_bis_bid(
         raise RuntimeError("the simulation broke")
 
     monkeypatch.setattr(SIM, "search", broken)
-    caplog.set_level(logging.INFO, logger="game.bot_turns")
+    caplog.set_level(logging.INFO, logger="game.driver.bot_turns")
     table = make_table("BBBB", rules=SHORT_RULES, bot="SIM50+SRP")
     assert table.status == Table.Status.FINISHED
     bids = logged_bids(caplog)
@@ -106,7 +108,7 @@ def test_with_celery_the_simulation_goes_to_the_search_queue_and_the_first_submi
 ) -> None:
     settings.SPADES_BOTS_IN_PROCESS = False
     settings.SPADES_BOT_BUDGET = 0.5
-    caplog.set_level(logging.INFO, logger="game.bot_turns")
+    caplog.set_level(logging.INFO, logger="game.driver.bot_turns")
     sent: dict[str, list[dict[str, Any]]] = {"act": [], "search": [], "fallback": []}
     for name, task in (("act", bot_turns.act), ("search", bot_turns.search),
                        ("fallback", bot_turns.submit_fallback)):  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from game.runner import ThreadRunner
+from game.driver.runner import ThreadRunner
 from tests.server.inline import InlineRunner
 
 

@@ -15,11 +15,12 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 from django.db import OperationalError
 
-from game import master, matches
+from game import master
 from game.engine import Rules, format_card
 from game.engine.cards import cards_of
 from game.models import Action, Table
-from game.routing import websocket_urlpatterns
+from game.moves import matches
+from game.sockets.routing import websocket_urlpatterns
 from tests.server.helpers import QUICK_RULES, make_table
 from tests.server.inline import InlineScheduler
 

@@ -10,10 +10,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from game import exports
 from game.models import RoundRecordRow, Table
-from game.round_columns import rules_key
-from game.storage import store_match
+from game.research import exports
+from game.research.round_columns import rules_key
+from game.research.storage import store_match
 from tests.server import analytics_fixtures
 
 pytestmark = pytest.mark.django_db

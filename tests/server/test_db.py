@@ -7,9 +7,10 @@ import asyncio
 import pytest
 from django.db import connection
 
-from game import db, stores
-from game.db import db_call, drop_broken_connections
 from game.models import Table
+from game.moves import db, stores
+from game.moves.db import db_call, drop_broken_connections
+from game.moves.stores import postgres
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -50,7 +51,6 @@ async def test_with_several_db_threads_calls_run_on_the_pool_and_keep_their_conn
 ) -> None:
     import threading
 
-    from game import db
 
     settings.SPADES_DB_THREADS = 2
     monkeypatch.setattr(db, "_thread_pool", None)
@@ -100,13 +100,13 @@ async def test_the_moves_pool_is_filled_ahead_and_then_opens_nothing(
         opened.append(_FakeConnection())
         return opened[-1]
 
-    monkeypatch.setattr(db, "_connect", connect)
+    monkeypatch.setattr(postgres, "_connect", connect)
     settings.SPADES_ASYNC_DB_CONNECTIONS = 3
     stores.PostgresStore().warm_up()
     stores.PostgresStore().warm_up()  # once per loop
     for _ in range(10):
         await asyncio.sleep(0)
-    pool = db.pool()
+    pool = postgres.pool()
     assert len(opened) == 3 and pool.opened == 3 and pool.idle.qsize() == 3
     taken = [await pool.acquire() for _ in range(3)]
     assert len(opened) == 3 and set(map(id, taken)) == set(map(id, opened))

@@ -1,4 +1,4 @@
-"""On PostgreSQL: ``statement.run_alone``, the quick move's one statement, writes its
+"""On PostgreSQL: ``postgres.run_alone``, the quick move's one statement, writes its
 parameters as literals and waits for its result without a cursor; it must bind
 what psycopg's client-side binding binds, raise what psycopg raises, and leave
 a lost connection marked broken (the quick move then takes the full path)."""
@@ -15,8 +15,8 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from game import statement
-from game.rows import Query
+from game.moves.rows import Query
+from game.moves.stores import postgres
 from tests import services
 
 pytestmark = pytest.mark.stack
@@ -62,12 +62,12 @@ def test_parameters_arrive_as_psycopg_would_bind_them(database_url: str) -> None
             action = {"type": "play", "seat": i % 4, "card": s, "n": [1, None, True]}
             row = (i, s, moments[i % 2], Jsonb(action, dumps=json.dumps), i % 2 == 0, -i)
             insert = Query("INSERT INTO t VALUES (%s, %s, %s, %s, %s, %s)", list(row), _count)
-            assert await statement.run_alone(conn, insert) == 1
+            assert await postgres.run_alone(conn, insert) == 1
             sent.append((i, s, moments[i % 2], action, i % 2 == 0, -i))
         cursor = await conn.execute("SELECT id, s, at, a, b, n FROM t ORDER BY id")
         assert await cursor.fetchall() == sent
         update = Query("UPDATE t SET n = %s WHERE n < %s AND s <> %s", [None, 0, "it's"], _count)
-        assert await statement.run_alone(conn, update) == len(TRICKY) - 2
+        assert await postgres.run_alone(conn, update) == len(TRICKY) - 2
         await conn.close()
 
     asyncio.run(run())
@@ -77,29 +77,29 @@ def test_errors_are_psycopgs_and_a_lost_connection_is_broken(database_url: str) 
     async def run() -> None:
         conn = await _connect(database_url)
         insert = Query("INSERT INTO t (id, s) VALUES (%s, %s)", [1, "x"], _count)
-        assert await statement.run_alone(conn, insert) == 1
+        assert await postgres.run_alone(conn, insert) == 1
         with pytest.raises(psycopg.errors.UniqueViolation):
-            await statement.run_alone(conn, insert)
+            await postgres.run_alone(conn, insert)
         assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         with pytest.raises(TypeError, match="no rows"):
-            await statement.run_alone(conn, Query("SELECT %s", [1], _count))
+            await postgres.run_alone(conn, Query("SELECT %s", [1], _count))
         # A type it does not write itself goes through psycopg's binding.
         odd = Query("INSERT INTO t (id, s) VALUES (%s, %s)", [2, b"bytes"], _count)
-        assert await statement.run_alone(conn, odd) == 1
+        assert await postgres.run_alone(conn, odd) == 1
 
         other = await psycopg.AsyncConnection.connect(database_url, autocommit=True)
         await other.execute("SELECT pg_terminate_backend(%s)", [conn.info.backend_pid])
         await other.close()
         await asyncio.sleep(0.2)
         with pytest.raises(psycopg.OperationalError):
-            await statement.run_alone(conn, Query("INSERT INTO t (id) VALUES (%s)", [3], _count))
+            await postgres.run_alone(conn, Query("INSERT INTO t (id) VALUES (%s)", [3], _count))
         assert conn.broken or conn.closed
 
     asyncio.run(run())
 
 
 def test_placeholders_are_numbered_and_a_percent_sign_kept() -> None:
-    assert statement._numbered("a = %s AND b LIKE '5%%' AND c = %s") == (
+    assert postgres._numbered("a = %s AND b LIKE '5%%' AND c = %s") == (
         "a = $1 AND b LIKE '5%' AND c = $2"
     )
 
@@ -109,9 +109,9 @@ def test_a_statement_is_prepared_once_per_connection_and_types(database_url: str
         conn = await _connect(database_url)
         sql = "INSERT INTO t (id, s, n) VALUES (%s, %s, %s)"
         for i in range(3):
-            assert await statement.run_alone(conn, Query(sql, [i, "x", i], _count)) == 1
+            assert await postgres.run_alone(conn, Query(sql, [i, "x", i], _count)) == 1
         # A NULL where a number was: other parameter types, another preparation.
-        assert await statement.run_alone(conn, Query(sql, [9, "y", None], _count)) == 1
+        assert await postgres.run_alone(conn, Query(sql, [9, "y", None], _count)) == 1
         cursor = await conn.execute("SELECT statement FROM pg_prepared_statements ORDER BY name")
         prepared = [row[0] for row in await cursor.fetchall()]
         await conn.close()

@@ -13,11 +13,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Q
 
-from game import analytics, exports, imports, tallies, tally_flush
-from game.analytics import Filters
 from game.engine import Match, Rules, view_for
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
-from game.storage import store_match
+from game.research import analytics, exports, imports, tallies, tally_flush
+from game.research.analytics import Filters
+from game.research.storage import store_match
 from tests.server.helpers import QUICK_RULES, make_table, play_humans
 
 pytestmark = pytest.mark.django_db

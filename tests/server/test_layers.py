@@ -1,4 +1,4 @@
-"""The embedded default's channel layer (game/events.py)."""
+"""The embedded default's channel layer (game/sockets/events.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from game import events as layers
-from game.events import TableChannelLayer
+from game.sockets import events as layers
+from game.sockets.events import TableChannelLayer
 
 
 def test_group_send_reaches_every_member_in_order() -> None:
@@ -137,7 +137,7 @@ def test_a_failed_send_from_the_loop_is_logged_not_raised(monkeypatch, caplog) -
 
 
 def test_direct_members_get_each_message_in_one_task_the_others_by_queue() -> None:
-    """Table sockets take group messages straight from group_send (game.fanout):
+    """Table sockets take group messages straight from group_send (game.sockets.fanout):
     in order, one copy for all, a failing handler not stopping the others."""
 
     async def scenario() -> tuple[dict[str, list[int]], list[int], bool, int]:

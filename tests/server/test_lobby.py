@@ -11,8 +11,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from bots.registry import DEFAULT_BOT, bot_groups, bot_names
-from game import matches, seating
+from game import seating
 from game.models import Seat, Table
+from game.moves import matches
 from lobby.forms import TableForm, rule_field_names
 from lobby.models import TableListing
 from tests.server.helpers import SHORT_RULES, make_table, play_humans
@@ -89,9 +90,7 @@ def test_sign_up_shows_form_errors(client: Client) -> None:
 # ----- Play now -----------------------------------------------------------------------
 
 
-def test_play_now_seats_you_with_three_default_bots(
-    client: Client, live: InlineScheduler
-) -> None:
+def test_play_now_seats_you_with_three_default_bots(client: Client, live: InlineScheduler) -> None:
     response = client.post("/play/", {"name": "Cy"})
     assert response.status_code == 302
     table = Table.objects.get()

@@ -15,22 +15,13 @@ from django.db.utils import ConnectionHandler
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from game import (
-    bot_turns,
-    errors,
-    events,
-    frames,
-    master,
-    matches,
-    rows,
-    scheduling,
-    seating,
-    sweeper,
-    turns,
-)
+from game import errors, master, seating
+from game.driver import bot_turns, scheduling, sweeper
 from game.engine import Bid, Match, Play, Rules, SeeCards, replay, view_for
 from game.engine.state import Phase
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
+from game.moves import matches, rows
+from game.sockets import events, frames
 from tests.server.helpers import QUICK_RULES, SHORT_RULES, human_move, make_table, play_humans
 from tests.server.inline import InlineScheduler
 
@@ -194,7 +185,7 @@ def test_a_moves_statements_make_no_database_wrapper_in_its_asyncio_task(
     round_row = RoundRecordRow.objects.get(table=table)
     round_row.pk = None
     with connection.cursor() as cursor:
-        read = rows.actions_query(table.pk, 0, table.version)
+        read = matches.actions_query(table.pk, 0, table.version)
         cursor.execute(read.sql, read.params)
         logged = cursor.fetchall()
         fetch = rows.fetch_table_query(table.pk)
@@ -383,8 +374,8 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
     monkeypatch.setattr(
         scheduling.current_app, "send_task", lambda name, **kw: sent.append((name, kw))
     )
-    master.get().scheduler.turn(turns.TurnPlan(5, 2, 17, 0.6, False))
-    master.get().scheduler.turn(turns.TurnPlan(5, 3, 18, 30, True))
+    master.get().scheduler.turn(master.TurnPlan(5, 2, 17, 0.6, False))
+    master.get().scheduler.turn(master.TurnPlan(5, 3, 18, 30, True))
     # A long timer is held by a worker in pieces (half the visibility timeout).
     due = sent[1][1]["kwargs"].pop("due")
     assert abs(due - time.time() - 30) < 5
@@ -423,9 +414,7 @@ def test_a_move_never_changes_the_cached_match(live: InlineScheduler) -> None:
     assert matches.load_match(table, 21).version == 21
 
 
-def test_the_admin_lists_tables_without_the_seed(
-    live: InlineScheduler, admin_client: Any
-) -> None:
+def test_the_admin_lists_tables_without_the_seed(live: InlineScheduler, admin_client: Any) -> None:
     table = make_table("HHBB", rules=QUICK_RULES)
     play_humans(table, random.Random(8), until_version=5)
     for url in (

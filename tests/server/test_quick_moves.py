@@ -1,5 +1,5 @@
 """The quick move: a move made from the table and seats this process's last move
-of the table left, saved by one statement (``game.moves``, ``game.move_step.quick_step``,
+of the table left, saved by one statement (``game.moves.move``, ``game.moves.move.quick_step``,
 ``rows.quick_move_query``).
 
 It must make exactly the move the full path makes, and fall back to the full
@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from game import frames, master, matches, move_step, moves, seating
+from game import master, seating
 from game.engine import Bid, Rules, view_for
 from game.models import Action, PendingRound, RoundRecordRow, Seat, Table
+from game.moves import matches, move
+from game.sockets import frames
 from lab.stack import stackprocs
 from tests import services
 from tests.server.helpers import make_table
@@ -37,16 +39,16 @@ def remembered(table: Table) -> tuple[Any, matches.Rows]:
     return entry.match, known
 
 
-def full_step(table: Table, seat: int, action: Any, by_stand_in: bool = False) -> move_step.Outcome:
+def full_step(table: Table, seat: int, action: Any, by_stand_in: bool = False) -> move.Outcome:
     """Step 2 as the full path runs it: on the rows read from the database."""
     table = Table.objects.get(pk=table.pk)
     now = timezone.now()
     table.version, table.turn_started_at = table.version + 1, now
     seats = {s.position: s for s in table.seats.select_related("user")}
     match = matches.load_match(table, table.version - 1).copy()
-    stand_ins = logged_stand_ins(table) if move_step.last_card_due(match.round) else ()
-    loaded = move_step.Loaded(table, seats, match, stand_ins)
-    return move_step.step(loaded, seat, action, by_stand_in, now)
+    stand_ins = logged_stand_ins(table) if move.last_card_due(match.round) else ()
+    loaded = move.Loaded(table, seats, match, stand_ins)
+    return move.step(loaded, seat, action, by_stand_in, now)
 
 
 def logged_stand_ins(table: Table) -> tuple[tuple[int, int, str], ...]:
@@ -68,7 +70,7 @@ def row_values(row: RoundRecordRow) -> dict[str, Any]:
 def test_the_quick_step_is_the_full_step_to_the_round_end(live: InlineScheduler) -> None:
     """The same outcome at every move of a round. At its last card the quick
     step saves a pending round, whose record row, written after the move
-    (game.round_rows), is the row the full step builds in the move."""
+    (game.research.round_rows), is the row the full step builds in the move."""
     table = make_table("HHHH", rules=LONG, stand_in_bots=True)
     rng = random.Random(3)
     quick = 0
@@ -83,9 +85,9 @@ def test_the_quick_step_is_the_full_step_to_the_round_end(live: InlineScheduler)
         if kept is not None and not by_stand_in:
             now = timezone.now()
             want = full_step(table, seat, action)
-            got = move_step.quick_step(*kept, seat, action, False, now)
+            got = move.quick_step(*kept, seat, action, False, now)
             assert got is not None and got.round_row is None
-            if move_step.last_card_due(match.round):
+            if move.last_card_due(match.round):
                 last_row = want.round_row
                 assert last_row is not None and last_row.stand_in_moves == 4
                 pending = got.pending_round
@@ -122,12 +124,12 @@ def test_the_quick_step_declines_what_the_full_path_must_decide(
     legal = view_for(match, seat).legal_actions
     # A bid out of turn: the engine refuses it, and the full path says why.
     out_of_turn = Bid((seat + 1) % 4, 3)
-    assert move_step.quick_step(match, known, (seat + 1) % 4, out_of_turn, False, now) is None
+    assert move.quick_step(match, known, (seat + 1) % 4, out_of_turn, False, now) is None
     # A stand-in's move marks the seat away (a seat row to write): the full path.
-    assert move_step.quick_step(match, known, seat, legal[0], True, now) is None
+    assert move.quick_step(match, known, seat, legal[0], True, now) is None
     # The player's own move: quick, and the remembered rows are not changed.
     before = (known.table.version, known.table.turn_started_at)
-    outcome = move_step.quick_step(match, known, seat, legal[0], False, now)
+    outcome = move.quick_step(match, known, seat, legal[0], False, now)
     assert outcome is not None and outcome.table.version == 2
     assert (known.table.version, known.table.turn_started_at) == before
     assert match.version == 1
@@ -159,16 +161,16 @@ def test_on_djangos_connection_the_quick_move_writes_without_reading(
 ) -> None:
     """The synchronous runner (Celery workers, SQLite): the swap and the INSERT,
     no row read; the full path only for the first move and after a seat
-    changed elsewhere (the round's last card reads its stand-in moves, then
+    changed elsewhere (the round's last card reads its stand-in move, then
     inserts its record row too)."""
     full: list[int] = []
-    move_steps = moves.move_steps
+    move_steps = move.move_steps
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         full.append(args[3])  # the version acted on
         return move_steps(*args, **kwargs)
 
-    monkeypatch.setattr(moves, "move_steps", counted)
+    monkeypatch.setattr(move, "move_steps", counted)
     table = make_table("HHHH", rules=LONG, stand_in_bots=True)
     rng = random.Random(8)
     while True:
@@ -246,35 +248,35 @@ def test_a_process_knows_a_tables_rows_from_its_own_moves_only(
     process's table) takes the full path, and the moves after it are quick
     while the seats are the same."""
     full: list[int] = []
-    move_steps = moves.move_steps
+    move_steps = move.move_steps
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         full.append(args[3])
         return move_steps(*args, **kwargs)
 
-    monkeypatch.setattr(moves, "move_steps", counted)
+    monkeypatch.setattr(move, "move_steps", counted)
     table = make_table("HHHH", rules=LONG, stand_in_bots=True)
     rng = random.Random(9)
 
-    def move(choose: Any = rng.choice) -> None:
+    def play(choose: Any = rng.choice) -> None:
         table.refresh_from_db()
         match = matches.load_match(table)
         seat = match.round.to_act
         master.submit(table.pk, seat, choose(view_for(match, seat).legal_actions), table.version)
 
     for _ in range(6):
-        move()
+        play()
     assert full == [0]
     matches.clear_cache()  # as a process that never moved this table
     frames.state_frame(table.pk, 1)
     assert matches.remembered_rows(table.pk) is None  # a read is not the write path's
-    move(lambda legal: legal[0])
-    move(lambda legal: legal[0])
+    play(lambda legal: legal[0])
+    play(lambda legal: legal[0])
     assert full == [0, 6]  # its first move full, the next quick
     # The rows serve only while the seats are the same.
     table.refresh_from_db()
     seat = matches.load_match(table).round.to_act
     seating.hand_over(table.pk, (seat + 2) % 4)  # not a seat to act before the check
     version = Table.objects.get(pk=table.pk).version
-    move(lambda legal: legal[0])
+    play(lambda legal: legal[0])
     assert full == [0, 6, version]

@@ -1,4 +1,4 @@
-"""Round rows written after the move (game/round_rows.py): a quick move that
+"""Round rows written after the move (game/research/round_rows.py): a quick move that
 ends a round stores a pending round; its record row, built from the log, is
 the one the move would have written, written once, and never lost."""
 
@@ -9,11 +9,14 @@ from typing import Any
 
 import pytest
 
-from game import exports, master, matches, round_rows, seating, sweeper, tally_flush
-from game.analytics import Filters
+from game import master, seating
+from game.driver import sweeper
 from game.engine import Rules
 from game.models import Action, PendingRound, RoundRecordRow, Table
-from game.storage import round_row
+from game.moves import matches
+from game.research import exports, round_rows, tally_flush
+from game.research.analytics import Filters
+from game.research.storage import round_row
 from tests.server.helpers import human_move, make_table
 
 LONG = Rules(winning_goal=10_000, losing_goal=-10_000)
@@ -46,7 +49,7 @@ def unwritten(monkeypatch: pytest.MonkeyPatch, rounds: int, seed: int, **kw: Any
 
 
 def expected_row(table: Table, round_number: int, version: int) -> dict[str, Any]:
-    """The row of a round as ``game.storage`` builds it from the replayed match."""
+    """The row of a round as ``game.research.storage`` builds it from the replayed match."""
     match = matches.load_match(table, version)
     # The log's own count: a stand-in whose seat leads the next trick plays again.
     stand_ins = Action.objects.filter(table=table, round_number=round_number, by_stand_in=True)

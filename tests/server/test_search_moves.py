@@ -12,10 +12,12 @@ import pytest
 from bots import solver_compiled
 from bots.srp import SRP
 from bots.uct import UCT, UCTSearch
-from game import bot_turns, master, matches
+from game import master
+from game.driver import bot_turns
 from game.engine import Rules, view_for
 from game.engine.cards import parse_card
 from game.models import Action, Table
+from game.moves import matches
 from tests.server.helpers import SHORT_RULES, human_move, make_table
 from tests.server.inline import InlineScheduler
 
@@ -32,7 +34,7 @@ MOVE_LINE = re.compile(
 @pytest.fixture(autouse=True)
 def kernels_loaded() -> None:
     """As a worker or server process does at its start (spadesite/celery.py,
-    game/runner.py): the compiled search kernels are in before a search."""
+    game/driver/runner.py): the compiled search kernels are in before a search."""
     solver_compiled.warm_up()
 
 
@@ -59,7 +61,7 @@ def test_uct_bots_play_a_match_in_process_every_search_within_budget(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     settings.SPADES_BOT_BUDGET = 0.2
-    caplog.set_level(logging.INFO, logger="game.bot_turns")
+    caplog.set_level(logging.INFO, logger="game.driver.bot_turns")
     given: list[float] = []
     search_within = UCT.play_within
 
@@ -96,7 +98,7 @@ def test_a_failing_search_plays_srps_move_in_process(
         raise RuntimeError("the search broke")
 
     monkeypatch.setattr(UCTSearch, "run", broken)
-    caplog.set_level(logging.INFO, logger="game.bot_turns")
+    caplog.set_level(logging.INFO, logger="game.driver.bot_turns")
     table = make_table("BBBB", rules=SHORT_RULES, bot="BIS+UCT5")
     assert table.status == Table.Status.FINISHED  # the table never stalled
     moves = search_moves(caplog)
@@ -145,7 +147,7 @@ def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
 ) -> None:
     settings.SPADES_BOTS_IN_PROCESS = False
     settings.SPADES_BOT_BUDGET = 0.5
-    caplog.set_level(logging.INFO, logger="game.bot_turns")
+    caplog.set_level(logging.INFO, logger="game.driver.bot_turns")
     sent = Sent(monkeypatch)
     table = make_table("BHHH", rules=LONG_RULES, bot="BIS+UCT5")
     rng = random.Random(4)
@@ -217,7 +219,7 @@ def test_while_the_kernels_load_a_searching_bot_plays_srps_card_at_once(
     monkeypatch.setattr(solver_compiled, "ready", lambda: False)
     monkeypatch.setattr(solver_compiled, "warm_up_in_background", lambda: started.append(True))
     settings.SPADES_BOT_BUDGET = 0.5
-    caplog.set_level(logging.INFO, logger="game.bot_turns")
+    caplog.set_level(logging.INFO, logger="game.driver.bot_turns")
     table = make_table("BBBB", rules=SHORT_RULES, bot="BIS+UCT5")
     assert table.status == Table.Status.FINISHED
     moves_made = search_moves(caplog)

@@ -19,10 +19,12 @@ from django.contrib.auth.models import AnonymousUser
 from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client
 
-from game import client_frames, limits, master, matches
+from game import master
 from game.engine import Rules
 from game.models import Action, Table
-from game.routing import websocket_urlpatterns
+from game.moves import matches
+from game.sockets import client_frames, limits
+from game.sockets.routing import websocket_urlpatterns
 from lobby.access import CLOSE_PRIVATE
 from lobby.models import TableListing
 from tests.server.helpers import make_table
@@ -162,7 +164,7 @@ async def test_an_exception_in_a_handler_is_an_error_frame_and_one_log_line(
     act = {"type": "act", "action": {"type": "bid", "tricks": 3}, "version": state["version"]}
     error = await refused(comm, json.dumps(act))
     assert error["code"] == "server_error"
-    lines = [r for r in caplog.records if r.name == "game.consumers"]
+    lines = [r for r in caplog.records if r.name == "game.sockets.consumers"]
     assert len(lines) == 1 and "ZeroDivisionError" in lines[0].getMessage()
     assert lines[0].exc_info is None  # one line, no traceback
     monkeypatch.undo()
@@ -364,7 +366,7 @@ def test_limits_are_set_from_the_environment() -> None:
         with pytest.raises(ValueError, match="SPADES_MAX_SOCKETS"):
             limits.parse_max_sockets(bad)
     env = {"SPADES_LIMITS": "chat=3/10/9", "SPADES_MAX_SOCKETS": "2/5", "PATH": "/usr/bin:/bin"}
-    code = "from game import limits; print(limits.limit_of('chat'), limits.max_sockets())"
+    code = "from game.sockets import limits; print(limits.limit_of('chat'), limits.max_sockets())"
     out = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
         env=env,

@@ -16,14 +16,14 @@ from spadesite import config
 
 def test_channel_layer_is_redis_pubsub_with_redis_url() -> None:
     layers = config.channel_layers("redis://redis.example:6379/1")
-    assert layers["default"]["BACKEND"] == "game.pubsub_layer.TablePubSubLayer"
+    assert layers["default"]["BACKEND"] == "game.sockets.pubsub_layer.TablePubSubLayer"
     assert layers["default"]["CONFIG"] == {"hosts": ["redis://redis.example:6379/1"]}
 
 
 @pytest.mark.parametrize("redis_url", [None, ""])
 def test_channel_layer_is_in_memory_without_redis_url(redis_url: str | None) -> None:
     layers = config.channel_layers(redis_url)
-    assert layers == {"default": {"BACKEND": "game.events.TableChannelLayer"}}
+    assert layers == {"default": {"BACKEND": "game.sockets.events.TableChannelLayer"}}
 
 
 def test_celery_uses_redis_when_given_and_memory_otherwise() -> None:
@@ -85,7 +85,7 @@ def test_asgi_application_routes_http_and_websocket() -> None:
 
 
 # Channels' denying consumer closes old connections on the shared sync thread,
-# where the table consumers keep theirs (game/db.py): that is database access.
+# where the table consumers keep theirs (game/moves/db.py): that is database access.
 @pytest.mark.django_db(transaction=True)
 async def test_websocket_from_a_foreign_origin_is_refused() -> None:
     from spadesite.asgi import application

@@ -1,5 +1,5 @@
 """A table socket never sends an older state after a newer one, even when a
-group message (delivered straight to it, game.fanout) overtakes its own
+group message (delivered straight to it, game.sockets.fanout) overtakes its own
 database read."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from game import consumers
-from game.consumers import TableConsumer
+from game.sockets import consumers
+from game.sockets.consumers import TableConsumer
 
 
 def socket(last_version: int) -> tuple[TableConsumer, list[str]]:

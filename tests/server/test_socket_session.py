@@ -1,4 +1,4 @@
-"""The websocket's session and user middleware (game/auth.py)."""
+"""The websocket's session and user middleware (game/sockets/auth.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 from django.contrib.sessions.backends.db import SessionStore
 
-from game.auth import auth_stack
+from game.sockets.auth import auth_stack
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

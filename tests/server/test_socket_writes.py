@@ -1,4 +1,4 @@
-"""game.socket_writes: Twisted's TCP connections with Nagle off send a write at
+"""game.sockets.socket_writes: Twisted's TCP connections with Nagle off send a write at
 once; what the kernel does not take, and every write without Nagle off, waits
 for the reactor as before, in order."""
 
@@ -11,7 +11,7 @@ import pytest
 from twisted.internet import error, tcp
 from twisted.internet.protocol import Protocol
 
-from game.socket_writes import install
+from game.sockets.socket_writes import install
 
 
 class Reactor:

@@ -1,4 +1,4 @@
-"""A move's transaction on the SQLite connection itself (game/sqlite_moves.py)."""
+"""A move's transaction on the SQLite connection itself (game/sqlite.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ from typing import Any
 import pytest
 from django.db import OperationalError, connection, transaction
 
-from game import master, matches, sqlite_moves
+from game import master
 from game.engine import action_to_dict, view_for
 from game.errors import IllegalMove, StaleVersion
 from game.models import Action, Table
-from game.rows import Query, no_value
+from game.moves import matches
+from game.moves.rows import Query, no_value
+from game.moves.stores import sqlite
 from tests.server.helpers import make_table
 from tests.server.inline import InlineScheduler
 
@@ -51,26 +53,26 @@ def scratch() -> None:
 
 
 def test_committed_when_the_steps_return_a_value(scratch: None) -> None:
-    assert sqlite_moves.run_sqlite_transaction(scratch_steps("commit")) == 1
+    assert sqlite.run_sqlite_transaction(scratch_steps("commit")) == 1
     assert scratch_rows() == 1
     assert not connection.connection.in_transaction
 
 
 def test_rolled_back_when_the_steps_decline(scratch: None) -> None:
-    assert sqlite_moves.run_sqlite_transaction(scratch_steps("decline")) is None
+    assert sqlite.run_sqlite_transaction(scratch_steps("decline")) is None
     assert scratch_rows() == 0
     assert not connection.connection.in_transaction
 
 
 def test_a_failing_statement_is_djangos_error_and_undoes_the_rest(scratch: None) -> None:
     with pytest.raises(OperationalError, match="no_such_table"):
-        sqlite_moves.run_sqlite_transaction(scratch_steps("fail"))
+        sqlite.run_sqlite_transaction(scratch_steps("fail"))
     assert scratch_rows() == 0
     assert not connection.connection.in_transaction
 
 
 def test_placeholders_in_sqlites_style() -> None:
-    assert sqlite_moves._qmark("SELECT %s, '100%%' WHERE x = %s") == "SELECT ?, '100%' WHERE x = ?"
+    assert sqlite._qmark("SELECT %s, '100%%' WHERE x = %s") == "SELECT ?, '100%' WHERE x = ?"
 
 
 def test_a_refused_move_changes_nothing(live: InlineScheduler) -> None:
@@ -103,7 +105,7 @@ def test_inside_a_callers_transaction_the_move_is_djangos(
     def not_here(steps: Any) -> None:
         raise AssertionError("a caller's transaction is open: Django's path")
 
-    monkeypatch.setattr(sqlite_moves, "run_sqlite_transaction", not_here)
+    monkeypatch.setattr(sqlite, "run_sqlite_transaction", not_here)
     table.refresh_from_db()
     match = matches.load_match(table)
     seat = match.round.to_act
@@ -127,20 +129,20 @@ def test_a_busy_write_lock_is_refused_at_once_and_nothing_is_held(tmp_path: Any)
     mine.execute("CREATE TABLE moves (x integer)")
     other.execute("BEGIN IMMEDIATE")  # another writer: the tally flush, a bot's move
     started = time.monotonic()
-    with pytest.raises(sqlite_moves.WriteLockBusy):
-        sqlite_moves.begin_without_waiting(mine)
+    with pytest.raises(sqlite.WriteLockBusy):
+        sqlite.begin_without_waiting(mine)
     assert time.monotonic() - started < 0.5  # not SQLite's five seconds of waiting
     assert not mine.in_transaction
     assert mine.execute("PRAGMA busy_timeout").fetchone()[0] == 5000  # as it was
     other.execute("COMMIT")
-    sqlite_moves.begin_without_waiting(mine)
+    sqlite.begin_without_waiting(mine)
     assert mine.in_transaction
     mine.execute("INSERT INTO moves VALUES (1)")
     mine.execute("COMMIT")
 
 
 def test_without_waiting_the_quick_move_commits_when_nobody_writes(scratch: None) -> None:
-    assert sqlite_moves.run_sqlite_transaction(scratch_steps("commit"), wait=False) == 1
+    assert sqlite.run_sqlite_transaction(scratch_steps("commit"), wait=False) == 1
     assert scratch_rows() == 1
 
 
@@ -157,12 +159,12 @@ async def test_a_move_refused_by_the_lock_yields_the_loop_and_tries_again() -> N
     async def call(wait: bool) -> str:
         tries.append(wait)
         if len(tries) < 4:
-            raise sqlite_moves.WriteLockBusy
+            raise sqlite.WriteLockBusy
         return "moved"
 
     other = asyncio.create_task(ticker())
     try:
-        assert await sqlite_moves.move_when_free(call) == "moved"
+        assert await sqlite.move_when_free(call) == "moved"
     finally:
         other.cancel()
     assert tries == [False, False, False, False]
@@ -170,16 +172,16 @@ async def test_a_move_refused_by_the_lock_yields_the_loop_and_tries_again() -> N
 
 
 async def test_past_its_patience_a_move_waits_in_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sqlite_moves, "PATIENCE", 0.02)
+    monkeypatch.setattr(sqlite, "PATIENCE", 0.02)
     tries: list[bool] = []
 
     async def call(wait: bool) -> str:
         tries.append(wait)
         if not wait:
-            raise sqlite_moves.WriteLockBusy
+            raise sqlite.WriteLockBusy
         return "moved"
 
-    assert await sqlite_moves.move_when_free(call) == "moved"
+    assert await sqlite.move_when_free(call) == "moved"
     assert tries[-1] is True and set(tries[:-1]) == {False}
 
 
@@ -191,7 +193,7 @@ def test_a_waiting_move_holds_the_write_lock_before_its_first_read(tmp_path: Any
     mine, other = file_connection(path), file_connection(path)
     mine.execute("CREATE TABLE moves (x integer)")
     other.execute("PRAGMA busy_timeout = 50")
-    sqlite_moves.begin_waiting(mine)
+    sqlite.begin_waiting(mine)
     assert mine.execute("SELECT count(*) FROM moves").fetchone() == (0,)  # the stand-in read
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         other.execute("INSERT INTO moves VALUES (2)")  # a bot's move, the tally flush

@@ -1,4 +1,4 @@
-"""SQLite's log checkpoints off the event loop (game/sqlite_wal.py)."""
+"""SQLite's log checkpoints off the event loop (game/moves/sqlite_wal.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from django.db.backends.signals import connection_created
 
-from game import sqlite_wal
+from game.moves import sqlite_wal
 
 
 def wal_connection(path: Path) -> sqlite3.Connection:

@@ -1,5 +1,5 @@
 """Human moves on PostgreSQL through the event loop's asyncio connections
-(``game.stores.PostgresStore``), end to end: a scratch PostgreSQL database, one Daphne
+(``game.moves.stores.PostgresStore``), end to end: a scratch PostgreSQL database, one Daphne
 process (in-memory channel layer: one process), tables of four guests whose
 sockets play whole matches by random legal moves; then every table's log is
 checked in PostgreSQL. Bad frames on this path get an error and change nothing.
@@ -18,8 +18,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from game.db import APPLICATION_NAME
 from game.engine import Rules
+from game.moves.stores.postgres import APPLICATION_NAME
 from lab.bench import loadtest
 from lab.stack import stackprocs
 from tests import services

@@ -9,7 +9,7 @@ import pytest
 import redis
 from channels_redis.pubsub import RedisPubSubChannelLayer
 
-from game.pubsub_layer import TablePubSubLayer
+from game.sockets.pubsub_layer import TablePubSubLayer
 
 pytestmark = pytest.mark.stack
 
@@ -40,7 +40,7 @@ async def test_pubsub_channel_layer_delivers_a_group_message(redis_url: str) -> 
 
 
 async def test_the_sites_layer_hands_group_messages_to_direct_members(redis_url: str) -> None:
-    # game.pubsub_layer: a table socket's handler gets the message decoded once,
+    # game.sockets.pubsub_layer: a table socket's handler gets the message decoded once,
     # a plain member still by its queue, and a stopped one by its queue again.
     layer = TablePubSubLayer(hosts=[redis_url], prefix=f"test-{uuid.uuid4().hex}")
     got: list[dict[str, Any]] = []
@@ -73,7 +73,7 @@ async def test_the_sites_layer_hands_group_messages_to_direct_members(redis_url:
 async def test_a_group_message_reaches_the_senders_sockets_at_once_and_once(
     redis_url: str,
 ) -> None:
-    # game.pubsub_layer: the sending process's table sockets get the message
+    # game.sockets.pubsub_layer: the sending process's table sockets get the message
     # before it is even published; the copy that comes back from Redis is
     # skipped there, and another process's sockets get it once, from Redis.
     prefix = f"test-{uuid.uuid4().hex}"

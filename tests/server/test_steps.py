@@ -1,4 +1,4 @@
-"""The move path's statement runners (game/db.py): a step may yield one
+"""The move path's statement runners (game/moves/db.py): a step may yield one
 query or a batch, and gets back one value or a tuple; on an asyncio
 connection a batch goes to the server in one message, with the writes queued
 before it, inside one transaction that a failure rolls back."""
@@ -12,8 +12,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from game import db
-from game.rows import Query, Step, no_value
+from game.moves import db, rows
+from game.moves.rows import Query, Step, no_value
 from tests import services
 
 
@@ -33,7 +33,7 @@ def _steps() -> Generator[Step, Any, list[Any]]:
 
 @pytest.mark.django_db
 def test_run_steps_answers_a_batch_with_a_tuple() -> None:
-    assert db.run_steps(_steps()) == [1, (2, 42)]
+    assert rows.run_steps(_steps()) == [1, (2, 42)]
 
 
 @pytest.mark.stack

@@ -1,4 +1,4 @@
-"""Lost moves are swept up (game.sweeper): a table never waits for ever on a
+"""Lost moves are swept up (game.driver.sweeper): a table never waits for ever on a
 bot or stand-in task that a dead worker, broker or server took with it."""
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ from django.core.management import call_command
 from django.utils import timezone
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from game import bot_turns, redelivery, sweeper, turns
+from game import master
+from game.driver import bot_turns, redelivery, sweeper
+from game.driver.scheduling import CeleryScheduler, ThreadScheduler
 from game.engine import view_for
 from game.engine.actions import action_to_dict
-from game.matches import load_match
 from game.models import Action, Seat, Table
-from game.scheduling import CeleryScheduler, ThreadScheduler
+from game.moves.matches import load_match
 from tests.server.helpers import make_table
 from tests.server.inline import InlineScheduler
 
@@ -24,9 +25,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def lost(live: InlineScheduler, monkeypatch: pytest.MonkeyPatch) -> list[turns.TurnPlan]:
+def lost(live: InlineScheduler, monkeypatch: pytest.MonkeyPatch) -> list[master.TurnPlan]:
     """Every move scheduled from now on is lost (kept here, never run)."""
-    dropped: list[turns.TurnPlan] = []
+    dropped: list[master.TurnPlan] = []
     monkeypatch.setattr(live, "turn", dropped.append)
     return dropped
 
@@ -38,7 +39,7 @@ def _waited(table: Table, seconds: float) -> None:
 
 
 def test_a_bot_move_lost_for_long_is_made_again(
-    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch, lost: list[master.TurnPlan]
 ) -> None:
     table = make_table("BBBB")
     assert len(lost) == 1  # the first bot's move, gone with its worker
@@ -54,7 +55,7 @@ def test_a_bot_move_lost_for_long_is_made_again(
     assert versions == list(range(1, len(versions) + 1))
 
 
-def test_a_humans_own_turn_is_never_swept(lost: list[turns.TurnPlan]) -> None:
+def test_a_humans_own_turn_is_never_swept(lost: list[master.TurnPlan]) -> None:
     table = make_table("HHHH")
     _waited(table, 3600)
     assert sweeper.sweep() == []
@@ -62,7 +63,7 @@ def test_a_humans_own_turn_is_never_swept(lost: list[turns.TurnPlan]) -> None:
 
 
 def test_a_lost_turn_timer_brings_the_stand_in(
-    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch, lost: list[master.TurnPlan]
 ) -> None:
     table = make_table("HHHH", stand_in_bots=True)
     [timer] = lost  # the first player's turn timer, lost
@@ -78,7 +79,7 @@ def test_a_lost_turn_timer_brings_the_stand_in(
 
 
 def test_a_swept_move_is_made_once_however_often_it_is_swept(
-    live: InlineScheduler, lost: list[turns.TurnPlan]
+    live: InlineScheduler, lost: list[master.TurnPlan]
 ) -> None:
     table = make_table("BBBB")
     _waited(table, 60)
@@ -99,7 +100,7 @@ def test_a_swept_move_is_made_once_however_often_it_is_swept(
 
 
 def test_the_command_and_celery_beat_sweep(
-    live: InlineScheduler, capsys: pytest.CaptureFixture[str], lost: list[turns.TurnPlan]
+    live: InlineScheduler, capsys: pytest.CaptureFixture[str], lost: list[master.TurnPlan]
 ) -> None:
     table = make_table("BBBB")
     _waited(table, 60)
@@ -126,7 +127,7 @@ def test_the_embedded_server_sweeps_on_its_runner() -> None:
 
 
 def test_after_a_broker_outage_every_tables_next_move_is_scheduled_at_its_time(
-    lost: list[turns.TurnPlan], settings: Any
+    lost: list[master.TurnPlan], settings: Any
 ) -> None:
     """A broker that came back empty lost every queued move, overdue or not:
     the whole sweep schedules each table's next bot or stand-in move with
@@ -144,11 +145,11 @@ def test_after_a_broker_outage_every_tables_next_move_is_scheduled_at_its_time(
     assert set(plans) == {bots.pk, timer.pk} and own_turn.pk not in plans
     assert plans[timer.pk].stand_in
     assert timer.turn_seconds - 11 < plans[timer.pk].delay < timer.turn_seconds - 9
-    assert 0 <= plans[bots.pk].delay < turns.bot_delay_for(bots)
+    assert 0 <= plans[bots.pk].delay < master.bot_delay_for(bots)
 
 
 def test_the_whole_sweep_after_an_outage_runs_once_for_all_workers(
-    monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+    monkeypatch: pytest.MonkeyPatch, lost: list[master.TurnPlan]
 ) -> None:
     held: set[str] = set()
 
@@ -160,7 +161,7 @@ def test_the_whole_sweep_after_an_outage_runs_once_for_all_workers(
             held.add(key)
             return True
 
-    monkeypatch.setattr(bot_turns.redis_clients, "sync_client", Redis)
+    monkeypatch.setattr(redelivery.redis_clients, "sync_client", Redis)
     table = make_table("BBBB")
     lost.clear()
     assert bot_turns.sweep_overdue(every=True) == 1  # the first worker back
@@ -184,7 +185,7 @@ class _Starts:
 
 
 def test_a_bot_that_kills_its_worker_is_passed_over_for_the_plain_bot(
-    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch, lost: list[master.TurnPlan]
 ) -> None:
     # A move task whose worker dies is delivered again; a bot that kills every
     # worker it runs in would have the table wait for ever and the workers die
@@ -218,7 +219,7 @@ def test_a_bot_that_kills_its_worker_is_passed_over_for_the_plain_bot(
 
 
 def test_a_move_that_keeps_failing_is_dropped_until_its_count_expires(
-    monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+    monkeypatch: pytest.MonkeyPatch, lost: list[master.TurnPlan]
 ) -> None:
     starts = _Starts()
     monkeypatch.setattr(redelivery.redis_clients, "redis_url", lambda: "redis://stand-in")
@@ -234,7 +235,7 @@ def test_a_move_that_keeps_failing_is_dropped_until_its_count_expires(
 
 
 def test_without_redis_a_move_is_never_counted_or_dropped(
-    monkeypatch: pytest.MonkeyPatch, lost: list[turns.TurnPlan]
+    monkeypatch: pytest.MonkeyPatch, lost: list[master.TurnPlan]
 ) -> None:
     class Gone:
         def incr(self, key: str) -> int:

@@ -1,5 +1,5 @@
-"""Table talk: chat kept for reload, quick reactions, who watches (game.talk,
-game.watchers, the socket's frames)."""
+"""Table talk: chat kept for reload, quick reactions, who watches (game.sockets.talk,
+game.sockets.watchers, the socket's frames)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from game import talk, watchers
 from game.models import ChatLine
+from game.sockets import talk, watchers
 from tests.server.helpers import make_table
 from tests.server.inline import InlineScheduler
 from tests.server.test_consumers import TIMEOUT, connect, receive, refused
@@ -158,7 +158,7 @@ async def _raw_connect(table: Any, guest: str) -> Any:
     from channels.testing import WebsocketCommunicator
     from django.contrib.auth.models import AnonymousUser
 
-    from game.routing import websocket_urlpatterns
+    from game.sockets.routing import websocket_urlpatterns
 
     comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/table/{table.public_id}/")
     comm.scope["user"] = AnonymousUser()

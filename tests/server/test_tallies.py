@@ -20,12 +20,15 @@ from django.apps import apps as django_apps
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from game import analytics, exports, imports, master, stores, sweeper, tallies, tally_flush
-from game.analytics import Filters
+from game import master
+from game.driver import sweeper
 from game.engine import Rules
 from game.models import Action, MatchResult, RoundRecordRow, RoundTally, Table
-from game.round_columns import side_bot
-from game.storage import store_match
+from game.moves import stores
+from game.research import analytics, exports, imports, tallies, tally_flush
+from game.research.analytics import Filters
+from game.research.round_columns import side_bot
+from game.research.storage import store_match
 from tests.server.helpers import QUICK_RULES, SHORT_RULES, human_move, make_table, play_humans
 from tests.server.test_exports import _random_match
 
@@ -305,7 +308,7 @@ def test_migrations_0007_and_0009_backfill_from_the_action_log_and_rounds(live: 
 
 def _round(points_ns: int, points_ew: int) -> dict[str, Any]:
     """A stored round's columns as round_cells reads them: 4 bids 3, made."""
-    from game.round_columns import NIL_CATEGORIES, SEATS
+    from game.research.round_columns import NIL_CATEGORIES, SEATS
 
     r: dict[str, Any] = {
         "rules_key": "k", "stand_in_round": False, "nil_category": NIL_CATEGORIES[0],
@@ -321,7 +324,7 @@ def _round(points_ns: int, points_ew: int) -> dict[str, Any]:
 
 
 def test_a_tied_round_is_won_by_neither_partnership() -> None:
-    from game.tally_keys import ROUND_TYPE, round_cells
+    from game.research.tally_keys import ROUND_TYPE, round_cells
 
     def won(r: dict[str, Any]) -> list[int]:
         return [sums[1] for key, sums in round_cells(r) if key[6] == ROUND_TYPE]

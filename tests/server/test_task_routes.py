@@ -2,7 +2,7 @@
 
 import pytest
 
-from game import bot_turns
+from game.driver import bot_turns
 from spadesite.celery import app
 
 
@@ -16,6 +16,8 @@ from spadesite.celery import app
 )
 def test_bot_tasks_are_routed_to_their_queue(task: object, queue: str) -> None:
     name = task.name  # type: ignore[attr-defined]
+    # The tasks keep their names from before game/driver/: a name is what a
+    # queued message carries, so a deploy must not change it.
     assert name.startswith("game.bot_turns.")
     assert app.amqp.router.route({}, name)["queue"].name == queue
 

@@ -1,5 +1,5 @@
 """A bot that leads right after a finished trick waits longer, so the players
-see the trick gathered to its winner (game.turns.TRICK_PAUSE, table.js)."""
+see the trick gathered to its winner (game.master.TRICK_PAUSE, table.js)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from game import master, turns
+from game import master
 from game.models import Seat, Table
 from tests.server.helpers import human_move, make_table
 
@@ -19,27 +19,27 @@ def test_the_pause_after_a_trick_scales_the_bot_delay(settings: Any) -> None:
     settings.SPADES_BOT_DELAY = 0.6
     table = make_table("HBBB", bot="BIS+SRP", start=False)
     seats = {s.position: s for s in Seat.objects.filter(table=table)}
-    plain = turns.next_turn(table, seats, 1, 5)
-    paused = turns.next_turn(table, seats, 1, 5, after_trick=True)
+    plain = master.next_turn(table, seats, 1, 5)
+    paused = master.next_turn(table, seats, 1, 5, after_trick=True)
     assert plain is not None and paused is not None
     assert plain.delay == pytest.approx(0.6)
-    assert paused.delay == pytest.approx(0.6 * (1 + turns.TRICK_PAUSE))
-    assert turns.next_turn(table, seats, 0, 5, after_trick=True) is None  # a human's own turn
+    assert paused.delay == pytest.approx(0.6 * (1 + master.TRICK_PAUSE))
+    assert master.next_turn(table, seats, 0, 5, after_trick=True) is None  # a human's own turn
     settings.SPADES_BOT_DELAY = 0  # benchmarks and tests: no pacing at all
-    assert turns.next_turn(table, seats, 1, 5, after_trick=True).delay == 0  # type: ignore[union-attr]
+    assert master.next_turn(table, seats, 1, 5, after_trick=True).delay == 0  # type: ignore[union-attr]
 
 
 @pytest.mark.django_db(transaction=True)  # after_commit runs on commit
 def test_after_commit_says_when_a_move_finished_a_trick(monkeypatch: pytest.MonkeyPatch) -> None:
     table = make_table("HHHH")
     seen: list[tuple[str, bool]] = []
-    real = turns.next_turn
+    real = master.next_turn
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         seen.append((last[0], kwargs.get("after_trick", False)))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(turns, "next_turn", spy)
+    monkeypatch.setattr(master, "next_turn", spy)
     rng = random.Random(3)
     last = [""]
     while len([kind for kind, _ in seen if kind == "play"]) < 8 and len(seen) < 40:

@@ -1,4 +1,4 @@
-"""game.visits: a process's sockets' visits written together, one UPDATE for
+"""game.sockets.visits: a process's sockets' visits written together, one UPDATE for
 all their tables, and tried again after a failed write."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from channels.db import database_sync_to_async
 from django.db import OperationalError
 from django.utils import timezone
 
-from game import abandoned, visits
+from game import abandoned
 from game.models import Table
+from game.sockets import visits
 from tests.server.helpers import make_table
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,9 +12,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from game import exports
-from game.analytics import Filters
-from game.round_columns import MAKEUPS
+from game.research import exports
+from game.research.analytics import Filters
+from game.research.round_columns import MAKEUPS
 
 
 def _day(text: str) -> date:

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from game import imports
+from game.research import imports
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 """``manage.py rebuild_tallies [--check]``: recompute the dashboard's tallies from the stored rows.
 
 The tallies (``RoundTally``) count every stored round and match once (a live
-round shortly after its move, ``game.tally_flush``); rebuild them after rows
+round shortly after its move, ``game.research.tally_flush``); rebuild them after rows
 were changed or deleted another way (the admin, a shell, a restore), or after
 the site's time zone changed (a round counts on its day in that zone).
 ``--check`` adds the rounds still pending, as the dashboard does before it
@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from game import round_rows, tallies, tally_flush
+from game.research import round_rows, tallies, tally_flush
 
 
 class Command(BaseCommand):

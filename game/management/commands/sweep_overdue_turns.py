@@ -1,7 +1,7 @@
 """``manage.py sweep_overdue_turns``: schedule again the moves that look lost.
 
 For cron, where neither Celery beat nor the embedded server sweeps
-(``game.sweeper``). Safe to run at any time and as often as wanted: a move is
+(``game.driver.sweeper``). Safe to run at any time and as often as wanted: a move is
 made at its table's version or refused as stale.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from game import sweeper
+from game.driver import sweeper
 
 
 class Command(BaseCommand):

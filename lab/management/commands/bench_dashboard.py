@@ -40,12 +40,17 @@ from django.db import connection, models, transaction
 from django.test import Client
 from django.utils import timezone
 
-from game import exports, tallies
-from game.analytics import Filters
 from game.engine import Match, Rules, record_of, view_for
 from game.models import MatchResult, RoundRecordRow, RoundTally, Seat, Table
-from game.round_columns import ROUND_TYPE_BY_LABEL, held_round_types, result_values, round_values
-from game.storage import result_row, round_row_from_record
+from game.research import exports, tallies
+from game.research.analytics import Filters
+from game.research.round_columns import (
+    ROUND_TYPE_BY_LABEL,
+    held_round_types,
+    result_values,
+    round_values,
+)
+from game.research.storage import result_row, round_row_from_record
 from lab.tournaments.tournament import ProgressBar
 
 ROUNDS_PER_MATCH = 10

@@ -201,7 +201,7 @@ class Command(BaseCommand):
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
             "SPADES_BOT_DELAY": "0",
             # Every client of the benchmark comes from one address: past the
-            # per-address limits (game/limits.py) by design.
+            # per-address limits (game/sockets/limits.py) by design.
             "SPADES_RATE_LIMITS": "0",
         }
         try:
@@ -227,7 +227,7 @@ class Command(BaseCommand):
             made = time.monotonic() - started
             if stack == "redis":
                 # As on the production stack: a worker on the ``bots`` queue, which
-                # adds the finished rounds to the tallies (game.tally_flush).
+                # adds the finished rounds to the tallies (game.research.tally_flush).
                 with open(tmp / "worker.log", "w") as log:
                     worker = stackprocs.start(
                         stackprocs.celery_worker_command("bots", concurrency=1), env, log

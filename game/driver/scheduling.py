@@ -1,0 +1,142 @@
+"""The master's schedulers: who runs what follows a move, and when.
+
+A move's follow-ups are a bot's or stand-in's move after its delay (a
+``game.master.TurnPlan``), a searching bot's search within its budget, the
+finished rounds' tallies and the periodic sweep for lost moves. Two
+schedulers run them, and ``game.builder`` picks one:
+
+- :class:`CeleryScheduler` (the production stack): every move is a Celery
+  task on the ``bots`` queue, by name (``game.bot_turns.act``); a search goes
+  to the ``search`` queue with a fallback on ``bots``; the tallies of a
+  batch of rounds go to a worker; Celery beat sweeps.
+- :class:`ThreadScheduler` (the embedded default, no Redis): the same work
+  on a thread pool of this process (``game.driver.runner``).
+
+Either way a planned move is idempotent: it names the version it is for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from celery import current_app
+from django.conf import settings
+
+from bots import solver_compiled
+from game.driver import runner, sweeper
+from game.master import TurnPlan
+from game.research import tally_flush
+
+log = logging.getLogger(__name__)
+
+ACT_TASK = "game.bot_turns.act"  # the Celery task of a bot's or stand-in's move
+
+# game.driver.bot_turns.play_turn(table_id, seat, version, stand_in, away): the bot driver.
+Mover = Callable[[int, int, int, bool, bool], str]
+
+
+def held_at_most() -> float:
+    """The longest a Celery worker may hold a move before it is due: half the
+    broker's visibility timeout, after which Redis gives the move to another
+    worker, taking the first for dead (``spadesite/settings.py``)."""
+    options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", None) or {}
+    return float(options.get("visibility_timeout", 3600)) / 2
+
+
+class CeleryScheduler:
+    """Moves, searches and tally flushes as Celery tasks; beat sweeps."""
+
+    def __init__(self) -> None:
+        self._flusher = tally_flush.Flusher(tally_flush.send_to_worker)
+
+    def turn(self, plan: TurnPlan) -> None:
+        """Send the move's task; on an event loop the send goes to a thread,
+        never blocking the loop."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            send_turn(plan)
+            return
+        loop.run_in_executor(None, send_turn, plan).add_done_callback(_log_failure)
+
+    def search(self, job: Any) -> str:
+        return job.send_to_queues()  # type: ignore[no-any-return]
+
+    def flush_soon(self, table_id: int) -> None:
+        self._flusher.soon(table_id)
+
+    def start_sweeping(self) -> None:
+        """Nothing to start: Celery beat sweeps (``spadesite/celery.py``)."""
+
+
+def send_turn(plan: TurnPlan) -> None:
+    """The move's task on the ``bots`` queue, due after the plan's delay."""
+    kwargs: dict[str, object] = {"stand_in": plan.stand_in, "away": plan.away}
+    countdown = plan.delay
+    if countdown > held_at_most():
+        # A long wait (a human's turn timer) goes in pieces: the task sends
+        # itself on until its due time (game.bot_turns.act).
+        kwargs["due"] = time.time() + countdown
+        countdown = held_at_most()
+    current_app.send_task(
+        ACT_TASK,
+        args=[plan.table_id, plan.seat, plan.version],
+        kwargs=kwargs,
+        queue="bots",
+        countdown=countdown if countdown > 0 else None,
+    )
+
+
+def _log_failure(future: asyncio.Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.error("scheduling a bot move failed", exc_info=future.exception())
+
+
+class ThreadScheduler:
+    """Moves, searches and tally flushes on this process's threads (the embedded
+    default): a human's turn timer is a timer of the runner, which waiting for
+    idle ignores."""
+
+    def __init__(self, mover: Mover, workers: int = 4) -> None:
+        self.mover = mover
+        self.runner = runner.ThreadRunner(workers)
+        self._flusher = tally_flush.Flusher(tally_flush.flush_here)
+        self._sweeping = False
+        self._lock = threading.Lock()
+        # Its searching bots need the compiled kernels: load them now.
+        solver_compiled.warm_up_in_background()
+
+    def turn(self, plan: TurnPlan) -> None:
+        self.runner.submit(
+            self.mover, plan.table_id, plan.seat, plan.version, plan.stand_in, plan.away,
+            delay=plan.delay, timer=plan.stand_in and not plan.away,
+        )  # fmt: skip
+
+    def search(self, job: Any) -> str:
+        return job.run_here()  # type: ignore[no-any-return]
+
+    def flush_soon(self, table_id: int) -> None:
+        self._flusher.soon(table_id)
+
+    def start_sweeping(self) -> None:
+        """Sweep every ``sweeper.SWEEP_EVERY_SECONDS`` on the runner's scheduler (a
+        timer: waiting for idle ignores it); once."""
+        with self._lock:
+            if self._sweeping:
+                return
+            self._sweeping = True
+        self.runner.submit(self._sweep_and_again, delay=sweeper.SWEEP_EVERY_SECONDS, timer=True)
+
+    def _sweep_and_again(self) -> None:
+        try:
+            sweeper.sweep()
+        finally:
+            self.runner.submit(self._sweep_and_again, delay=sweeper.SWEEP_EVERY_SECONDS, timer=True)
+
+    def shutdown(self) -> None:
+        self.runner.shutdown()

@@ -1,0 +1,129 @@
+"""The table master is the one write path: built from the settings in one place.
+
+Which database, bot runner and channel layer a process uses is decided by
+``game/builder.py`` alone; every other module of the site takes what the
+master was handed (docs/architecture.md, "The table master").
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from game import builder, master
+from game.driver import bot_turns
+from game.driver.scheduling import CeleryScheduler, ThreadScheduler
+from game.moves import stores
+from game.sockets.events import ChannelAnnouncer
+from tests.server.inline import InlineScheduler
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ("game", "lobby", "spadesite")
+
+# What decides a process's store or scheduler: read by the builder alone.
+SWITCHES = {
+    "SPADES_BOTS_IN_PROCESS", "SPADES_BOTS_INLINE", "SPADES_SCHEDULER", "SPADES_ASYNC_MOVES",
+    "SPADES_DB_THREADS", "moves_on_loop", "calls_on_loop", "vendor", "ENGINE",
+}  # fmt: skip
+ALLOWED = {
+    "game/builder.py": "builds the master from the settings",
+    "spadesite/settings.py": "defines the settings",
+    "spadesite/config.py": "turns the environment into settings",
+    # Database features outside the write path, each a one-off of its own:
+    "game/research/tallies.py": "rebuild_tallies locks and COPYs on PostgreSQL",
+    "game/research/analytics.py": "the dashboard's queries side by side on PostgreSQL",
+    "game/moves/sqlite_wal.py": "a hook on each new connection, SQLite's only",
+}
+
+
+def site_modules() -> list[Path]:
+    found = []
+    for package in SITE:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).parts
+            if "migrations" in parts or parts[:2] == ("game", "engine"):
+                continue
+            found.append(path)
+    return found
+
+
+def switches_read(path: Path) -> list[int]:
+    """The lines where code names a switch (an attribute, a name or a string
+    such as ``getattr(settings, "...")``; docstrings and comments aside)."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.value) for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }  # fmt: skip
+    lines = set()
+    for node in ast.walk(tree):
+        name = None
+        if isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.Name):
+            name = node.id
+        elif isinstance(node, ast.Constant) and id(node) not in docstrings:
+            name = node.value if isinstance(node.value, str) else None
+        if name in SWITCHES:
+            lines.add(node.lineno)
+    return sorted(lines)
+
+
+def test_no_module_but_the_builder_branches_on_the_backend_or_the_runner() -> None:
+    offenders = {}
+    for path in site_modules():
+        name = path.relative_to(ROOT).as_posix()
+        hits = switches_read(path)
+        if hits and name not in ALLOWED:
+            offenders[name] = hits
+    assert offenders == {}
+    assert all((ROOT / name).exists() for name in ALLOWED)  # no stale exception
+
+
+@pytest.mark.parametrize(
+    ("database", "async_moves", "threads", "store"),
+    [
+        ("django.db.backends.sqlite3", True, 0, stores.SqliteLoopStore),
+        ("django.db.backends.sqlite3", True, 1, stores.SqliteStore),
+        ("django.db.backends.postgresql", True, 8, stores.PostgresStore),
+        ("django.db.backends.postgresql", False, 8, stores.DjangoStore),
+    ],
+)
+def test_the_store_follows_the_database(
+    settings: Any, database: str, async_moves: bool, threads: int, store: type
+) -> None:
+    settings.DATABASES = {"default": {**settings.DATABASES["default"], "ENGINE": database}}
+    settings.SPADES_ASYNC_MOVES = async_moves
+    settings.SPADES_DB_THREADS = threads
+    assert type(builder.build_store()) is store
+
+
+def test_the_scheduler_follows_where_bots_run(settings: Any) -> None:
+    settings.SPADES_BOTS_IN_PROCESS = False
+    assert isinstance(builder.build_scheduler(), CeleryScheduler)
+    settings.SPADES_BOTS_IN_PROCESS = True
+    settings.SPADES_SCHEDULER = None
+    threads = builder.build_scheduler()
+    try:
+        assert isinstance(threads, ThreadScheduler)
+        assert threads.mover is bot_turns.take_turn
+    finally:
+        threads.shutdown()
+    settings.SPADES_SCHEDULER = "tests.server.inline.InlineScheduler"
+    assert isinstance(builder.build_scheduler(), InlineScheduler)
+
+
+def test_one_master_per_process_built_again_when_its_settings_change(settings: Any) -> None:
+    settings.SPADES_BOTS_IN_PROCESS = True
+    settings.SPADES_SCHEDULER = "tests.server.inline.InlineScheduler"
+    first = master.get()
+    assert master.get() is first
+    assert isinstance(first.announcer, ChannelAnnouncer)
+    settings.SPADES_BOT_DELAY = 0.3  # not one it is built from
+    assert master.get() is first
+    settings.SPADES_BOTS_IN_PROCESS = False
+    second = master.get()
+    assert second is not first and isinstance(second.scheduler, CeleryScheduler)
