@@ -211,6 +211,13 @@ class Command(BaseCommand):
             self.stderr.write(f"note: this is {vendor}, not PostgreSQL: figures will differ")
         if opts["rounds"] < ROUNDS_PER_MATCH:
             raise CommandError(f"--rounds must be at least {ROUNDS_PER_MATCH}")
+        if not opts["reuse"] and Table.objects.filter(public_id__startswith=PREFIX).exists():
+            # A fill would collide with their public ids, and the clean-up delete them.
+            raise CommandError(
+                f"tables {PREFIX}... of a --keep run are stored: time them with --reuse, or "
+                "delete them (Table.objects.filter(public_id__startswith="
+                f"{PREFIX!r}).delete() in manage.py shell, then manage.py rebuild_tallies)"
+            )
         try:
             if not opts["reuse"]:
                 self._fill(opts["rounds"], opts["pool_matches"], opts["seed"])
