@@ -3,12 +3,12 @@
 :data:`SMOKE_RUNS` names, for each command, the test that runs it; a command
 with a PostgreSQL path (a branch on the database vendor, a COPY, a stack of
 its own) is also run on PostgreSQL, by the test :data:`POSTGRES_RUNS` names.
-A test is named ``FILE::TEST``, FILE being the test file's path under
-``tests/`` or any ending of it that names one file (``test_exports.py``), so
-that a move between test folders keeps the entries. The project's commands
-are read from Django (``get_commands()``), those of every app whose code sits
-in this repository: a new command, or a new app's, fails here until a test
-runs it.
+A test is named by its function's name (``Class::test`` for a method), which
+exactly one test file under ``tests/`` must define, and that file must name
+the command: a test moved to another file or folder keeps its entry. The
+project's commands are read from Django (``get_commands()``), those of every
+app whose code sits in this repository: a new command, or a new app's, fails
+here until a test runs it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+from collections.abc import Iterable
 from functools import cache
 from importlib import import_module
 from pathlib import Path
@@ -28,56 +29,48 @@ TESTS = ROOT / "tests"
 
 SMOKE_RUNS = {
     # the server's commands
-    "close_abandoned_tables": "test_abandoned.py::test_the_command_closes_them",
-    "export_rounds": "test_exports.py::test_export_and_import_commands",
-    "import_rounds": "test_exports.py::test_export_and_import_commands",
-    "rebuild_tallies": "test_tallies.py::test_tallies_give_the_scans_figures_on_random_data",
-    "sweep_overdue_turns": "test_sweeper.py::test_the_command_and_celery_beat_sweep",
-    "train_success_curves":
-        "test_success_curves_db.py::test_the_curves_are_fitted_on_the_humans_or_the_bis_seats",
+    "close_abandoned_tables": "test_the_command_closes_them",
+    "export_rounds": "test_export_and_import_commands",
+    "import_rounds": "test_export_and_import_commands",
+    "rebuild_tallies": "test_tallies_give_the_scans_figures_on_random_data",
+    "sweep_overdue_turns": "test_the_command_and_celery_beat_sweep",
+    "train_success_curves": "test_the_curves_are_fitted_on_the_humans_or_the_bis_seats",
     # the benchmarks
-    "bench_bots": "test_bench_bots.py::test_prints_every_figure_and_writes_json",
-    "bench_dashboard":
-        "test_bench_commands.py::test_bench_dashboard_fills_times_and_removes_its_rows_on_sqlite",
-    "bench_engine": "test_bench_commands.py::test_bench_engine_times_a_few_rounds",
-    "bench_server": "test_bench_commands.py::test_bench_server_runs_both_stacks_for_a_moment",
-    "bench_solver": "test_bench_solver.py::test_prints_each_k_and_writes_json",
-    "bench_workers":
-        "test_bench_commands.py::test_bench_workers_counts_a_workers_moves_for_a_second",
+    "bench_bots": "test_prints_every_figure_and_writes_json",
+    "bench_dashboard": "test_bench_dashboard_fills_times_and_removes_its_rows_on_sqlite",
+    "bench_engine": "test_bench_engine_times_a_few_rounds",
+    "bench_server": "test_bench_server_runs_both_stacks_for_a_moment",
+    "bench_solver": "test_prints_each_k_and_writes_json",
+    "bench_workers": "test_bench_workers_counts_a_workers_moves_for_a_second",
     # the studies: tournaments, the league, tables and calibrations
-    "bid_stats": "test_learned.py::"
+    "bid_stats":
         "test_the_shipped_learned_bots_play_a_duplicate_pair_and_bid_stats_reads_its_log",
-    "bidinfo_error": "test_bidinfo.py::test_commands_learn_a_table_and_report_its_error",
-    "build_tables": "test_tables.py::test_build_tables_command_writes_records_and_checks",
-    "calibrate_uct": "test_calibrate_uct.py::test_prints_and_writes_the_figures",
-    "league": "test_league.py::test_the_command_writes_the_page_and_the_table",
-    "nil_sets": "test_study_commands.py::test_nil_sets_counts_the_nils_of_two_short_games",
-    "search_regret": "test_calibrate_uct.py::test_search_regret_prints_and_writes_the_figures",
-    "sim_cost": "test_sim.py::"
+    "bidinfo_error": "test_commands_learn_a_table_and_report_its_error",
+    "build_tables": "test_build_tables_command_writes_records_and_checks",
+    "calibrate_uct": "test_prints_and_writes_the_figures",
+    "league": "test_the_command_writes_the_page_and_the_table",
+    "nil_sets": "test_nil_sets_counts_the_nils_of_two_short_games",
+    "search_regret": "test_search_regret_prints_and_writes_the_figures",
+    "sim_cost":
         "test_the_cost_command_reports_each_deal_count_and_k_s_zero_never_changes_a_bid",
-    "tournament": "test_tournament_command.py::test_prints_a_summary_and_writes_json",
+    "tournament": "test_prints_a_summary_and_writes_json",
     # training
-    "nnb_curve": "test_study_commands.py::test_nnb_curve_two_tiny_points",
-    "train_bidinfo": "test_bidinfo.py::test_commands_learn_a_table_and_report_its_error",
-    "train_nnb": "test_learned.py::"
-        "test_train_nnb_lowers_the_loss_resumes_and_reloads_with_identical_bids",
-    "train_qp": "test_learned.py::"
+    "nnb_curve": "test_nnb_curve_two_tiny_points",
+    "train_bidinfo": "test_commands_learn_a_table_and_report_its_error",
+    "train_nnb": "test_train_nnb_lowers_the_loss_resumes_and_reloads_with_identical_bids",
+    "train_qp":
         "test_train_qp_lowers_the_loss_in_each_iteration_and_reloads_with_identical_plays",
-    "train_spb": "test_study_commands.py::test_train_spb_one_iteration_of_four_rounds",
+    "train_spb": "test_train_spb_one_iteration_of_four_rounds",
 }  # fmt: skip
 
-DASHBOARD_ON_POSTGRES = (
-    "test_bench_commands.py::test_bench_dashboard_and_rebuild_tallies_on_postgres"
-)
 POSTGRES_RUNS = {
     # its COPY filler; the tallies rebuilt with COPY (game.tallies.rebuild)
-    "bench_dashboard": DASHBOARD_ON_POSTGRES,
-    "rebuild_tallies": DASHBOARD_ON_POSTGRES,
+    "bench_dashboard": "test_bench_dashboard_and_rebuild_tallies_on_postgres",
+    "rebuild_tallies": "test_bench_dashboard_and_rebuild_tallies_on_postgres",
     # their stacks: a scratch PostgreSQL database each
-    "bench_server": "test_bench_commands.py::test_bench_server_runs_both_stacks_for_a_moment",
-    "bench_workers":
-        "test_bench_commands.py::test_bench_workers_counts_a_workers_moves_for_a_second",
-}  # fmt: skip
+    "bench_server": "test_bench_server_runs_both_stacks_for_a_moment",
+    "bench_workers": "test_bench_workers_counts_a_workers_moves_for_a_second",
+}
 
 # What in a command's own source shows a PostgreSQL path.
 POSTGRES_SIGNS = re.compile(r"postgres|\.vendor\b|\bCOPY\b", re.I)
@@ -98,32 +91,58 @@ def project_commands() -> dict[str, str]:
     return {name: app for name, app in get_commands().items() if app in ours}
 
 
+def defined_tests(paths: Iterable[Path]) -> dict[str, list[Path]]:
+    """Test name (``test_x``, ``Class::test_x``) -> the files that define it."""
+    found: dict[str, list[Path]] = {}
+    for path in paths:
+        tree = ast.parse(path.read_text(), str(path))
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                names = [f"{node.name}::{n.name}" for n in node.body
+                         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]  # fmt: skip
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                names = [node.name]
+            else:
+                continue
+            for name in names:
+                found.setdefault(name, []).append(path)
+    return found
+
+
 @cache
-def files_of_tests() -> list[str]:
-    return sorted(p.relative_to(TESTS).as_posix() for p in TESTS.rglob("test_*.py"))
+def project_tests() -> dict[str, list[Path]]:
+    return defined_tests(sorted(TESTS.rglob("test_*.py")))
 
 
-def problems_of(node_id: str, command: str) -> str | None:
-    """What is wrong with a registry entry: None when ``FILE::TEST`` names one test
-    file, a test of that name in it, and a file that names the command."""
-    file, _, test = node_id.partition("::")
-    found = [f for f in files_of_tests() if f == file or f.endswith("/" + file)]
-    if len(found) != 1:
-        return f"{node_id}: {len(found)} test files named {file!r} under tests/ ({found})"
-    path = TESTS / found[0]
+def names_command(path: Path, command: str) -> bool:
+    """Whether a string in the file names the command (``"league"``, ``"manage.py league"``)."""
     tree = ast.parse(path.read_text(), str(path))
-    scope: list[ast.stmt] = tree.body
-    *classes, name = test.split("::")
-    for cls in classes:
-        scope = next((n.body for n in scope if isinstance(n, ast.ClassDef) and n.name == cls), [])
-    if not any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name
-               for n in scope):  # fmt: skip
-        return f"{node_id}: no test {test} in tests/{found[0]}"
-    texts = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
-             and isinstance(n.value, str)]  # fmt: skip
-    if not any(t == command or command in t.split() for t in texts):
-        return f"{node_id}: tests/{found[0]} never names the command {command!r}"
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, str)
+               and command in n.value.split() for n in ast.walk(tree))  # fmt: skip
+
+
+def problem_of(test: str, command: str, tests: dict[str, list[Path]]) -> str | None:
+    """What is wrong with an entry (None: one file defines the test, and names the command)."""
+    files = tests.get(test, [])
+    if len(files) != 1:
+        where = [f.relative_to(ROOT).as_posix() if in_repository(f) else str(f) for f in files]
+        return f"{command}: {len(files)} test files define {test} {where}"
+    if not names_command(files[0], command):
+        return f"{command}: {files[0].name}, which defines {test}, never names the command"
     return None
+
+
+def node_ids() -> dict[str, str]:
+    """Command -> the pytest node ids of its runs (the table of issue 42)."""
+    out = {}
+    for command in sorted(SMOKE_RUNS):
+        runs = [SMOKE_RUNS[command], *([POSTGRES_RUNS[command]] if command in POSTGRES_RUNS
+                                       and POSTGRES_RUNS[command] != SMOKE_RUNS[command]
+                                       else [])]  # fmt: skip
+        out[command] = ", ".join(
+            f"{project_tests()[t][0].relative_to(ROOT).as_posix()}::{t}" for t in runs
+        )
+    return out
 
 
 def test_the_project_commands_are_found() -> None:
@@ -152,16 +171,22 @@ def test_every_entry_names_a_command_and_a_test_that_runs_it() -> None:
     stale = sorted((SMOKE_RUNS.keys() | POSTGRES_RUNS.keys()) - commands.keys())
     assert stale == [], f"entries for commands the project no longer has: {stale}"
     wrong = [problem for registry in (SMOKE_RUNS, POSTGRES_RUNS)
-             for command, node_id in sorted(registry.items())
-             if (problem := problems_of(node_id, command))]  # fmt: skip
+             for command, test in sorted(registry.items())
+             if (problem := problem_of(test, command, project_tests()))]  # fmt: skip
     assert wrong == []
 
 
-def test_the_checks_find_a_missing_test_and_an_ambiguous_file() -> None:
-    assert problems_of("test_commands.py::test_the_project_commands_are_found", "migrate") is None
-    assert "no test" in (problems_of("test_commands.py::test_nothing", "migrate") or "")
-    assert "2 test files" in (problems_of("test_dashboard.py::test_x", "x") or "")
-    unnamed = "-".join(["no", "such", "command"])
-    assert "never names" in (problems_of("test_commands.py::in_repository", unnamed) or "")
+def test_the_checks_find_a_missing_test_a_twice_defined_one_and_an_unnamed_command(
+    tmp_path: Path,
+) -> None:
+    a, b = tmp_path / "test_a.py", tmp_path / "test_b.py"
+    a.write_text('def test_x():\n    run("manage.py league")\n\n\nclass TestC:\n'
+                 '    def test_y(self):\n        call_command("tournament")\n')  # fmt: skip
+    b.write_text("def test_x():\n    pass\n\n\ndef test_z():\n    pass\n")
+    tests = defined_tests([a, b])
+    assert problem_of("TestC::test_y", "tournament", tests) is None
+    assert "0 test files define test_w" in (problem_of("test_w", "league", tests) or "")
+    assert "2 test files define test_x" in (problem_of("test_x", "league", tests) or "")
+    assert "never names" in (problem_of("test_z", "league", tests) or "")
     assert not in_repository(ROOT / ".venv/lib/python3.11/site-packages/daphne")
     assert in_repository(ROOT / "game")
