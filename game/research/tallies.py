@@ -203,12 +203,13 @@ def _copy_text(v: Any) -> str:
 
 
 def _copy(cells: Mapping[Key, Sums]) -> None:
-    """PostgreSQL: the cells in with one COPY (millions of rows in seconds)."""
+    """PostgreSQL: the cells in with one COPY (millions of rows in seconds), in shard 0
+    as the other bulk paths."""
     q = connection.ops.quote_name
-    columns = ", ".join(q(c) for c in (*KEY, *SUMS))
+    columns = ", ".join(q(c) for c in (*KEY, "shard", *SUMS))
     lines = []
     for key, sums in cells.items():
-        values = [key[0], key[1].isoformat(), *key[2:], *sums]
+        values = [key[0], key[1].isoformat(), *key[2:], 0, *sums]
         lines.append("\t".join(_copy_text(v) for v in values))
     with connection.cursor() as cursor:
         sql = f"COPY {q(RoundTally._meta.db_table)} ({columns}) FROM STDIN"

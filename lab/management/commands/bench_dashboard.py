@@ -127,11 +127,17 @@ def _copy_text(value: Any) -> str:
 
 
 class _Copier:
-    """Rows of one model streamed into PostgreSQL with COPY, ids given here."""
+    """Rows of one model streamed into PostgreSQL with COPY, ids given here.
+
+    The columns are the model's: a column the bench gives no value takes the
+    field's default (or NULL where it may be null), so a column added later
+    needs no change here; one with neither, or a value for a column the model
+    no longer has, stops the bench with the field's name."""
 
     def __init__(self, model: type[models.Model], cursor: Any) -> None:
         self.model = model
-        self.fields = [f.attname for f in model._meta.concrete_fields]
+        self.fields = list(model._meta.concrete_fields)
+        self.names = {f.attname for f in self.fields}
         cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {model._meta.db_table}")
         self.next_id = cursor.fetchone()[0] + 1
         self.lines: list[str] = []
@@ -141,9 +147,15 @@ class _Copier:
         pk = self.next_id
         self.next_id += 1
         values["id"] = pk
+        unknown = values.keys() - self.names
+        if unknown:
+            raise CommandError(
+                f"bench_dashboard: {self.model.__name__} has no column {sorted(unknown)}"
+            )
         out = []
-        for name in self.fields:
-            v = values[name]
+        for field in self.fields:
+            name = field.attname
+            v = values[name] if name in values else self.default(field)
             if name in json_fields:
                 text = self.cached.get(id(v))
                 if text is None:
@@ -154,11 +166,20 @@ class _Copier:
         self.lines.append("\t".join(out))
         return pk
 
+    def default(self, field: models.Field) -> Any:
+        if field.has_default():
+            return field.get_default()
+        if field.null:
+            return None
+        raise CommandError(
+            f"bench_dashboard: no value for {self.model.__name__}.{field.attname}, a column "
+            "with no default: give it one in bench_dashboard's _copy_batch"
+        )
+
     def flush(self, cursor: Any) -> None:
         if not self.lines:
             return
-        columns = ", ".join(connection.ops.quote_name(f.column)
-                            for f in self.model._meta.concrete_fields)  # fmt: skip
+        columns = ", ".join(connection.ops.quote_name(f.column) for f in self.fields)
         table = self.model._meta.db_table
         with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
             copy.write("\n".join(self.lines) + "\n")
@@ -195,6 +216,13 @@ class Command(BaseCommand):
             self.stderr.write(f"note: this is {vendor}, not PostgreSQL: figures will differ")
         if opts["rounds"] < ROUNDS_PER_MATCH:
             raise CommandError(f"--rounds must be at least {ROUNDS_PER_MATCH}")
+        if not opts["reuse"] and Table.objects.filter(public_id__startswith=PREFIX).exists():
+            # A fill would collide with their public ids, and the clean-up delete them.
+            raise CommandError(
+                f"tables {PREFIX}... of a --keep run are stored: time them with --reuse, or "
+                "delete them (Table.objects.filter(public_id__startswith="
+                f"{PREFIX!r}).delete() in manage.py shell, then manage.py rebuild_tallies)"
+            )
         try:
             if not opts["reuse"]:
                 self._fill(opts["rounds"], opts["pool_matches"], opts["seed"])

@@ -1,7 +1,7 @@
 """``manage.py nnb_curve``: NNB's learning curve, win rate against RB by training size.
 
     python manage.py nnb_curve --sizes 1000,5000,25000,100000 --games 4000 --seed 1
-        [--workers 2] [--epochs 20] [--data bots/data/nnb.samples.jsonl]
+        [--workers 2] [--epochs 20] [--data bots/data/nnb.samples.jsonl] [--chunk-rounds 100]
         [--dir artifacts/nnb_curve] [--output docs/results/nnb_learning_curve.json]
         [--plot docs/results/nnb_learning_curve.png]
 
@@ -66,6 +66,13 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=2)
         parser.add_argument("--epochs", type=int, default=20)
         parser.add_argument("--data", default="bots/data/nnb.samples.jsonl")
+        parser.add_argument(
+            "--chunk-rounds",
+            type=int,
+            default=100,
+            help="rounds per chunk of the self-play log, as train_nnb's (default 100): "
+            "a size is rounded up to whole chunks",
+        )
         parser.add_argument("--dir", default="artifacts/nnb_curve")
         parser.add_argument("--output", default="docs/results/nnb_learning_curve.json")
         parser.add_argument("--plot", help="win rate by training size as a PNG")
@@ -86,8 +93,9 @@ class Command(BaseCommand):
             weights = folder / f"nnb_r{size}.npz"
             try:
                 chunks = generate(
-                    opts["seed"], size, opts["data"], opts["workers"], progress=sys.stderr
-                )
+                    opts["seed"], size, opts["data"], opts["workers"], opts["chunk_rounds"],
+                    progress=sys.stderr,
+                )  # fmt: skip
                 x, y, _ = arrays(chunks)
                 net, info = train_regression(
                     x,

@@ -1,0 +1,69 @@
+"""Smoke runs of the study commands no other test ran, at a tiny size: each runs end to
+end and writes its files (to tmp_path, never over the shipped data or docs/results).
+Registered in tests/test_commands.py."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from bots.learned.mlp import read_mlp
+from tests import services
+
+
+@pytest.fixture
+def torch_installed() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        services.unavailable("PyTorch is not installed: pip install -e '.[train]'")
+
+
+def test_nil_sets_counts_the_nils_of_two_short_games(tmp_path: Path) -> None:
+    out = StringIO()
+    figures, plot = tmp_path / "nils.json", tmp_path / "nils.png"
+    # Seed 2 to 100 points: BIS bids two nils, one set (a point on the plot).
+    call_command(
+        "nil_sets", "--ns", "BIS+SRP", "--ew", "RB+WRP", "--games", "2", "--goal", "100",
+        "--lose", "-100", "--seed", "2", "--duplicate", "--json", str(figures), "--plot",
+        str(plot), stdout=out,
+    )  # fmt: skip
+    data = json.loads(figures.read_text())
+    assert data["games"] == 2 and [s["bot"] for s in data["sides"]] == ["BIS+SRP", "RB+WRP"]
+    assert data["sides"][0]["nils"] >= 1
+    assert out.getvalue().startswith("BIS+SRP: ")
+    assert plot.stat().st_size > 1000
+
+
+@pytest.mark.usefixtures("torch_installed")
+def test_train_spb_one_iteration_of_four_rounds(tmp_path: Path) -> None:
+    out = StringIO()
+    weights, plot = tmp_path / "spb.npz", tmp_path / "spb.png"
+    call_command("train_spb", "--iterations", "1", "--batch", "4", "--seed", "2", "--output",
+                 str(weights), "--plot", str(plot), stdout=out, stderr=StringIO())  # fmt: skip
+    net = read_mlp(weights)
+    assert net.meta["bot"] == "SPB" and f"sha256 {net.checksum}" in out.getvalue()
+    assert plot.stat().st_size > 1000
+    report = StringIO()
+    call_command("train_spb", "--report", str(weights), stdout=report)
+    assert "SPB" in report.getvalue()
+
+
+@pytest.mark.usefixtures("torch_installed")
+def test_nnb_curve_two_tiny_points(tmp_path: Path) -> None:
+    curve, plot = tmp_path / "curve.json", tmp_path / "curve.png"
+    call_command(
+        "nnb_curve", "--sizes", "10,20", "--chunk-rounds", "10", "--games", "2", "--workers",
+        "1", "--epochs", "1", "--data", str(tmp_path / "nnb.samples.jsonl"), "--dir",
+        str(tmp_path / "weights"), "--output", str(curve), "--plot", str(plot),
+        stdout=StringIO(), stderr=StringIO(),
+    )  # fmt: skip
+    points = json.loads(curve.read_text())["points"]
+    assert [p["rounds"] for p in points] == [10, 20]
+    assert 0 < points[0]["samples"] < points[1]["samples"]  # trained on more data
+    assert (tmp_path / "weights" / "nnb_r20.npz").exists()
+    assert plot.stat().st_size > 1000

@@ -1,0 +1,123 @@
+"""Smoke runs of the server benchmarks at a tiny size: each command runs end to end and
+prints its figures (no timing asserts), on SQLite and, where it has a PostgreSQL path,
+on a scratch PostgreSQL database. Registered in tests/test_commands.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from game.models import RoundRecordRow, RoundTally, Table
+from tests import services
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The fewest rounds bench_dashboard fills (one match), one pool match, one load a filter.
+TINY_DASHBOARD = ["--rounds", "20", "--pool-matches", "1", "--loads", "1"]
+DASHBOARD_LINES = 9  # one per filter case
+
+
+@pytest.fixture
+def database_url() -> Iterator[str]:
+    with services.scratch_postgres("spades_bench_cmds") as url:
+        yield url
+
+
+class Failed(Exception):
+    pass
+
+
+def manage(database_url: str, *args: str) -> str:
+    """``manage.py ARGS`` on that database, in a process of its own: its output."""
+    env = {**os.environ, "DATABASE_URL": database_url, "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    if done.returncode:
+        raise Failed(f"manage.py {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def test_bench_engine_times_a_few_rounds(tmp_path: Path) -> None:
+    out = StringIO()
+    figures = tmp_path / "engine.json"
+    call_command("bench_engine", "--rounds", "10", "--runs", "1", "--json", str(figures),
+                 stdout=out)  # fmt: skip
+    assert "fast path:" in out.getvalue() and "checked path:" in out.getvalue()
+    data = json.loads(figures.read_text())
+    assert data["rounds"] == 10 and data["fast_rounds_per_s"] > 0
+
+
+@pytest.mark.django_db
+def test_bench_dashboard_fills_times_and_removes_its_rows_on_sqlite() -> None:
+    out, err = StringIO(), StringIO()
+    call_command("bench_dashboard", *TINY_DASHBOARD, stdout=out, stderr=err)
+    text = out.getvalue()
+    assert "filled 20 rounds (2 matches)" in text and "bulk_create" in text
+    assert len(re.findall(r"^dashboard, ", text, re.M)) == DASHBOARD_LINES
+    assert "export csv: 20 rounds" in text and "export jsonl: 20 rounds" in text
+    assert "not PostgreSQL" in err.getvalue()
+    assert not Table.objects.filter(public_id__startswith="bench-").exists()
+    assert RoundRecordRow.objects.count() == RoundTally.objects.count() == 0
+
+
+@pytest.mark.stack
+def test_bench_dashboard_and_rebuild_tallies_on_postgres(database_url: str) -> None:
+    """The COPY filler and ``tallies.rebuild``'s COPY (``manage.py rebuild_tallies``): both
+    name every column of their tables, to which later migrations added some."""
+    manage(database_url, "migrate", "-v0")
+    text = manage(database_url, "bench_dashboard", *TINY_DASHBOARD)
+    assert "filled 20 rounds (2 matches)" in text and "COPY" in text
+    assert re.search(r"rebuild_tallies: [1-9]\d* tallies from 20 rounds", text)
+    assert "database: postgresql, 20 rounds stored" in text
+    assert len(re.findall(r"^dashboard, ", text, re.M)) == DASHBOARD_LINES
+    assert "export jsonl: 20 rounds" in text and "bench rows deleted" in text
+    kept = manage(database_url, "bench_dashboard", *TINY_DASHBOARD, "--keep", "--no-exports")
+    assert "database: postgresql, 20 rounds stored" in kept
+    # A fill onto kept rows is refused before it touches them.
+    with pytest.raises(Failed, match="of a --keep run are stored"):
+        manage(database_url, "bench_dashboard", *TINY_DASHBOARD)
+    # The kept rows are whole: rebuilt, the tallies match them.
+    assert re.search(r"rebuilt [1-9]\d* tallies", manage(database_url, "rebuild_tallies"))
+    assert "tallies match the stored rows" in manage(database_url, "rebuild_tallies", "--check")
+    reused = manage(database_url, "bench_dashboard", "--reuse", "--loads", "1", "--no-exports")
+    assert "database: postgresql, 20 rounds stored" in reused
+
+
+@pytest.mark.stack
+def test_bench_server_runs_both_stacks_for_a_moment(
+    tmp_path: Path, redis_url: str, postgres_url: str
+) -> None:
+    out = StringIO()
+    figures = tmp_path / "server.json"
+    call_command(
+        "bench_server", "--tables", "1", "--seconds", "0.5", "--bout", "0.5", "--warmup", "0",
+        "--interval", "0.1", "--redis-url", redis_url, "--postgres-url", postgres_url,
+        "--json", str(figures), stdout=out,
+    )  # fmt: skip
+    data = json.loads(figures.read_text())
+    assert set(data) == {"embedded", "redis"}
+    for stack in data.values():
+        assert stack["deliveries"] > 0 and stack["baseline"]["deliveries"] > 0
+    assert "stack vs its baseline" in out.getvalue()
+
+
+@pytest.mark.stack
+def test_bench_workers_counts_a_workers_moves_for_a_second(
+    redis_url: str, postgres_url: str
+) -> None:
+    out = StringIO()
+    call_command(
+        "bench_workers", "--tables", "1", "--seconds", "1", "--warmup", "0", "--bot", "RB+WRP",
+        "--redis-url", redis_url, "--postgres-url", postgres_url, stdout=out,
+    )  # fmt: skip
+    moves = re.search(r"^  (\d+) moves: ", out.getvalue(), re.M)
+    assert moves is not None and int(moves.group(1)) > 0, out.getvalue()
