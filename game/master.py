@@ -231,7 +231,7 @@ class TableMaster:
         before it fails."""
         r, table = outcome.result, outcome.table
         info = matches.table_info(table, outcome.seats)
-        matches.remember(table.pk, matches.Committed(table.seed, outcome.match, info))
+        matches.remember(table.pk, matches.Committed(outcome.match, info))
         matches.remember_rows(table.pk, matches.Rows(table, outcome.seats))
         try:
             self.announcer.announce(table.pk, r.version, r.action, info)

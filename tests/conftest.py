@@ -9,6 +9,15 @@ import pytest
 from tests import services
 
 
+@pytest.fixture(autouse=True)
+def no_match_kept_from_another_test() -> None:
+    """A process's kept matches belong to its database: tests reuse primary keys
+    (a rolled-back or flushed database), so each test starts with none."""
+    from game.moves import matches
+
+    matches.clear_cache()
+
+
 @pytest.fixture(scope="session")
 def repo_root(pytestconfig: pytest.Config) -> Path:
     return Path(pytestconfig.rootpath)

@@ -36,7 +36,6 @@ class Committed:
     is None when only the match is known (a replay): then no frame is served
     from it."""
 
-    seed: str
     match: Match
     info: dict[str, Any] | None = None
 
@@ -117,16 +116,13 @@ def remember(table_pk: int, entry: Committed) -> None:
             _latest[table_pk] = version
 
 
-def cached(table_pk: int, version: int, seed: str | None = None) -> Committed | None:
-    """The kept state of ``table_pk`` at ``version``, or None. With ``seed``, only
-    an entry of that seed (primary keys can be reused: tests flush the database)."""
+def cached(table_pk: int, version: int) -> Committed | None:
+    """The kept state of ``table_pk`` at ``version``, or None."""
     with _lock:
         entry = _cache.get((table_pk, version))
         if entry is None:
             return None
         _cache.move_to_end((table_pk, version))
-    if seed is not None and entry.seed != seed:
-        return None
     return entry if entry.match.version == version else None
 
 
@@ -140,14 +136,14 @@ def match_steps(table: Table, version: int) -> Generator[Query, Any, Match]:
     """:func:`load_match` as statements (see ``game.moves.rows.run_steps``): the cached
     match, or a cached version a few moves back with the log's tail replayed,
     or the whole log replayed."""
-    entry = cached(table.pk, version, table.seed)
+    entry = cached(table.pk, version)
     if entry is not None:
         return entry.match
     match = None
     for back in range(1, TAIL + 1):
         if version - back < 0:
             break
-        entry = cached(table.pk, version - back, table.seed)
+        entry = cached(table.pk, version - back)
         if entry is not None:
             match = entry.match.copy()
             break
@@ -163,7 +159,7 @@ def match_steps(table: Table, version: int) -> Generator[Query, Any, Match]:
             raise CorruptLog(f"table {table.pk}: action {number} does not replay: {e}") from e
     if match.version != version:
         raise CorruptLog(f"table {table.pk}: the log stops at {match.version}, not {version}")
-    remember(table.pk, Committed(table.seed, match))
+    remember(table.pk, Committed(match))
     return match
 
 
@@ -174,7 +170,7 @@ def load_match(table: Table, version: int | None = None) -> Match:
     ``Match.copy``). Only call this for a version that is committed.
     """
     version = table.version if version is None else version
-    entry = cached(table.pk, version, table.seed)
+    entry = cached(table.pk, version)
     if entry is not None:
         return entry.match
     return run_steps(match_steps(table, version))

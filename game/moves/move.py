@@ -366,7 +366,7 @@ def known(table_id: int, expected_version: int) -> tuple[matches.Rows, Match] | 
     known = matches.remembered_rows(table_id)
     if known is None:
         return None
-    entry = matches.cached(table_id, expected_version, known.table.seed)
+    entry = matches.cached(table_id, expected_version)
     return None if entry is None else (known, entry.match)
 
 

@@ -89,7 +89,7 @@ def applied_state_frame(
         return None  # not the state the move was made on: read the database
     if match.version != version:
         return None
-    entry = Committed(before.seed, match, info)
+    entry = Committed(match, info)
     matches.remember(table_pk, entry)
     return _frame(table_pk, entry, seat, keep=True)
 
@@ -108,15 +108,8 @@ def state_frame(table_pk: int, seat: int | None) -> tuple[int, str]:
     if table.status == Table.Status.OPEN or never_started:
         public = json.dumps({"version": table.version, "table": table_info(table, seats)})
         return table.version, _encode(table.version, {"seat": seat}, public[1:-1])
-    entry = Committed(table.seed, matches.load_match(table), table_info(table, seats))
+    entry = Committed(matches.load_match(table), table_info(table, seats))
     keep = table.version > 0
     if keep:
         matches.remember(table.pk, entry)
     return _frame(table.pk, entry, seat, keep)
-
-
-def table_view(table: Table | int, seat: int | None) -> dict[str, Any]:
-    """The ``view`` of :func:`state_frame`, as a dict."""
-    pk = table.pk if isinstance(table, Table) else table
-    view: dict[str, Any] = json.loads(state_frame(pk, seat)[1])["view"]
-    return view

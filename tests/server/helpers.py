@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -9,6 +10,7 @@ from game import master, seating
 from game.engine import Rules, view_for
 from game.models import Table
 from game.moves import matches
+from game.sockets import frames
 
 # One round, rarely two: the first partnership to score wins.
 SHORT_RULES = Rules(winning_goal=1, losing_goal=0)
@@ -56,3 +58,10 @@ def play_humans(table: Table, rng: random.Random, until_version: int | None = No
         master.submit(table.pk, seat, action, table.version)
         table.refresh_from_db()
     return table
+
+
+def table_view(table: Table | int, seat: int | None) -> dict[str, Any]:
+    """The ``view`` of a seat's state frame (``frames.state_frame``), as a dict."""
+    pk = table.pk if isinstance(table, Table) else table
+    view: dict[str, Any] = json.loads(frames.state_frame(pk, seat)[1])["view"]
+    return view

@@ -19,7 +19,7 @@ from game.engine.state import Phase
 from game.errors import SeatError
 from game.models import BOT_PERSONAS, Action, Seat, Table
 from game.moves import matches
-from game.sockets import frames
+from tests.server import helpers
 from tests.server.helpers import make_table
 from tests.server.inline import InlineScheduler
 from tests.server.test_consumers import TIMEOUT, connect, next_state
@@ -160,7 +160,7 @@ async def test_the_back_frame(live: InlineScheduler) -> None:
 
 def test_bots_have_distinct_persona_names_and_say_which_bot(live: InlineScheduler) -> None:
     table = make_table("BBHB", bot="BIS+SRP")
-    seats = frames.table_view(table, 2)["table"]["seats"]
+    seats = helpers.table_view(table, 2)["table"]["seats"]
     bots = [s for s in seats if s["kind"] == "bot"]
     assert len({s["name"] for s in bots}) == 3
     assert all(s["bot_name"] == "BIS+SRP" and "+" not in s["name"] for s in bots)

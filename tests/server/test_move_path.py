@@ -22,7 +22,14 @@ from game.engine.state import Phase
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
 from game.moves import matches, rows
 from game.sockets import events, frames
-from tests.server.helpers import QUICK_RULES, SHORT_RULES, human_move, make_table, play_humans
+from tests.server.helpers import (
+    QUICK_RULES,
+    SHORT_RULES,
+    human_move,
+    make_table,
+    play_humans,
+    table_view,
+)
 from tests.server.inline import InlineScheduler
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -271,25 +278,25 @@ def test_bots_answer_a_human_move_and_stop_at_the_next_human(live: InlineSchedul
 def test_the_cache_is_only_an_optimisation(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=QUICK_RULES)
     play_humans(table, random.Random(3), until_version=40)
-    cached = frames.table_view(table, 2)
+    cached = table_view(table, 2)
     matches.clear_cache()
-    assert frames.table_view(table, 2) == cached
+    assert table_view(table, 2) == cached
     # Moves work from a cold cache, and from a cache holding an older version only.
     play_humans(table, random.Random(4), until_version=45)
     matches.clear_cache()
     matches.load_match(table, 43)
     play_humans(table, random.Random(5), until_version=50)
-    fresh = frames.table_view(table, None)
+    fresh = table_view(table, None)
     matches.clear_cache()
-    assert frames.table_view(table, None) == fresh
+    assert table_view(table, None) == fresh
 
 
 def test_views_never_carry_the_seed_or_the_invite_token(live: InlineScheduler) -> None:
     table = make_table("HHBB", rules=QUICK_RULES)
     for seat in (None, 0, 1, 2, 3):
-        text = json.dumps(frames.table_view(table, seat))
+        text = json.dumps(table_view(table, seat))
         assert table.seed not in text and table.invite_token not in text
-    view = frames.table_view(table, 0)
+    view = table_view(table, 0)
     assert view["table"]["seats"][2] == {
         "position": 2,
         "kind": "bot",
@@ -304,7 +311,7 @@ def test_views_never_carry_the_seed_or_the_invite_token(live: InlineScheduler) -
 
 def test_an_open_table_view_has_no_game_yet(live: InlineScheduler) -> None:
     table = make_table("HH", start=False)
-    view = frames.table_view(table, None)
+    view = table_view(table, None)
     assert view["table"]["status"] == "open" and "hand" not in view
     assert view["table"]["seats"][2:] == [None, None]
 
@@ -470,7 +477,7 @@ def test_the_cached_state_frame_is_the_views_state_frame(live: InlineScheduler) 
         assert json.loads(text) == {
             "type": "state",
             "version": version,
-            "view": frames.table_view(table, seat),
+            "view": table_view(table, seat),
         }
     # An older version asked for: the newest state comes back.
     assert frames.cached_state_frame(table.pk, 1, table.version - 3)[0] == table.version
@@ -488,7 +495,7 @@ def test_another_process_builds_the_frames_from_the_move_event(
     monkeypatch.setattr(events, "send_to_table", lambda pk, message: sent.append(message))
     table = make_table("HHHH", rules=QUICK_RULES)
     rng = random.Random(12)
-    frames.table_view(table, 0)  # version 0 kept, as on a socket's connect
+    table_view(table, 0)  # version 0 kept, as on a socket's connect
     round_ends = 0
     while table.status == Table.Status.PLAYING and table.version < 120:
         before = matches.cached(table.pk, table.version)
@@ -523,7 +530,7 @@ def test_new_seat_info_replaces_a_cached_frame(live: InlineScheduler) -> None:
     table.refresh_from_db()
     before = json.loads(frames.cached_state_frame(table.pk, 0, table.version)[1])
     Seat.objects.filter(table=table, position=1).update(guest_name="Renamed")
-    frames.table_view(table, 0)  # what a table.changed event makes a socket do
+    table_view(table, 0)  # what a table.changed event makes a socket do
     after = json.loads(frames.cached_state_frame(table.pk, 0, table.version)[1])
     assert before["view"]["table"]["seats"][1]["name"] != "Renamed"
     assert after["view"]["table"]["seats"][1]["name"] == "Renamed"
@@ -542,4 +549,4 @@ def test_a_move_reads_the_hosts_name_and_the_seats_users(live: InlineScheduler) 
     assert frame["view"]["table"]["host"] == "hostess"
     assert frame["view"]["table"]["seats"][0]["name"] == "hostess"
     table.refresh_from_db()
-    assert frame["view"]["table"] == frames.table_view(table, None)["table"]
+    assert frame["view"]["table"] == table_view(table, None)["table"]
