@@ -270,10 +270,16 @@ class PostgresStore(DjangoStore):
     """PostgreSQL with the websockets' moves on the event loop, over the pool's
     asyncio connections; other callers (workers, threads) on Django's."""
 
+    def __init__(self) -> None:
+        self._running: set[asyncio.Future[Outcome]] = set()
+
     async def move_on_loop(self, submitted: Move, committed: Committed) -> Outcome:
         """A move once started runs to its end even if the caller is cancelled
         (its socket closed): a commit must never go unannounced."""
-        running = db.hold(asyncio.ensure_future(self._move_async(submitted, committed)))
+        running = asyncio.ensure_future(self._move_async(submitted, committed))
+        # The loop holds tasks only weakly: the moves under way are held here.
+        self._running.add(running)
+        running.add_done_callback(self._running.discard)
         # A refusal nobody waits for any more is not an error to report.
         running.add_done_callback(lambda done: done.cancelled() or done.exception())
         return await asyncio.shield(running)  # type: ignore[no-any-return]
