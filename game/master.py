@@ -197,7 +197,6 @@ class TableMaster:
         *,
         by_stand_in: bool = False,
         while_away: bool = False,
-        wait_for_lock: bool = True,
     ) -> SubmitResult:
         """Apply ``action`` for ``seat`` if the table is still at ``version``.
 
@@ -207,7 +206,7 @@ class TableMaster:
         """
         parsed = parse_submission(seat, action, version)
         submitted = Move(table_id, seat, parsed, version, by_stand_in, while_away)
-        return self.store.move(submitted, self.after_commit, wait_for_lock).result
+        return self.store.move(submitted, self.after_commit).result
 
     async def submit_on_loop(
         self,
