@@ -56,13 +56,17 @@ class StudyFileError(ValueError):
         super().__init__("\n".join(problems))
 
 
-def load(path: str | FilePath) -> Study:
-    """The study in the file at ``path``; :class:`StudyFileError` if it has problems."""
+def read(path: str | FilePath) -> str:
+    """A study file's text; :class:`StudyFileError` if it cannot be read."""
     try:
-        text = FilePath(path).read_text(encoding="utf-8")
+        return FilePath(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise StudyFileError([f"{path}:1: cannot read the file: {error}"]) from None
-    return parse(text, str(path))
+
+
+def load(path: str | FilePath) -> Study:
+    """The study in the file at ``path``; :class:`StudyFileError` if it has problems."""
+    return parse(read(path), str(path))
 
 
 def parse(text: str, name: str = "study.toml") -> Study:
