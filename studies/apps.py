@@ -1,3 +1,5 @@
+"""The studies app: human-subject studies beside the lobby (studies/__init__.py)."""
+
 from django.apps import AppConfig
 
 

@@ -3,10 +3,10 @@
 The file is kept with the pre-registration (``docs/examples/study.toml`` is
 the worked example) and is the study's only definition: ``load_study`` reads
 it into the frozen dataclasses of ``studies.study_types`` (imported from
-here too), and the pages read those. Everything is
-checked before anything is stored, and every problem is reported at once with
-the line it refers to (``FILE:LINE: message``), because a researcher fixing a
-file wants the whole list, not one error per run.
+here too), and the pages read those. Everything is checked before anything
+is stored, and every problem is reported at once with the line it refers to
+(``FILE:LINE: message``): a researcher fixing a file wants the whole list,
+not one error per run.
 """
 
 from __future__ import annotations
