@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "lobby",
+    "studies",  # human-subject studies: consent, participants, assignment
     "game",
     "bots",
     "lab",  # the lab: tournaments, training, benchmarks (their management commands)

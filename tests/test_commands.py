@@ -35,6 +35,8 @@ SMOKE_RUNS = {
     "rebuild_tallies": "test_tallies_give_the_scans_figures_on_random_data",
     "sweep_overdue_turns": "test_the_command_and_celery_beat_sweep",
     "train_success_curves": "test_the_curves_are_fitted_on_the_humans_or_the_bis_seats",
+    # human-subject studies
+    "load_study": "test_load_study_prints_the_slug_and_updates_while_nobody_took_part",
     # the benchmarks
     "bench_bots": "test_prints_every_figure_and_writes_json",
     "bench_dashboard": "test_bench_dashboard_fills_times_and_removes_its_rows_on_sqlite",

@@ -7,7 +7,8 @@ The layers (docs/architecture.md), lowest first:
    them, and no Django (their app config aside).
 2. the server, ``game`` outside the engine — models, the move path, sockets,
    the bot driver, analyses and the commands that store into the database.
-3. ``lobby`` — pages, players, seats.
+3. ``lobby`` — pages, players, seats; ``studies`` beside it — human-subject
+   studies (consent, participants, assignment). The two never import each other.
 4. ``spadesite`` — settings, routing, the Celery app.
 5. ``lab`` — tournaments, training, benchmarks and the local stack's tooling,
    with their management commands: it may import everything, and nothing of
@@ -24,8 +25,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("game", "bots", "lobby", "spadesite", "lab")
-SITE = ("game", "bots", "lobby", "spadesite")  # what runs when people play: all but the lab
+PACKAGES = ("game", "bots", "lobby", "studies", "spadesite", "lab")
+# What runs when people play: all but the lab.
+SITE = ("game", "bots", "lobby", "studies", "spadesite")
 DJANGO_WORLD = ("django", "channels", "daphne", "celery", "asgiref", "psycopg", "redis")
 
 
@@ -81,7 +83,8 @@ def graph() -> dict[str, set[str]]:
 def layer(name: str) -> int:
     if name == "game.engine" or name.startswith("game.engine."):
         return 0
-    return {"bots": 1, "game": 2, "lobby": 3, "spadesite": 4, "lab": 5}[name.split(".")[0]]
+    layers = {"bots": 1, "game": 2, "lobby": 3, "studies": 3, "spadesite": 4, "lab": 5}
+    return layers[name.split(".")[0]]
 
 
 def upward_imports(edges: Mapping[str, Iterable[str]]) -> list[str]:
@@ -164,6 +167,24 @@ def test_the_engine_and_the_bots_know_nothing_of_django_or_the_server() -> None:
     assert offending == []
 
 
+def imports_across(edges: Mapping[str, Iterable[str]], a: str, b: str) -> list[str]:
+    """Every import between packages ``a`` and ``b`` of one layer, either way."""
+    return sorted(
+        f"{x} -> {y}"
+        for x, targets in edges.items()
+        for y in targets
+        if {x.split(".")[0], y.split(".")[0]} == {a, b}
+    )
+
+
+def test_the_lobby_and_the_studies_never_import_each_other() -> None:
+    """Two apps of layer 3: the studies' pages have consent and privacy rules of
+    their own, and the lobby knows nothing of studies."""
+    assert imports_across(graph(), "lobby", "studies") == []
+    planted = {"studies.pages": {"lobby.forms"}, "lobby.forms": {"game.seating"}}
+    assert imports_across(planted, "lobby", "studies") == ["studies.pages -> lobby.forms"]
+
+
 def test_nothing_of_the_site_imports_the_lab() -> None:
     """game, bots, lobby and spadesite run without the lab: not one import of it,
     those inside functions included."""
@@ -217,10 +238,10 @@ MAX_LINES = 400
 
 
 def test_no_server_module_outgrows_one_sitting() -> None:
-    """No module of the server (``game/``, the engine included, and ``lobby/``;
-    migrations and management commands aside) over ``MAX_LINES`` lines."""
+    """No module of the server (``game/``, the engine included, ``lobby/`` and
+    ``studies/``; migrations and management commands aside) over ``MAX_LINES`` lines."""
     long = {}
-    for package in ("game", "lobby"):
+    for package in ("game", "lobby", "studies"):
         for path in (ROOT / package).rglob("*.py"):
             if {"migrations", "management"} & set(path.parts):
                 continue

@@ -1,0 +1,50 @@
+"""The admin: studies, conditions, participants by pseudonym, assignments.
+
+The raw recruitment ID is shown nowhere here: no list, search or detail page
+of the admin names it (``RecruitmentId`` has no admin; payments read it by
+a query of their own). Participants are found by pseudonym.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from studies.models import Assignment, Condition, ConsentDeclined, Participant, Study
+
+
+class ConditionInline(admin.TabularInline):
+    model = Condition
+    extra = 0
+    fields = ("position", "name", "seat_plan", "disclosure")
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ("slug", "title", "pilot", "created_at", "updated_at")
+    search_fields = ("slug", "title")
+    readonly_fields = ("definition_hash", "seed", "source_name", "created_at", "updated_at")
+    exclude = ("source", "definition")  # manage.py load_study writes them
+    inlines = [ConditionInline]
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = ("pseudonym", "study", "condition", "stage", "pilot", "created_at")
+    list_filter = ("study", "stage", "pilot")
+    search_fields = ("pseudonym",)
+    readonly_fields = ("pseudonym", "study", "condition", "stage_times", "created_at")
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ("participant", "study", "condition", "sequence", "block", "position_in_block")
+    list_filter = ("study",)
+    readonly_fields = [f.name for f in Assignment._meta.fields]
+
+
+@admin.register(ConsentDeclined)
+class ConsentDeclinedAdmin(admin.ModelAdmin):
+    list_display = ("study", "count")
+    readonly_fields = ("study", "count")

@@ -1,0 +1,176 @@
+"""A study, its conditions, its participants and their assignment.
+
+Privacy is in the schema: the raw recruitment ID (Prolific's PROLIFIC_PID)
+is kept in :class:`RecruitmentId` only, because paying people needs it and
+nothing else does. Every other row, log line and export names a participant
+by :attr:`Participant.pseudonym`, a random token that is not derived from
+the ID. A returning participant is found by a keyed hash of the ID (HMAC
+with SECRET_KEY), never by scanning raw IDs. Nothing is stored about anyone
+before they consent; a refusal only counts (:class:`ConsentDeclined`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+from django.core.validators import RegexValidator
+from django.db import models
+from django.utils import timezone
+
+RAW_ID_MAX = 64
+RAW_ID_CHARS = r"^[A-Za-z0-9._-]+$"
+raw_id_validator = RegexValidator(RAW_ID_CHARS, "letters, digits, '-', '_' and '.' only")
+
+
+def new_pseudonym() -> str:
+    """Random, so that nothing about the recruitment ID can be learned from it."""
+    return "p" + secrets.token_hex(8)
+
+
+def keyed_hash(study_slug: str, raw_id: str) -> str:
+    """HMAC-SHA256 of the raw ID, keyed with SECRET_KEY and scoped to the study:
+    finds a returning participant; useless to anyone without the key."""
+    message = f"{study_slug}\x00{raw_id}".encode()
+    return hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
+
+
+class Study(models.Model):
+    slug = models.SlugField(max_length=50, unique=True)
+    title = models.CharField(max_length=200)
+    # The study file as loaded: its text (the pre-registered definition, read
+    # again by studies.definition.parse) and the parsed form, for queries.
+    source = models.TextField()
+    source_name = models.CharField(max_length=255, help_text="the file it was loaded from")
+    definition = models.JSONField(encoder=DjangoJSONEncoder)
+    definition_hash = models.CharField(max_length=64, help_text="SHA-256 of the file's text")
+    seed = models.BigIntegerField(help_text="of the blocked assignment to conditions")
+    pilot = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Condition(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="conditions")
+    name = models.CharField(max_length=100)
+    position = models.PositiveSmallIntegerField(help_text="its place in the study file, from 0")
+    seat_plan = models.JSONField(help_text="N E S W: 'participant' or a bot's registry name")
+    disclosure = models.CharField(max_length=10, default="bots")
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "position"], name="condition_position"),
+            models.UniqueConstraint(fields=["study", "name"], name="condition_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}/{self.name}"
+
+
+class Participant(models.Model):
+    class Stage(models.TextChoices):
+        CONSENTED = "consented"
+        INSTRUCTIONS = "instructions"
+        QUIZ = "quiz"
+        WAITING = "waiting"
+        PLAYING = "playing"
+        QUESTIONNAIRE = "questionnaire"
+        DEBRIEF = "debrief"
+        COMPLETED = "completed"
+        FAILED_QUIZ = "failed_quiz", "Failed the quiz"
+        DROPPED = "dropped"
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
+    pseudonym = models.CharField(max_length=20, unique=True, default=new_pseudonym)
+    condition = models.ForeignKey(Condition, on_delete=models.PROTECT, related_name="participants")
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.CONSENTED)
+    # When each stage was entered: {stage: ISO time}, for the export's durations.
+    stage_times = models.JSONField(default=dict, encoder=DjangoJSONEncoder)
+    pilot = models.BooleanField(default=False)
+    quiz_attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.pseudonym
+
+    def __repr__(self) -> str:
+        return f"<Participant {self.pseudonym} {self.stage}>"
+
+    def move_to(self, stage: Participant.Stage) -> None:
+        """Enter ``stage``, noting when (the caller saves)."""
+        self.stage = stage
+        self.stage_times[str(stage)] = timezone.now().isoformat()
+
+
+class RecruitmentId(models.Model):
+    """The one place the raw recruitment ID is stored: paying people needs it.
+
+    Never shown in a list, a ``__str__``, a ``repr`` or a log line.
+    """
+
+    participant = models.OneToOneField(
+        Participant, on_delete=models.CASCADE, related_name="recruitment"
+    )
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="+")
+    raw_id = models.CharField(max_length=RAW_ID_MAX, validators=[raw_id_validator])
+    # The platform's study and session ids of this visit (identifying too).
+    raw_study_id = models.CharField(max_length=RAW_ID_MAX, blank=True, default="")
+    raw_session_id = models.CharField(max_length=RAW_ID_MAX, blank=True, default="")
+    key_hash = models.CharField(max_length=64, help_text="keyed_hash(study, raw id)")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "key_hash"], name="recruitment_key_hash")
+        ]
+
+    def __str__(self) -> str:
+        return f"recruitment ID of {self.participant_id}"
+
+    def __repr__(self) -> str:
+        return f"<RecruitmentId of participant {self.participant_id}>"
+
+
+class ConsentDeclined(models.Model):
+    """How many declined consent in a study: a count, nothing about who."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="declined")
+    count = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.count} declined {self.study.slug}"
+
+
+class Assignment(models.Model):
+    """Which condition a participant got and from which slot of which block, so
+    that the assignment can be audited and replayed (studies.assignment)."""
+
+    participant = models.OneToOneField(
+        Participant, on_delete=models.CASCADE, related_name="assignment"
+    )
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="assignments")
+    condition = models.ForeignKey(Condition, on_delete=models.PROTECT, related_name="+")
+    sequence = models.PositiveIntegerField(help_text="the study's nth assignment, from 0")
+    block = models.PositiveIntegerField()
+    position_in_block = models.PositiveSmallIntegerField()
+    seed = models.CharField(max_length=64, help_text="the block's shuffle seed")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "sequence"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "sequence"], name="assignment_slot")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant} -> {self.condition.name} (block {self.block})"

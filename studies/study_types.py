@@ -1,0 +1,139 @@
+"""The parts of a study, as frozen dataclasses: what a study file defines
+(``studies.definition`` reads and checks the file into these). Frozen: a
+study's definition is pre-registered and never changes while it runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from decimal import Decimal
+from typing import Any
+
+from game.engine.rules import Rules
+
+PARTICIPANT = "participant"
+SEATS = ("N", "E", "S", "W")  # positions 0-3, as game.models.POSITION_CHOICES
+DEFAULT_TEXT_MAX = 2000
+
+
+@dataclass(frozen=True)
+class SeatPlan:
+    """Who sits where, N E S W: ``PARTICIPANT`` or a bot's registry name."""
+
+    seats: tuple[str, str, str, str]
+
+    @property
+    def participant_positions(self) -> tuple[int, ...]:
+        return tuple(p for p, who in enumerate(self.seats) if who == PARTICIPANT)
+
+    @property
+    def bot_positions(self) -> tuple[int, ...]:
+        return tuple(p for p, who in enumerate(self.seats) if who != PARTICIPANT)
+
+
+@dataclass(frozen=True)
+class Condition:
+    name: str
+    seat_plan: SeatPlan
+    disclosure: str = "bots"
+    debrief: str = ""
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    options: tuple[str, ...]
+    answer: str
+
+
+@dataclass(frozen=True)
+class Quiz:
+    questions: tuple[Question, ...]
+    attempts: int
+
+
+@dataclass(frozen=True)
+class LikertItem:
+    id: str
+    text: str
+    scale: tuple[str, ...]  # the labels, lowest first
+
+
+@dataclass(frozen=True)
+class TextItem:
+    id: str
+    text: str
+    max_length: int = DEFAULT_TEXT_MAX
+
+
+@dataclass(frozen=True)
+class Questionnaire:
+    items: tuple[LikertItem | TextItem, ...]
+
+
+@dataclass(frozen=True)
+class Recruitment:
+    """The query parameters a recruitment platform sends (Prolific's by default)."""
+
+    id_param: str = "PROLIFIC_PID"
+    study_param: str = "STUDY_ID"
+    session_param: str = "SESSION_ID"
+
+
+@dataclass(frozen=True)
+class Completion:
+    code: str
+    redirect_url: str
+
+
+@dataclass(frozen=True)
+class Bonus:
+    per_point: Decimal  # paid per point the participant's partnership wins
+    currency: str
+    cap: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class Play:
+    matches: int | None  # exactly one of matches and rounds is set
+    rounds: int | None
+    turn_seconds: int = 30
+    bot_delay: float | None = None  # a bot's think time; None: the site's
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    waiting_seconds: int  # the waiting room's wait before stand-ins fill empty seats
+    stand_in_bot: str
+    dropout_missed_turns: int  # timers run out in a row before a participant drops
+
+
+@dataclass(frozen=True)
+class Study:
+    slug: str
+    title: str
+    seed: int  # of the blocked assignment (studies.assignment)
+    pilot: bool
+    rules: Rules
+    play: Play
+    conditions: tuple[Condition, ...]
+    consent: str
+    instructions: str
+    quiz: Quiz | None
+    questionnaire: Questionnaire | None
+    recruitment: Recruitment
+    completion: Completion
+    timeouts: Timeouts
+    bonus: Bonus | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON values (decimals as strings), for storing and exports."""
+        return _plain(asdict(self))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return str(value) if isinstance(value, Decimal) else value
