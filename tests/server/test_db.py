@@ -51,7 +51,6 @@ async def test_with_several_db_threads_calls_run_on_the_pool_and_keep_their_conn
 ) -> None:
     import threading
 
-
     settings.SPADES_DB_THREADS = 2
     monkeypatch.setattr(db, "_thread_pool", None)
 
