@@ -106,12 +106,16 @@ class ThreadScheduler:
         self.mover = mover
         self.runner = runner.ThreadRunner(workers)
         self._flusher = tally_flush.Flusher(tally_flush.flush_here)
-        self._sweeping = False
+        self._sweeping = self._warming = False
         self._lock = threading.Lock()
-        # Its searching bots need the compiled kernels: load them now.
-        solver_compiled.warm_up_in_background()
 
     def turn(self, plan: TurnPlan) -> None:
+        if not self._warming:
+            # This process's bots may search: load the compiled kernels now, at
+            # its first bot move, not at its first socket (loading them takes
+            # seconds of CPU that a server of humans only would stall on).
+            self._warming = True
+            solver_compiled.warm_up_in_background()
         self.runner.submit(
             self.mover, plan.table_id, plan.seat, plan.version, plan.stand_in, plan.away,
             delay=plan.delay, timer=plan.stand_in and not plan.away,
