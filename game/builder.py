@@ -40,11 +40,18 @@ def sqlite() -> bool:
 
 
 def build_store() -> master.Store:
-    on_loop = int(getattr(settings, "SPADES_DB_THREADS", 1)) == 0
-    if sqlite():
-        return stores.SqliteLoopStore() if on_loop else stores.SqliteStore()
-    postgres = "postgresql" in settings.DATABASES["default"]["ENGINE"]
-    if postgres and getattr(settings, "SPADES_ASYNC_MOVES", False):
+    return store_for(
+        settings.DATABASES["default"]["ENGINE"],
+        async_moves=bool(getattr(settings, "SPADES_ASYNC_MOVES", False)),
+        db_threads=int(getattr(settings, "SPADES_DB_THREADS", 1)),
+    )
+
+
+def store_for(engine: str, *, async_moves: bool, db_threads: int) -> master.Store:
+    """The store for a database ``engine`` (Django's backend path)."""
+    if engine.endswith("sqlite3"):
+        return stores.SqliteLoopStore() if db_threads == 0 else stores.SqliteStore()
+    if "postgresql" in engine and async_moves:
         return stores.PostgresStore()
     return stores.DjangoStore()
 

@@ -93,12 +93,14 @@ def test_no_module_but_the_builder_branches_on_the_backend_or_the_runner() -> No
     ],
 )
 def test_the_store_follows_the_database(
-    settings: Any, database: str, async_moves: bool, threads: int, store: type
+    database: str, async_moves: bool, threads: int, store: type
 ) -> None:
-    settings.DATABASES = {"default": {**settings.DATABASES["default"], "ENGINE": database}}
-    settings.SPADES_ASYNC_MOVES = async_moves
-    settings.SPADES_DB_THREADS = threads
-    assert type(builder.build_store()) is store
+    built = builder.store_for(database, async_moves=async_moves, db_threads=threads)
+    assert type(built) is store
+
+
+def test_the_tests_database_gets_sqlites_store() -> None:
+    assert isinstance(builder.build_store(), stores.SqliteStore)
 
 
 def test_the_scheduler_follows_where_bots_run(settings: Any) -> None:
