@@ -109,6 +109,7 @@ def test_a_participant_who_declines_sees_an_end_page_and_only_a_count_is_kept(
     assert response.status_code == 302 and response["Location"] == page("declined")
     end = client.get(response["Location"]).content.decode()
     assert "nothing about you was stored" in end
+    assert 'href="https://app.prolific.com/submissions/complete?cc=NOCONSNT"' in end
     assert stored_rows() == before + 1 and ConsentDeclined.objects.get().count == 1
     assert not Participant.objects.exists() and SESSION_KEY not in client.session
 
@@ -118,7 +119,7 @@ def test_failing_the_quiz_ends_the_study_for_good(study: Study, client: Client) 
     assert answer(client, {**RIGHT, "q2": "0"}, attempt=0)["Location"] == page("quiz") + "?wrong=2"
     assert answer(client, {**RIGHT, "q2": "2"}, attempt=1)["Location"] == page("end")
     end = client.get(page("end")).content.decode()
-    assert "this study ends here" in end
+    assert "the study ends here for you. Please return your submission" in end  # the file's
     participant = Participant.objects.get()
     assert participant.stage == Stage.FAILED_QUIZ and "failed_quiz" in participant.stage_times
     # Never let back in: every page and the link itself lead to the same end.
@@ -331,3 +332,17 @@ def test_the_raw_id_is_in_no_page_header_log_or_session(
     assert set(found) == {"RecruitmentId"} and "decliner01" not in found["RecruitmentId"]
     pseudonyms = {p.pseudonym for p in Participant.objects.all()}
     assert all(p in caplog.text for p in pseudonyms)
+
+
+def test_without_the_optional_texts_the_site_says_its_own(study_file, client: Client) -> None:
+    text = example_text()
+    text = text[: text.index("failure_text")] + text[text.index("[[quiz.questions]]") :]
+    text = "\n".join(line for line in text.splitlines() if "no_consent_url" not in line)
+    load_study(study_file(text))
+    client.post(link({"PROLIFIC_PID": "other01"}), {"choice": "decline"})
+    declined = client.get(page("declined")).content.decode()
+    assert "return your submission there" in declined and "NOCONSNT" not in declined
+    at_quiz(client)
+    answer(client, {**RIGHT, "q1": "0"}, attempt=0)
+    answer(client, {**RIGHT, "q1": "0"}, attempt=1)
+    assert "so this study ends here" in client.get(page("end")).content.decode()
