@@ -346,3 +346,16 @@ def test_without_the_optional_texts_the_site_says_its_own(study_file, client: Cl
     answer(client, {**RIGHT, "q1": "0"}, attempt=0)
     answer(client, {**RIGHT, "q1": "0"}, attempt=1)
     assert "so this study ends here" in client.get(page("end")).content.decode()
+
+
+def test_a_study_without_a_quiz_goes_from_the_instructions_to_the_waiting_room(
+    study_file, client: Client
+) -> None:
+    text = example_text()
+    load_study(study_file(text[: text.index("[quiz]")] + text[text.index("[[questionnaire") :]))
+    consented(client)
+    instructions = client.get(page("instructions")).content.decode()
+    assert "Next: a few questions" not in instructions
+    assert client.post(page("instructions"))["Location"] == page("waiting")
+    assert client.get(page("quiz"))["Location"] == page("waiting")
+    assert list(Participant.objects.get().stage_times) == ["consented", "instructions", "waiting"]
