@@ -16,6 +16,7 @@ is refused and changes nothing.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from studies import participants, stages, waiting_room
 from studies.models import Participant, Study
 
+log = logging.getLogger(__name__)
 SESSION_KEY = "studies"  # {study slug: pseudonym}
 Stage = Participant.Stage
 
@@ -109,6 +111,13 @@ def participant_of(request: HttpRequest, study: Study) -> Participant | None:
 
 
 def refused(request: HttpRequest, participant: Participant) -> HttpResponse:
+    log.info(
+        "study %s: participant %s at %s: a form to %s refused",
+        participant.study.slug,
+        participant.pseudonym,
+        participant.stage,
+        request.path,
+    )
     return problem(
         request,
         409,

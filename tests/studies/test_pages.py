@@ -330,6 +330,7 @@ def test_the_raw_id_is_in_no_page_header_log_or_session(
                 if secret in dumped:
                     found.setdefault(model.__name__, set()).add(secret)
     assert set(found) == {"RecruitmentId"} and "decliner01" not in found["RecruitmentId"]
+    assert "Bad Request: /study/partner-trust-pilot/" in caplog.text  # logged, without the query
     pseudonyms = {p.pseudonym for p in Participant.objects.all()}
     assert all(p in caplog.text for p in pseudonyms)
 
