@@ -157,7 +157,11 @@ def participant_page(name: str) -> Callable[[ParticipantView], Callable[..., Htt
             try:
                 return view(request, study, participant)
             except stages.OutOfOrder:
-                return refused(request, participant)
+                # Another request moved them meanwhile: show where they are now.
+                participant.refresh_from_db()
+                if request.method == "POST":
+                    return refused(request, participant)
+                return redirect(page_url(participant))
 
         return page
 
@@ -176,9 +180,12 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     if study is None:
         return no_study(request)
     id_param = study.definition["recruitment"]["id_param"]
-    from_session = participant_of(request, study) if id_param not in request.GET else None
-    if request.method == "GET" and from_session is not None:
-        # A reload of a clean URL, or the site's own links: the session knows them.
+    if (
+        request.method == "GET"
+        and id_param not in request.GET
+        and (from_session := participant_of(request, study)) is not None
+    ):
+        # The study's URL without the link's query: the session knows them.
         return redirect(page_url(from_session))
     try:
         known = participants.enter(study, request.GET)
