@@ -64,6 +64,9 @@ def test_the_whole_way_for_one_participant(study: Study, client: Client) -> None
     consent = client.get(link())
     assert consent.status_code == 200 and "Information and consent" in consent.content.decode()
     assert "You are invited to take part in a research study" in consent.content.decode()
+    # No action: the form posts back to the link, whose ID the page never holds.
+    assert '<form method="post" class="study-choices">' in consent.content.decode()
+    assert "csrfmiddlewaretoken" in consent.content.decode()
     assert not Participant.objects.exists()
 
     participant = consented(client)
@@ -360,3 +363,10 @@ def test_a_study_without_a_quiz_goes_from_the_instructions_to_the_waiting_room(
     assert client.post(page("instructions"))["Location"] == page("waiting")
     assert client.get(page("quiz"))["Location"] == page("waiting")
     assert list(Participant.objects.get().stage_times) == ["consented", "instructions", "waiting"]
+
+
+def test_consent_without_the_csrf_token_is_refused(study: Study) -> None:
+    strict = Client(enforce_csrf_checks=True)
+    strict.get(link())
+    assert strict.post(link(), {"choice": "agree"}).status_code == 403
+    assert not Participant.objects.exists()
