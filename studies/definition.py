@@ -227,8 +227,9 @@ class _Reader(FileReader):
     def quiz(self, data: dict | None) -> Quiz | None:
         if data is None:
             return None
-        self.only(data, ("quiz",), {"attempts", "questions"})
+        self.only(data, ("quiz",), {"attempts", "questions", "failure_text"})
         attempts = self.number(data, ("quiz",), "attempts", 1, 10, 1)
+        failure_text = self.value(data, ("quiz",), "failure_text", str, "")
         questions = []
         for path, question in self.tables(data, ("quiz",), "questions"):
             self.only(question, path, {"text", "options", "answer"})
@@ -240,7 +241,7 @@ class _Reader(FileReader):
             if answer is not None and answer not in options:
                 self.problem((*path, "answer"), f"the answer {answer!r} is not among the options")
             questions.append(Question(text, tuple(options), answer))
-        return Quiz(tuple(questions), attempts)
+        return Quiz(tuple(questions), attempts, failure_text)
 
     def questionnaire(self, data: dict | None) -> Questionnaire | None:
         if data is None:
@@ -278,12 +279,14 @@ class _Reader(FileReader):
 
     def completion(self, data: dict) -> Completion:
         path = ("completion",)
-        self.only(data, path, {"code", "redirect_url"})
+        self.only(data, path, {"code", "redirect_url", "no_consent_url"})
         code = self.text(data, path, "code", CODE, "a code of 1 to 32 letters and digits")
         url = self.value(data, path, "redirect_url", str)
-        if isinstance(url, str) and not is_web_url(url):
-            self.problem((*path, "redirect_url"), f"redirect_url {url!r} is not an http(s) URL")
-        return Completion(code, url)
+        no_consent = self.value(data, path, "no_consent_url", str, "")
+        for key, value in (("redirect_url", url), ("no_consent_url", no_consent or None)):
+            if isinstance(value, str) and not is_web_url(value):
+                self.problem((*path, key), f"{key} {value!r} is not an http(s) URL")
+        return Completion(code, url, no_consent)
 
     def timeouts(self, waiting: dict, dropout: dict) -> Timeouts:
         self.only(waiting, ("waiting_room",), {"timeout_seconds", "stand_in_bot"})

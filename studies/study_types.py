@@ -50,6 +50,7 @@ class Question:
 class Quiz:
     questions: tuple[Question, ...]
     attempts: int
+    failure_text: str = ""  # shown when the attempts run out; "": the site's
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class Recruitment:
 class Completion:
     code: str
     redirect_url: str
+    no_consent_url: str = ""  # where one who declines tells the platform; "": none
 
 
 @dataclass(frozen=True)

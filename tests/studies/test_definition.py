@@ -43,6 +43,8 @@ def test_the_worked_example_reads_in_full() -> None:
     assert study.recruitment.session_param == "SESSION_ID"
     assert study.completion.code == "C7XK2P9Q"
     assert study.completion.redirect_url.startswith("https://")
+    assert study.completion.no_consent_url.endswith("cc=NOCONSNT")
+    assert study.quiz.failure_text.strip().endswith("return your submission on Prolific.")
     assert study.timeouts.waiting_seconds == 60 and study.timeouts.stand_in_bot == "BIS+SRP"
     assert study.timeouts.dropout_missed_turns == 3
     assert study.bonus is not None and study.bonus.per_point == Decimal("0.01")
@@ -108,15 +110,16 @@ def test_a_quiz_answer_not_among_the_options_names_its_line() -> None:
     ]
 
 
+@pytest.mark.parametrize("key", ["redirect_url", "no_consent_url"])
 @pytest.mark.parametrize(
     "url", ["ftp://example.org/done", "javascript:alert(1)", "https://", "not a url"]
 )
-def test_a_redirect_that_is_not_a_web_url_names_its_line(url: str) -> None:
+def test_a_redirect_that_is_not_a_web_url_names_its_line(key: str, url: str) -> None:
     text = example_text()
-    old = text[text.index("redirect_url = ") : text.index("\n", text.index("redirect_url = "))]
-    text = text.replace(old, f'redirect_url = "{url}"')
+    old = text[text.index(f"{key} = ") : text.index("\n", text.index(f"{key} = "))]
+    text = text.replace(old, f'{key} = "{url}"')
     [problem] = problems_of(text)
-    assert problem.startswith(f"s.toml:{line_of(text, 'redirect_url = ')}: redirect_url ")
+    assert problem.startswith(f"s.toml:{line_of(text, f'{key} = ')}: {key} ")
     assert "is not an http(s) URL" in problem
 
 

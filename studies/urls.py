@@ -1,0 +1,17 @@
+"""A participant's pages (studies.views), under /study/<slug>/."""
+
+from django.urls import path
+
+from studies import views
+
+app_name = "studies"
+
+urlpatterns = [
+    path("<str:slug>/", views.entry, name="entry"),
+    path("<str:slug>/declined/", views.declined, name="declined"),
+    path("<str:slug>/instructions/", views.instructions, name="instructions"),
+    path("<str:slug>/quiz/", views.quiz, name="quiz"),
+    path("<str:slug>/waiting/", views.waiting, name="waiting"),
+    path("<str:slug>/end/", views.end, name="end"),
+    path("<str:slug>/state/", views.state, name="state"),
+]

@@ -1,0 +1,319 @@
+"""A participant's pages, from the recruitment link to the waiting room.
+
+The link (``/study/<slug>/?PROLIFIC_PID=...``, the names from the study
+file) is the only way in. Before consent nothing is stored, not even in the
+session: the consent form has no ``action``, so it posts back to the link
+itself and the raw ID travels in the URL only, never in a page. After
+consent the session holds the study's slug and the participant's pseudonym
+(``SESSION_KEY``), never the raw ID, and every later URL is free of it.
+
+Each stage has one page (``PAGE_OF_STAGE``): a GET of another page sends the
+participant to theirs, so a reload or a second tab finds them where they
+are; a POST to another page, or one ``studies.stages`` finds out of order,
+is refused and changes nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods
+
+from studies import participants, stages, waiting_room
+from studies.models import Participant, Study
+
+log = logging.getLogger(__name__)
+SESSION_KEY = "studies"  # {study slug: pseudonym}
+Stage = Participant.Stage
+
+# The page that shows each stage. The stages after the waiting room have no
+# page of their own yet: the waiting page says so.
+PAGE_OF_STAGE: dict[str, str] = {
+    Stage.CONSENTED: "instructions",  # the instructions page enters "instructions"
+    Stage.INSTRUCTIONS: "instructions",
+    Stage.QUIZ: "quiz",
+    Stage.WAITING: "waiting",
+    Stage.PLAYING: "waiting",
+    Stage.QUESTIONNAIRE: "waiting",
+    Stage.DEBRIEF: "waiting",
+    Stage.COMPLETED: "end",
+    Stage.FAILED_QUIZ: "end",
+    Stage.DROPPED: "end",
+}
+DEFAULT_FAILURE_TEXT = (
+    "Thank you for your time. The answers to the questions about the game were not "
+    "all right within the attempts allowed, so this study ends here."
+)
+
+ParticipantView = Callable[[HttpRequest, Study, Participant], HttpResponse]
+
+
+# ----- helpers ----------------------------------------------------------------------
+
+
+def paragraphs(text: str) -> list[str]:
+    """A study text as plain paragraphs (blank lines apart, its lines joined):
+    the template escapes each, so the file can never inject markup."""
+    blocks = (" ".join(block.split()) for block in text.strip().split("\n\n"))
+    return [block for block in blocks if block]
+
+
+def page_url(participant: Participant) -> str:
+    return reverse(f"studies:{PAGE_OF_STAGE[participant.stage]}", args=[participant.study.slug])
+
+
+def problem(
+    request: HttpRequest,
+    status: int,
+    title: str,
+    message: str,
+    link: tuple[str, str] | None = None,
+    study: Study | None = None,
+) -> HttpResponse:
+    """A plain page that says what went wrong and what to do (never the ID)."""
+    context = {"title": title, "message": message, "link": link, "study": study}
+    return render(request, "studies/problem.html", context, status=status)
+
+
+def study_or_none(slug: str) -> Study | None:
+    return Study.objects.filter(slug=slug).first()
+
+
+def no_study(request: HttpRequest) -> HttpResponse:
+    return problem(
+        request,
+        404,
+        "There is no such study",
+        "This study link does not lead to a study on this site. Check the link you "
+        "were given, or contact the researchers through the platform that sent you.",
+    )
+
+
+def remember(request: HttpRequest, participant: Participant) -> None:
+    known = dict(request.session.get(SESSION_KEY) or {})
+    known[participant.study.slug] = participant.pseudonym
+    request.session[SESSION_KEY] = known
+
+
+def participant_of(request: HttpRequest, study: Study) -> Participant | None:
+    pseudonym = (request.session.get(SESSION_KEY) or {}).get(study.slug)
+    if not pseudonym:
+        return None
+    found = Participant.objects.filter(study=study, pseudonym=pseudonym)
+    return found.select_related("study", "condition").first()
+
+
+def refused(request: HttpRequest, participant: Participant) -> HttpResponse:
+    log.info(
+        "study %s: participant %s at %s: a form to %s refused",
+        participant.study.slug,
+        participant.pseudonym,
+        participant.stage,
+        request.path,
+    )
+    return problem(
+        request,
+        409,
+        "This form was already sent or is out of date",
+        "Nothing was changed. This can happen after using the Back button, "
+        "reloading a page or answering in a second tab.",
+        ("Continue where you are", page_url(participant)),
+        participant.study,
+    )
+
+
+def participant_page(name: str) -> Callable[[ParticipantView], Callable[..., HttpResponse]]:
+    """A stage's page: the study and the session's participant looked up, and a
+    participant at another stage sent to their page (GET) or refused (POST)."""
+
+    def wrap(view: ParticipantView) -> Callable[..., HttpResponse]:
+        @functools.wraps(view)
+        @never_cache
+        def page(request: HttpRequest, slug: str) -> HttpResponse:
+            study = study_or_none(slug)
+            if study is None:
+                return no_study(request)
+            participant = participant_of(request, study)
+            if participant is None:
+                return problem(
+                    request,
+                    403,
+                    "Please open the study from its link",
+                    "This browser has not joined this study. Open the study from the link "
+                    "on the recruitment platform, in this browser.",
+                    study=study,
+                )
+            if PAGE_OF_STAGE[participant.stage] != name:
+                if request.method == "POST":
+                    return refused(request, participant)
+                return redirect(page_url(participant))
+            try:
+                return view(request, study, participant)
+            except stages.OutOfOrder:
+                # Another request moved them meanwhile: show where they are now.
+                participant.refresh_from_db()
+                if request.method == "POST":
+                    return refused(request, participant)
+                return redirect(page_url(participant))
+
+        return page
+
+    return wrap
+
+
+# ----- the way in: the link, consent or refusal ---------------------------------------
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def entry(request: HttpRequest, slug: str) -> HttpResponse:
+    """The recruitment link: the consent form for a newcomer, their page for
+    someone who has consented already (found by the ID, or by the session)."""
+    study = study_or_none(slug)
+    if study is None:
+        return no_study(request)
+    id_param = study.definition["recruitment"]["id_param"]
+    if (
+        request.method == "GET"
+        and id_param not in request.GET
+        and (from_session := participant_of(request, study)) is not None
+    ):
+        # The study's URL without the link's query: the session knows them.
+        return redirect(page_url(from_session))
+    try:
+        known = participants.enter(study, request.GET)
+    except participants.RecruitmentError as error:
+        # Its message names the parameter, never the value.
+        return problem(request, 400, "This study link is not complete", f"{error}.", study=study)
+    if request.method == "GET":
+        if known is not None:
+            remember(request, known)
+            return redirect(page_url(known))
+        context = {"study": study, "consent": paragraphs(study.definition["consent"])}
+        return render(request, "studies/consent.html", context)
+    choice = request.POST.get("choice")
+    if choice == "agree":
+        # Consent is idempotent: a second tab's "I agree" finds the same participant.
+        participant = participants.consent(study, request.GET)
+        remember(request, participant)
+        return redirect(page_url(participant))
+    if known is not None:
+        return refused(request, known)  # declining after agreeing: nothing changes
+    if choice == "decline":
+        participants.decline(study)
+        return redirect("studies:declined", slug=study.slug)
+    return problem(request, 400, "Please choose an answer", "Nothing was recorded.", study=study)
+
+
+@never_cache
+@require_GET
+def declined(request: HttpRequest, slug: str) -> HttpResponse:
+    study = study_or_none(slug)
+    if study is None:
+        return no_study(request)
+    return_url = study.definition["completion"].get("no_consent_url") or ""
+    return render(request, "studies/declined.html", {"study": study, "return_url": return_url})
+
+
+# ----- the stages -------------------------------------------------------------------
+
+
+@participant_page("instructions")
+@require_http_methods(["GET", "POST"])
+def instructions(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
+    if request.method == "POST":
+        after = Stage.QUIZ if study.definition.get("quiz") else Stage.WAITING
+        participant = stages.move(participant, Stage.INSTRUCTIONS, after)
+        return redirect(page_url(participant))
+    if participant.stage == Stage.CONSENTED:
+        # Entered when first shown: the stage's time is when reading began.
+        participant = stages.move(participant, Stage.CONSENTED, Stage.INSTRUCTIONS)
+    context = {"study": study, "instructions": paragraphs(study.definition["instructions"])}
+    return render(request, "studies/instructions.html", context)
+
+
+def wrong_of(request: HttpRequest, count: int) -> list[int]:
+    """The question numbers the last attempt got wrong (``?wrong=1,3``): shown
+    only, so a hand-edited value changes nothing but the page."""
+    numbers = request.GET.get("wrong", "").split(",")
+    return sorted({int(n) for n in numbers if n.isdigit() and 1 <= int(n) <= count})
+
+
+@participant_page("quiz")
+@require_http_methods(["GET", "POST"])
+def quiz(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
+    definition = study.definition["quiz"]
+    questions, allowed = definition["questions"], definition["attempts"]
+    context: dict[str, Any] = {"study": study, "wrong": [], "unanswered": [], "chosen": {}}
+    if request.method == "POST":
+        attempt = request.POST.get("attempt", "")
+        if not attempt.isdigit():
+            raise stages.OutOfOrder("a quiz form without its attempt")
+        unanswered, wrong = stages.grade(questions, request.POST)
+        if not unanswered:
+            participant = stages.answer_quiz(participant, int(attempt), wrong, allowed)
+            if participant.stage != Stage.QUIZ or not wrong:
+                return redirect(page_url(participant))
+            numbers = ",".join(map(str, wrong))
+            return redirect(f"{reverse('studies:quiz', args=[study.slug])}?wrong={numbers}")
+        # Not every question answered: no attempt used, the choices kept.
+        context["unanswered"] = unanswered
+        context["chosen"] = {
+            f"q{n}": request.POST.get(f"q{n}") for n in range(1, len(questions) + 1)
+        }
+    elif participant.quiz_attempts:
+        context["wrong"] = wrong_of(request, len(questions))
+    context["questions"] = [
+        {
+            "number": number,
+            "text": question["text"],
+            "options": [(str(i), text) for i, text in enumerate(question["options"])],
+            "chosen": context["chosen"].get(f"q{number}"),
+            "wrong": number in context["wrong"],
+            "unanswered": number in context["unanswered"],
+        }
+        for number, question in enumerate(questions, 1)
+    ]
+    context["attempt"] = participant.quiz_attempts
+    context["attempts_left"] = allowed - participant.quiz_attempts
+    return render(request, "studies/quiz.html", context)
+
+
+@participant_page("waiting")
+@require_GET
+def waiting(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
+    context = {
+        "study": study,
+        "stage": participant.stage,
+        "waiting": waiting_room.waiting_count(participant),
+        "state_url": reverse("studies:state", args=[study.slug]),
+        "page_url": page_url(participant),
+    }
+    return render(request, "studies/waiting.html", context)
+
+
+@participant_page("end")
+@require_GET
+def end(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
+    failure = (study.definition.get("quiz") or {}).get("failure_text") or DEFAULT_FAILURE_TEXT
+    context = {"study": study, "stage": participant.stage, "failure": paragraphs(failure)}
+    return render(request, "studies/end.html", context)
+
+
+@never_cache
+@require_GET
+def state(request: HttpRequest, slug: str) -> JsonResponse:
+    """The waiting page's poll: the stage, the page that shows it and the
+    number waiting in the participant's condition (``studies.waiting_room``)."""
+    study = study_or_none(slug)
+    participant = participant_of(request, study) if study is not None else None
+    if participant is None:
+        return JsonResponse({"error": "this browser has not joined this study"}, status=403)
+    return JsonResponse({**waiting_room.state(participant), "page": page_url(participant)})
