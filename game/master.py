@@ -33,6 +33,7 @@ from game.engine import Action as EngineAction
 from game.models import Seat, Table
 from game.moves import matches
 from game.moves.move import Outcome, SubmitResult, parse_submission
+from game.moves.rows import Think
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class Move:
     version: int
     by_stand_in: bool = False
     while_away: bool = False
+    think: Think | None = None  # a player's decision time (the consumer measures it)
 
     @property
     def may_be_quick(self) -> bool:
@@ -217,10 +219,12 @@ class TableMaster:
         *,
         by_stand_in: bool = False,
         while_away: bool = False,
+        think: Think | None = None,
     ) -> SubmitResult:
-        """:meth:`submit` on the server's event loop (a player's socket)."""
+        """:meth:`submit` on the server's event loop (a player's socket, with the
+        player's decision time)."""
         parsed = parse_submission(seat, action, version)
-        submitted = Move(table_id, seat, parsed, version, by_stand_in, while_away)
+        submitted = Move(table_id, seat, parsed, version, by_stand_in, while_away, think)
         return (await self.store.move_on_loop(submitted, self.after_commit)).result
 
     def after_commit(self, outcome: Outcome) -> None:

@@ -170,6 +170,11 @@ class Action(models.Model):
     by_stand_in = models.BooleanField(
         default=False, help_text="a stand-in bot moved for a human whose timer ran out"
     )
+    # A human's decision time (docs/exports.md): the browser's measure from
+    # drawing the decision to the click, never above the server's bound, the
+    # time from sending the state frame that offered it to receiving the act.
+    think_ms = models.PositiveIntegerField(null=True, blank=True)
+    think_bound_ms = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["table", "version"]

@@ -23,8 +23,7 @@ the INSERT, with no row read. A round's last card inserts a pending round
 with the action; its record row is written after the move
 (``game.research.round_rows``). A match's end, a seat change and a refused
 action take the full path (docs/architecture.md, "What the write path
-guarantees"). The statements are generators of ``game.moves.rows`` queries,
-which a store runs.
+guarantees"). The statements are generators of ``game.moves.rows`` queries.
 """
 
 from __future__ import annotations
@@ -326,11 +325,13 @@ def lock_steps(
     return Loaded(table, seats, match, stand_ins)
 
 
-def save_steps(outcome: Outcome, now: datetime) -> Generator[rows.Query, Any, None]:
+def save_steps(
+    outcome: Outcome, now: datetime, think: rows.Think | None = None
+) -> Generator[rows.Query, Any, None]:
     """Step 3: append the action to the log; store a finished round and match."""
     r = outcome.result
     yield rows.insert_action_query(
-        r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, now
+        r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, now, think
     )
     if outcome.seat_change is not None:
         yield rows.seat_away_query(outcome.seat_change)
@@ -351,11 +352,12 @@ def move_steps(
     by_stand_in: bool,
     now: datetime,
     while_away: bool = False,
+    think: rows.Think | None = None,
 ) -> Generator[rows.Step, Any, Outcome]:
     """Steps 1-3 as statements, to run in one transaction."""
     loaded = yield from lock_steps(table_id, expected_version, now)
     outcome = step(loaded, seat, action, by_stand_in, now, while_away)
-    yield from save_steps(outcome, now)
+    yield from save_steps(outcome, now, think)
     return outcome
 
 
@@ -371,8 +373,9 @@ def known(table_id: int, expected_version: int) -> tuple[matches.Rows, Match] | 
 
 
 def quick_move_steps(
-    table_id: int, seat: int, parsed: EngineAction, expected_version: int, now: datetime
-) -> Generator[rows.Step, Any, Outcome | None]:
+    table_id: int, seat: int, parsed: EngineAction, expected_version: int, now: datetime,
+    think: rows.Think | None = None,
+) -> Generator[rows.Step, Any, Outcome | None]:  # fmt: skip
     """The quick move on Django's connection: the compare-and-swap on the known
     rows' seats, then the INSERT (a round's last card: its pending round too);
     the table and seats are not read. None, having written nothing, when the
@@ -388,7 +391,7 @@ def quick_move_steps(
         return None
     r = outcome.result
     yield rows.insert_action_query(
-        r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, now
+        r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, now, think
     )
     if outcome.pending_round is not None:
         yield rows.insert_query(outcome.pending_round)  # its row: written after the move

@@ -54,6 +54,17 @@ class Query:
 
 
 Step = Query | tuple[Query, ...]
+
+
+@dataclass(frozen=True)
+class Think:
+    """A human's decision time as stored with the action: the browser's measure
+    (None if it sent none), already no larger than the server's bound."""
+
+    think_ms: int | None
+    bound_ms: int
+
+
 T = TypeVar("T")
 Steps = Generator[Step, Any, T]
 
@@ -200,6 +211,7 @@ def _action_values(
     action: dict[str, Any],
     by_stand_in: bool,
     now: datetime.datetime,
+    think: Think | None = None,
 ) -> dict[str, Any]:
     return {
         "table_id": table_pk,
@@ -209,6 +221,8 @@ def _action_values(
         "action": _prep(Action, "action", action),
         "created_at": _prep(Action, "created_at", now),
         "by_stand_in": by_stand_in,
+        "think_ms": None if think is None else think.think_ms,
+        "think_bound_ms": None if think is None else think.bound_ms,
     }
 
 
@@ -220,9 +234,10 @@ def insert_action_query(
     action: dict[str, Any],
     by_stand_in: bool,
     now: datetime.datetime,
+    think: Think | None = None,
 ) -> Query:
     """Append one action to the table's log (the unique (table, version) guards it)."""
-    values = _action_values(table_pk, version, round_number, seat, action, by_stand_in, now)
+    values = _action_values(table_pk, version, round_number, seat, action, by_stand_in, now, think)
     return Query(_action_sql(tuple(values)), list(values.values()), no_value)
 
 
@@ -260,13 +275,14 @@ def quick_move_query(
     by_stand_in: bool,
     now: datetime.datetime,
     also: Model | None = None,
+    think: Think | None = None,
 ) -> Query:
     """A whole move as one statement (PostgreSQL): the version's compare-and-swap
     and the action's INSERT (and ``also``'s, a round's pending round), which
     insert nothing unless the table is still playing at ``expected_version``
     with the seats of ``table.seats_version``. Reads True when the move was made."""
     values = _action_values(
-        table.pk, expected_version + 1, round_number, seat, action, by_stand_in, now
+        table.pk, expected_version + 1, round_number, seat, action, by_stand_in, now, think
     )
     swap = quick_swap_query(table, expected_version, now)
     params = [*swap.params, *values.values()]

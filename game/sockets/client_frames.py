@@ -6,11 +6,14 @@ names one of the frames below and which carries exactly that frame's fields
 (an unknown field is refused, so a typo never passes silently). A refused
 frame raises :class:`FrameRefused` with a stable ``code`` for the client.
 
-- ``{"type": "act", "action": {...}, "version": N}``: ``version`` a whole
-  number from 0 to :data:`MAX_VERSION`; ``action`` an object with the
-  fields of its ``type`` (``bid``: tricks, blind; ``see_cards``;
-  ``pass_cards``: cards; ``play``: card; each may carry ``seat``, which is
-  ignored: the socket's seat is its own). The engine parses the values.
+- ``{"type": "act", "action": {...}, "version": N, "think_ms": T}``:
+  ``version`` a whole number from 0 to :data:`MAX_VERSION`; ``action`` an
+  object with the fields of its ``type`` (``bid``: tricks, blind;
+  ``see_cards``; ``pass_cards``: cards; ``play``: card; each may carry
+  ``seat``, which is ignored: the socket's seat is its own). The engine
+  parses the values. ``think_ms`` (optional): the milliseconds from the
+  moment the page drew the decision to the click, 0 to
+  :data:`MAX_THINK_MS` (the server keeps it no larger than its own bound).
 - ``{"type": "resync", "version": N}`` (``version`` optional).
 - ``{"type": "chat", "text": "..."}``: 1 to :data:`CHAT_MAX_CHARS` characters
   once trimmed.
@@ -29,12 +32,13 @@ from typing import Any
 MAX_FRAME_BYTES = 4096
 MAX_VERSION = 2**31 - 1  # far beyond any match, well inside every integer column
 CHAT_MAX_CHARS = 200
+MAX_THINK_MS = 24 * 3600 * 1000  # a day: far beyond any turn timer
 # The quick reactions, by their word on the wire: the page draws each one
 # (an emoji), so no client ever sends another client markup or free text.
 REACTIONS = ("thumbs_up", "well_played", "laugh", "wow", "oops", "good_game")
 
 FRAME_FIELDS = {
-    "act": ({"type", "action", "version"}, {"type", "action", "version"}),
+    "act": ({"type", "action", "version"}, {"type", "action", "version", "think_ms"}),
     "resync": ({"type"}, {"type", "version"}),
     "chat": ({"type", "text"}, {"type", "text"}),
     "react": ({"type", "emote"}, {"type", "emote"}),
@@ -63,6 +67,7 @@ class FrameRefused(Exception):
 class Act:
     action: dict[str, Any]
     version: int
+    think_ms: int | None = None  # the browser's measure, unchecked against the server's
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,12 @@ def parse(text: str | None) -> Frame:
         raise FrameRefused(f"a {kind} frame needs '{missing[0]}'", code)
     if kind == "act":
         action = _check_action(content["action"])
-        return Act(action, _whole(content["version"], "version", "bad_action"))
+        think = content.get("think_ms")
+        if think is not None:
+            think = _whole(think, "think_ms", "bad_action")
+            if think > MAX_THINK_MS:
+                raise FrameRefused(f"'think_ms' is at most {MAX_THINK_MS}", "bad_action")
+        return Act(action, _whole(content["version"], "version", "bad_action"), think)
     if kind == "resync":
         version = content.get("version")
         return Resync(None if version is None else _whole(version, "version", "bad_frame"))

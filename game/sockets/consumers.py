@@ -68,6 +68,7 @@ from game.driver import sweeper
 from game.errors import ServiceError, StaleVersion, TryAgain
 from game.models import Seat, Table
 from game.moves.db import db_call
+from game.moves.rows import Think
 from game.sockets import events, frames, limits, talk, visits, watchers
 from game.sockets.client_frames import Act, Back, Chat, FrameRefused, React, Resync, parse
 
@@ -107,6 +108,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     seat: int | None
     name: str
     last_version: int
+    # (version, when its state frame was first sent): the bound of a decision's time.
+    offer: tuple[int, float] = (-1, 0.0)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Run the message's handler.
@@ -151,6 +154,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.rate_key = limits.player_key(self.scope.get("user"), guest_id)
         self.address = str((self.scope.get("client") or ("unknown",))[0])
         self.last_version = -1
+        self.offer = (-1, 0.0)
         await self.accept()
         if not await limits.open_socket(self.rate_key, self.address):
             await self.send_error(
@@ -250,7 +254,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if self.seat is None:
             raise FrameRefused("spectators cannot act: take a seat first", "spectator")
         try:
-            await master.get().submit_on_loop(self.table_pk, self.seat, frame.action, frame.version)
+            await master.get().submit_on_loop(
+                self.table_pk, self.seat, frame.action, frame.version, think=self.think(frame)
+            )
         except ServiceError as e:
             await self.send_error(e.message, code=e.code)
             if isinstance(e, StaleVersion):
@@ -310,6 +316,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return
         self.last_version, text = frame
         await self.send(text_data=text)
+        self.offered(self.last_version)
 
     async def table_changed(self, event: dict[str, Any]) -> None:
         """Seats or status changed (no new version): resend the view."""
@@ -335,6 +342,24 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             return
         self.last_version = max(self.last_version, version)
         await self.send(text_data=text)
+        self.offered(version)
+
+    def offered(self, version: int) -> None:
+        """A state frame of ``version`` went out: the first one starts the clock of
+        any decision it offers."""
+        if version != self.offer[0]:
+            self.offer = (version, time.monotonic())
+
+    def think(self, frame: Act) -> Think | None:
+        """The act's decision time: the browser's measure, never above the time
+        from sending the state frame it acted on to receiving the act (the
+        server's bound); None when this socket sent no frame of that version."""
+        version, sent = self.offer
+        if version != frame.version:
+            return None
+        bound = int((time.monotonic() - sent) * 1000)
+        measured = None if frame.think_ms is None else min(frame.think_ms, bound)
+        return Think(measured, bound)
 
     async def send_error(self, message: str, code: str = "error") -> None:
         await self.send_json({"type": "error", "message": message, "code": code})

@@ -128,9 +128,15 @@
     return false;
   }
 
+  // When the state that offers a decision was first drawn: the think time the
+  // server stores with the act is measured from it (and bounded by its own clock).
+  let offered = { version: -1, at: 0 };
+
   function act(action) {
     if (pending || !view) return;
-    if (send({ type: "act", action, version: view.version })) {
+    const frame = { type: "act", action, version: view.version };
+    if (offered.version === view.version) frame.think_ms = Math.max(0, Math.round(performance.now() - offered.at));
+    if (send(frame)) {
       pending = true;
       document.body.classList.add("pending");
     }
@@ -154,6 +160,10 @@
     document.body.classList.remove("pending");
     render();
     cue(before, view);
+    const drawn = msg.version;
+    if (drawn !== offered.version) {
+      requestAnimationFrame(() => { if (drawn !== offered.version) offered = { version: drawn, at: performance.now() }; });
+    }
   }
 
   let errorTimer = null;

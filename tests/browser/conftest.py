@@ -101,6 +101,12 @@ def _wait_for(url: str, process: subprocess.Popen[bytes], log: Path, timeout: fl
     raise RuntimeError(f"daphne did not answer at {url}:\n{log.read_text()[-3000:]}")
 
 
+class Server(str):
+    """The server's URL, and where its database is (for tests that check what it stored)."""
+
+    database: Path
+
+
 @pytest.fixture(scope="module")
 def daphne_server(
     request: pytest.FixtureRequest, repo_root: Path, tmp_path_factory: pytest.TempPathFactory
@@ -152,7 +158,8 @@ def daphne_server(
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-    url = f"http://127.0.0.1:{port}"
+    url = Server(f"http://127.0.0.1:{port}")
+    url.database = workdir / "db.sqlite3"
     try:
         _wait_for(url + "/", process, log)
         yield url

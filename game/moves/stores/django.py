@@ -30,11 +30,12 @@ class DjangoStore:
             m, outcome = submitted, None
             if m.may_be_quick:
                 outcome = run_steps(
-                    move.quick_move_steps(m.table_id, m.seat, m.action, m.version, now)
+                    move.quick_move_steps(m.table_id, m.seat, m.action, m.version, now, m.think)
                 )
             if outcome is None:
                 outcome = run_steps(move.move_steps(
-                    m.table_id, m.seat, m.action, m.version, m.by_stand_in, now, m.while_away
+                    m.table_id, m.seat, m.action, m.version, m.by_stand_in, now, m.while_away,
+                    m.think,
                 ))  # fmt: skip
             transaction.on_commit(lambda: committed(outcome))
         return outcome

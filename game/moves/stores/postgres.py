@@ -300,7 +300,7 @@ class PostgresStore(DjangoStore):
                 m = submitted
                 steps = move.move_steps(
                     m.table_id, m.seat, m.action, m.version, m.by_stand_in, timezone.now(),
-                    m.while_away,
+                    m.while_away, m.think,
                 )  # fmt: skip
                 outcome = await db.run_steps_async(conn, steps)
                 break
@@ -335,7 +335,7 @@ class PostgresStore(DjangoStore):
             r = outcome.result
             query = rows.quick_move_query(
                 rows_known.table, submitted.version, r.round_number, r.seat, r.action,
-                r.by_stand_in, now, outcome.pending_round,
+                r.by_stand_in, now, outcome.pending_round, submitted.think,
             )  # fmt: skip
             made = await run_alone(conn, query)
         except psycopg.OperationalError:

@@ -134,7 +134,8 @@ class SqliteStore(DjangoStore):
     def move(self, submitted: Move, committed: Committed, wait: bool = True) -> Outcome:
         if submitted.may_be_quick and not connection.in_atomic_block:
             m = submitted
-            steps = move.quick_move_steps(m.table_id, m.seat, m.action, m.version, timezone.now())
+            now = timezone.now()
+            steps = move.quick_move_steps(m.table_id, m.seat, m.action, m.version, now, m.think)
             done = run_sqlite_transaction(steps, wait=wait)
             if done is not None:
                 committed(done)

@@ -1,0 +1,49 @@
+"""A player's think time: measured by the page, bounded by the server, stored with the act."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from playwright.sync_api import Page, expect
+
+from tests.browser.test_table_play import become_guest, create_table
+
+PAUSE_MS = 1500
+
+
+def stored_bids(database: str) -> list[tuple[int | None, int | None]]:
+    """(think_ms, think_bound_ms) of every bid a person made, in order."""
+    with sqlite3.connect(database) as db:
+        return db.execute(
+            "SELECT think_ms, think_bound_ms FROM game_action "
+            "WHERE by_stand_in = 0 AND json_extract(action, '$.type') = 'bid' "
+            "AND think_bound_ms IS NOT NULL ORDER BY id"
+        ).fetchall()
+
+
+def test_a_pause_before_a_bid_is_stored_as_its_think_time(
+    daphne_server, new_page: Callable[..., Page]
+) -> None:
+    page = new_page(1366, 768)
+    become_guest(page, daphne_server, "Pensive Pat")
+    create_table(
+        page, daphne_server, ["me", "RB+SRP", "RB+SRP", "RB+SRP"], unchecked=("blind_nil",)
+    )
+    page.get_by_role("button", name="Start the match").click()
+    bids = page.locator(".bid-panel .bid-btn")
+    expect(bids.first).to_be_visible(timeout=20_000)
+    page.wait_for_timeout(PAUSE_MS)  # the player thinks
+    bids.first.click()
+    expect(bids).to_have_count(0)
+    stored: list[tuple[int | None, int | None]] = []
+    for _ in range(50):
+        stored = stored_bids(daphne_server.database)
+        if stored:
+            break
+        page.wait_for_timeout(100)
+    assert len(stored) == 1, stored
+    think, bound = stored[0]
+    assert think is not None and bound is not None
+    assert abs(think - PAUSE_MS) <= 100, (think, bound)
+    assert think <= bound
