@@ -174,3 +174,47 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.participant} -> {self.condition.name} (block {self.block})"
+
+
+class StudyTable(models.Model):
+    """A table the waiting room formed for participants of one condition
+    (``studies.waiting_room``): the game's table, and who of them sat where."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="tables")
+    condition = models.ForeignKey(Condition, on_delete=models.PROTECT, related_name="tables")
+    table = models.OneToOneField("game.Table", on_delete=models.PROTECT, related_name="study_table")
+    created_at = models.DateTimeField(auto_now_add=True)
+    filled_by_stand_in = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="participant seats the study's stand-in bot took after the waiting timeout",
+    )
+    participants = models.ManyToManyField(
+        Participant, through="StudySeat", related_name="study_tables"
+    )
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}/{self.condition.name}: table {self.table_id}"
+
+
+class StudySeat(models.Model):
+    """A participant's seat at a study table: one table per participant, ever."""
+
+    study_table = models.ForeignKey(StudyTable, on_delete=models.CASCADE, related_name="seats")
+    participant = models.OneToOneField(
+        Participant, on_delete=models.PROTECT, related_name="study_seat"
+    )
+    position = models.PositiveSmallIntegerField(help_text="0-3: N E S W")
+    dropped = models.BooleanField(
+        default=False, help_text="their turn timer ran out the study's missed_turns in a row"
+    )
+
+    class Meta:
+        ordering = ["study_table", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study_table", "position"], name="one_participant_per_study_seat"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant} at {self.study_table_id}/{self.position}"
