@@ -27,6 +27,10 @@ MOVES: dict[str, frozenset[str]] = {
     # Straight to waiting: a study without a quiz.
     Stage.INSTRUCTIONS: frozenset({Stage.QUIZ, Stage.WAITING}),
     Stage.QUIZ: frozenset({Stage.WAITING, Stage.FAILED_QUIZ}),
+    # The waiting room seats them (studies.waiting_room), and moves them on
+    # when the match ends or when they stopped playing (drop-out).
+    Stage.WAITING: frozenset({Stage.PLAYING}),
+    Stage.PLAYING: frozenset({Stage.QUESTIONNAIRE, Stage.DROPPED}),
 }
 
 

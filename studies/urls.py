@@ -12,6 +12,7 @@ urlpatterns = [
     path("<str:slug>/instructions/", views.instructions, name="instructions"),
     path("<str:slug>/quiz/", views.quiz, name="quiz"),
     path("<str:slug>/waiting/", views.waiting, name="waiting"),
+    path("<str:slug>/table/", views.table, name="table"),
     path("<str:slug>/end/", views.end, name="end"),
     path("<str:slug>/state/", views.state, name="state"),
 ]

@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
-from studies import participants, stages, waiting_room
+from studies import participants, playing, stages, waiting_room
 from studies.models import Participant, Study
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ PAGE_OF_STAGE: dict[str, str] = {
     Stage.INSTRUCTIONS: "instructions",
     Stage.QUIZ: "quiz",
     Stage.WAITING: "waiting",
-    Stage.PLAYING: "waiting",
+    Stage.PLAYING: "table",  # sends them on to the table page
     Stage.QUESTIONNAIRE: "waiting",
     Stage.DEBRIEF: "waiting",
     Stage.COMPLETED: "end",
@@ -289,6 +289,9 @@ def quiz(request: HttpRequest, study: Study, participant: Participant) -> HttpRe
 @participant_page("waiting")
 @require_GET
 def waiting(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
+    participant = waiting_room.advance(participant)  # a table may be ready now
+    if PAGE_OF_STAGE[participant.stage] != "waiting":
+        return redirect(page_url(participant))
     context = {
         "study": study,
         "stage": participant.stage,
@@ -297,6 +300,19 @@ def waiting(request: HttpRequest, study: Study, participant: Participant) -> Htt
         "page_url": page_url(participant),
     }
     return render(request, "studies/waiting.html", context)
+
+
+@participant_page("table")
+@require_GET
+def table(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
+    """A seated participant: their session made their seat's guest, and on to
+    the table page (or to their next page if the match is over)."""
+    participant = waiting_room.advance(participant)
+    url = playing.table_url(participant) if participant.stage == Stage.PLAYING else None
+    if url is None:
+        return redirect(page_url(participant))
+    playing.sit_in_session(request.session, participant)
+    return redirect(url)
 
 
 @participant_page("end")
@@ -316,4 +332,7 @@ def state(request: HttpRequest, slug: str) -> JsonResponse:
     participant = participant_of(request, study) if study is not None else None
     if participant is None:
         return JsonResponse({"error": "this browser has not joined this study"}, status=403)
+    participant = waiting_room.advance(participant)
+    if participant.stage == Stage.PLAYING:
+        playing.sit_in_session(request.session, participant)
     return JsonResponse({**waiting_room.state(participant), "page": page_url(participant)})

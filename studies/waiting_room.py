@@ -1,27 +1,46 @@
-"""The waiting room: who waits for a table, as the participant's page sees it.
+"""The waiting room: participants of a condition grouped into tables.
 
-For now it only counts: participants who passed the quiz wait (stage
-``waiting``) and their page polls :func:`state` (``/study/<slug>/state/``).
-Grouping waiting participants of a condition into tables, and the stand-in
-bot that fills a seat after the study's timeout, plug in here: a poll is
-where a participant's wait can end (their stage becomes ``playing``) and the
-page follows the stage it is told.
+A participant who passed the quiz waits (stage ``waiting``); their page polls
+:func:`state` (``/study/<slug>/state/``), and each poll, like the waiting
+page itself, is where a wait can end (:func:`advance`). Under the lock of
+the condition's row, the longest-waiting participants of the condition are
+taken as soon as there are as many as the condition's participant seats:
+:func:`form_table` seats them as the seat plan says, puts its bots, starts
+the match and moves them to ``playing``. One who has waited longer than the
+study's ``waiting_room.timeout_seconds`` gets a table anyway: the participant
+seats still empty go to the study's stand-in bot, and the table says how
+many (``StudyTable.filled_by_stand_in``), so that analyses can leave it out.
 
-The state names no one: a stage and a count, never an ID or a pseudonym,
-and the count is of the participant's own condition, which the page does not
-name (the participant is blind to it).
+The state names no one: a stage, a count and (once seated) the table page,
+never an ID or a pseudonym; the count is of the participant's own
+condition, which the page does not name (the participant is blind to it).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
+from datetime import timedelta
 from typing import TypedDict
 
-from studies.models import Participant
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from game import seating
+from lobby.models import TableListing
+from studies import playing, stages
+from studies.models import Condition, Participant, StudySeat, StudyTable
+from studies.study_types import PARTICIPANT
+
+log = logging.getLogger(__name__)
+Stage = Participant.Stage
 
 
 class State(TypedDict):
     stage: str
     waiting: int
+    table: str | None  # the table page of a seated participant
 
 
 def waiting_count(participant: Participant) -> int:
@@ -29,9 +48,107 @@ def waiting_count(participant: Participant) -> int:
     return Participant.objects.filter(
         study_id=participant.study_id,
         condition_id=participant.condition_id,
-        stage=Participant.Stage.WAITING,
+        stage=Stage.WAITING,
     ).count()
 
 
 def state(participant: Participant) -> State:
-    return {"stage": participant.stage, "waiting": waiting_count(participant)}
+    """The participant's state, after :func:`advance` (the caller should use the
+    participant :func:`advance` returns for anything else)."""
+    return {
+        "stage": participant.stage,
+        "waiting": waiting_count(participant),
+        "table": playing.table_url(participant) if participant.stage == Stage.PLAYING else None,
+    }
+
+
+def advance(participant: Participant) -> Participant:
+    """The participant as they are now: seated if their wait is over, moved on
+    from ``playing`` if their match ended or they dropped out."""
+    if participant.stage == Stage.WAITING:
+        group_waiting(participant.condition)
+    elif participant.stage == Stage.PLAYING:
+        playing.check(participant)
+    else:
+        return participant
+    return Participant.objects.select_related("study", "condition").get(pk=participant.pk)
+
+
+def _waited_since(participant: Participant) -> str:
+    return str(participant.stage_times.get(Stage.WAITING, "")) or participant.updated_at.isoformat()
+
+
+def group_waiting(condition: Condition) -> list[StudyTable]:
+    """Every table the condition's waiting participants make now (usually none or one)."""
+    with transaction.atomic():
+        # A write first: SQLite's write lock, taken before anything is read (a
+        # read lock cannot be upgraded while another poll holds the write lock).
+        Condition.objects.filter(pk=condition.pk).update(position=F("position"))
+        locked = Condition.objects.select_for_update().select_related("study").get(pk=condition.pk)
+        waiting = sorted(
+            Participant.objects.filter(condition=locked, stage=Stage.WAITING),
+            key=lambda p: (_waited_since(p), p.pk),
+        )
+        size = len([who for who in locked.seat_plan if who == PARTICIPANT])
+        formed = []
+        while size and len(waiting) >= size:
+            formed.append(form_table(locked, waiting[:size]))
+            waiting = waiting[size:]
+        timeout = locked.study.definition["timeouts"].get("waiting_seconds")
+        if waiting and timeout is not None:
+            cutoff = (timezone.now() - timedelta(seconds=timeout)).isoformat()
+            if _waited_since(waiting[0]) <= cutoff:
+                formed.append(form_table(locked, waiting))
+    return formed
+
+
+def form_table(condition: Condition, group: Sequence[Participant]) -> StudyTable:
+    """A started table for ``group`` (the longest-waiting first, in seat-plan
+    order) with the condition's bots; participant seats left over go to the
+    study's stand-in bot. Runs inside the caller's transaction and lock."""
+    study = condition.study
+    definition = study.definition
+    plan = list(condition.seat_plan)
+    positions = [p for p, who in enumerate(plan) if who == PARTICIPANT]
+    if not group or len(group) > len(positions):
+        raise ValueError(f"{len(group)} participants for {len(positions)} participant seats")
+    table = seating.create_table(
+        rules=definition["rules"],
+        turn_seconds=definition["play"]["turn_seconds"],
+        stand_in_bots=True,
+        bot_delay=definition["play"]["bot_delay"],
+    )
+    TableListing.objects.create(table=table, private=True)  # not in the lobby's list
+    study_table = StudyTable.objects.create(
+        study=study,
+        condition=condition,
+        table=table,
+        filled_by_stand_in=len(positions) - len(group),
+    )
+    for position, participant in zip(positions, group, strict=False):
+        seating.take_seat(
+            table,
+            position,
+            guest_id=playing.guest_id_of(participant),
+            guest_name=playing.PLAYER_NAMES[position],
+        )
+        StudySeat.objects.create(
+            study_table=study_table, participant=participant, position=position
+        )
+        stages.move(participant, Stage.WAITING, Stage.PLAYING)
+    stand_in = definition["timeouts"]["stand_in_bot"]
+    for position in positions[len(group) :]:
+        seating.add_bot(table, position, stand_in)
+    for position, who in enumerate(plan):
+        if who != PARTICIPANT:
+            seating.add_bot(table, position, who)
+    seating.start_table(table)
+    log.info(
+        "study %s: table %s for %s (condition %s, %d stand-in)",
+        study.slug,
+        table.public_id,
+        ", ".join(p.pseudonym for p in group),
+        condition.name,
+        study_table.filled_by_stand_in,
+    )
+    return study_table

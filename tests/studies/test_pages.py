@@ -30,6 +30,22 @@ RIGHT = {"q1": "1", "q2": "1", "q3": "1"}  # the example's answers, by option nu
 Stage = Participant.Stage
 
 
+ALL_PARTICIPANTS = (
+    'seats = { N = "participant", E = "participant", S = "participant", W = "participant" }'
+)
+
+
+@pytest.fixture
+def study(study_file) -> Study:
+    """The example with four participant seats in each condition: the few
+    participants of these tests wait, and no table is formed
+    (tests/studies/test_tables.py tests that)."""
+    text = example_text()
+    for line in [line for line in text.splitlines() if line.startswith("seats = ")]:
+        text = text.replace(line, ALL_PARTICIPANTS)
+    return load_study(study_file(text))[0]
+
+
 def link(params: dict[str, str] | None = None, slug: str = SLUG) -> str:
     return f"/study/{slug}/?{urlencode(PARAMS if params is None else params)}"
 
@@ -96,7 +112,12 @@ def test_the_whole_way_for_one_participant(study: Study, client: Client) -> None
 
     state = client.get(page("state"))
     assert state.status_code == 200 and state["Content-Type"] == "application/json"
-    assert json.loads(state.content) == {"stage": "waiting", "waiting": 1, "page": page("waiting")}
+    assert json.loads(state.content) == {
+        "stage": "waiting",
+        "waiting": 1,
+        "table": None,
+        "page": page("waiting"),
+    }
 
     participant.refresh_from_db()
     assert participant.stage == Stage.WAITING and participant.quiz_attempts == 2

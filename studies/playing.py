@@ -1,0 +1,107 @@
+"""A seated participant: their guest identity at the table, and the end of
+their ``playing`` stage.
+
+At the table a participant is a guest (``game.identity``) whose guest id is
+derived from their pseudonym with a key (HMAC with SECRET_KEY): the session
+of the study carries it, so the ordinary table page and its socket know
+their seat; the pseudonym itself, which exports name, proves nothing, and the
+recruitment ID is never used.
+
+Their stage moves on lazily, when their state is next read
+(``studies.waiting_room.advance``): to ``questionnaire`` once the match is
+over, to ``dropped`` once their turn timer has run out the study's
+``dropout.missed_turns`` times in a row (their stand-in's moves in the action
+log) or they have left the seat. The stand-in keeps their seat either way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.urls import reverse
+
+from game import identity
+from game.models import Action, Seat, Table
+from studies import stages
+from studies.models import Participant, StudySeat
+
+log = logging.getLogger(__name__)
+Stage = Participant.Stage
+
+# A participant's name at the table, by seat (the bots' personas are others).
+PLAYER_NAMES = ("Nadia", "Elliot", "Sam", "Wren")
+
+
+def guest_id_of(participant: Participant) -> str:
+    """The participant's guest id at their table: keyed, not the pseudonym."""
+    message = f"study-guest\x00{participant.pseudonym}".encode()
+    digest = hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
+    return "study-" + digest[:40]
+
+
+def seat_of(participant: Participant) -> StudySeat | None:
+    found = StudySeat.objects.filter(participant=participant)
+    return found.select_related("study_table__table").first()
+
+
+def table_url(participant: Participant) -> str | None:
+    seat = seat_of(participant)
+    if seat is None:
+        return None
+    return reverse("lobby:table", args=[seat.study_table.table.public_id])
+
+
+def sit_in_session(session: Any, participant: Participant) -> None:
+    """Make the session the participant's guest at their table."""
+    seat = seat_of(participant)
+    if seat is None:
+        return
+    session[identity.GUEST_ID_KEY] = guest_id_of(participant)
+    session[identity.GUEST_NAME_KEY] = PLAYER_NAMES[seat.position]
+
+
+def has_dropped(seat: StudySeat, missed_turns: int) -> bool:
+    """The seat's last ``missed_turns`` actions were all their stand-in's, or
+    the seat is no longer theirs (handed over)."""
+    table = seat.study_table.table
+    held = Seat.objects.filter(
+        table=table,
+        position=seat.position,
+        kind=Seat.Kind.HUMAN,
+        guest_id=guest_id_of(seat.participant),
+    ).exists()
+    if not held:
+        return True
+    last = list(
+        Action.objects.filter(table=table, seat=seat.position)
+        .order_by("-version")
+        .values_list("by_stand_in", flat=True)[:missed_turns]
+    )
+    return len(last) == missed_turns and all(last)
+
+
+def check(participant: Participant) -> None:
+    """Move a ``playing`` participant on if their match is over or they dropped."""
+    seat = seat_of(participant)
+    if seat is None or participant.stage != Stage.PLAYING:
+        return
+    missed = participant.study.definition["timeouts"]["dropout_missed_turns"]
+    status = seat.study_table.table.status
+    if has_dropped(seat, missed) or status == Table.Status.ABANDONED:
+        to = Stage.DROPPED
+    elif status == Table.Status.FINISHED:
+        to = Stage.QUESTIONNAIRE
+    else:
+        return
+    try:
+        with transaction.atomic():
+            stages.move(participant, Stage.PLAYING, to)
+            if to == Stage.DROPPED:
+                StudySeat.objects.filter(pk=seat.pk).update(dropped=True)
+    except stages.OutOfOrder:
+        pass  # another poll moved them first

@@ -1,0 +1,213 @@
+"""From the waiting room to the tables: participants of a condition grouped by
+their seat plan, the waiting timeout's stand-in, the table page reached with
+the study's guest identity, and the end of play (questionnaire or dropped)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from game.models import Action, Seat, Table
+from lobby.models import TableListing
+from studies import playing, waiting_room
+from studies.loading import load_study
+from studies.models import Participant, Study, StudySeat, StudyTable
+from studies.views import SESSION_KEY
+from tests.server.conftest import live as live  # the fixture
+from tests.studies.conftest import example_text
+from tests.studies.test_assignment import threads_database
+
+Stage = Participant.Stage
+ONE, TWO = 0, 1  # the example's conditions: one participant (S); two (N and S), "names"
+CHEAP = "Random+Random"
+
+
+@pytest.fixture
+def study(study_file) -> Study:
+    """The example, its stand-in told apart from the seat plans' bots."""
+    text = example_text().replace('stand_in_bot = "BIS+SRP"', 'stand_in_bot = "RB+SRP"')
+    return load_study(study_file(text))[0]
+
+
+@pytest.fixture
+def cheap_study(study_file) -> Study:
+    """The example with bots that cost nothing to run, for matches played out."""
+    text = example_text().replace("BIS+SRP", CHEAP).replace("RB+SRP", CHEAP)
+    return load_study(study_file(text))[0]
+
+
+def arrive(study: Study, condition: int, waited: float = 0) -> Participant:
+    p = Participant(study=study, condition=study.conditions.get(position=condition))
+    p.move_to(Stage.WAITING)
+    p.stage_times[Stage.WAITING] = (timezone.now() - timedelta(seconds=waited)).isoformat()
+    p.save()
+    return p
+
+
+def poll(p: Participant) -> Participant:
+    return waiting_room.advance(Participant.objects.get(pk=p.pk))
+
+
+def seats_of(table: Table) -> list[tuple[int, str, str, str]]:
+    return [(s.position, s.kind, s.bot_name, s.guest_id) for s in table.seats.order_by("position")]
+
+
+@pytest.mark.django_db
+def test_two_participants_arriving_one_after_the_other_form_one_table(study: Study) -> None:
+    first = arrive(study, TWO, waited=5)
+    assert poll(first).stage == Stage.WAITING and not StudyTable.objects.exists()
+    second = arrive(study, TWO)
+    assert poll(second).stage == Stage.PLAYING
+    assert poll(first).stage == Stage.PLAYING
+    study_table = StudyTable.objects.get()
+    table = study_table.table
+    assert table.status == Table.Status.PLAYING and study_table.filled_by_stand_in == 0
+    assert study_table.condition.name == "two-humans"
+    assert TableListing.objects.get(table=table).private
+    assert table.turn_seconds == 45 and table.bot_delay == 1.5 and table.stand_in_bots
+    assert table.rules["winning_goal"] == 100 and table.rules["blind_nil"] is False
+    assert seats_of(table) == [
+        (0, "human", "", playing.guest_id_of(first)),  # the longest waiting first
+        (1, "bot", "BIS+SRP", ""),
+        (2, "human", "", playing.guest_id_of(second)),
+        (3, "bot", "BIS+SRP", ""),
+    ]
+    assert list(StudySeat.objects.values_list("participant", "position")) == [
+        (first.pk, 0),
+        (second.pk, 2),
+    ]
+    state = waiting_room.state(poll(first))
+    assert state == {"stage": "playing", "waiting": 0, "table": f"/t/{table.public_id}/"}
+    assert first.pseudonym not in playing.guest_id_of(first)
+
+
+@pytest.mark.django_db
+def test_a_lone_participant_of_the_one_participant_condition_is_seated_at_once(
+    study: Study,
+) -> None:
+    p = poll(arrive(study, ONE))
+    assert p.stage == Stage.PLAYING
+    table = StudyTable.objects.get().table
+    assert seats_of(table) == [
+        (0, "bot", "BIS+SRP", ""),
+        (1, "bot", "RB+SRP", ""),
+        (2, "human", "", playing.guest_id_of(p)),
+        (3, "bot", "RB+SRP", ""),
+    ]
+
+
+@pytest.mark.django_db
+def test_a_participant_alone_past_the_timeout_gets_the_stand_in_for_the_other_seat(
+    study: Study,
+) -> None:
+    patient = arrive(study, TWO, waited=30)
+    assert poll(patient).stage == Stage.WAITING  # the timeout is 60 seconds
+    late = arrive(study, TWO, waited=61)
+    assert poll(patient).stage == Stage.PLAYING and poll(late).stage == Stage.PLAYING
+    alone = arrive(study, TWO, waited=61)
+    assert poll(alone).stage == Stage.PLAYING
+    filled = StudyTable.objects.get(seats__participant=alone)
+    assert filled.filled_by_stand_in == 1
+    assert seats_of(filled.table) == [
+        (0, "human", "", playing.guest_id_of(alone)),
+        (1, "bot", "BIS+SRP", ""),
+        (2, "bot", "RB+SRP", ""),  # the study's stand-in
+        (3, "bot", "BIS+SRP", ""),
+    ]
+    assert StudyTable.objects.get(seats__participant=patient).filled_by_stand_in == 0
+
+
+@pytest.mark.django_db
+def test_the_table_page_knows_the_participant_by_the_studys_guest_identity(
+    study: Study,
+) -> None:
+    p = arrive(study, ONE)
+    client = Client()
+    session = client.session
+    session[SESSION_KEY] = {study.slug: p.pseudonym}
+    session.save()
+    assert client.get(f"/study/{study.slug}/waiting/")["Location"] == f"/study/{study.slug}/table/"
+    table = StudyTable.objects.get().table
+    state = client.get(f"/study/{study.slug}/state/").json()
+    assert state["page"] == f"/study/{study.slug}/table/"
+    assert state["table"] == f"/t/{table.public_id}/"
+    assert client.get(state["page"])["Location"] == state["table"]
+    page = client.get(state["table"])
+    assert page.status_code == 200 and page.context["seat"] == 2
+    assert Client().get(state["table"]).status_code == 403  # private to its players
+
+
+@pytest.mark.django_db
+def test_a_finished_match_moves_the_participant_to_the_questionnaire(study: Study) -> None:
+    p = poll(arrive(study, ONE))
+    table = StudyTable.objects.get().table
+    assert poll(p).stage == Stage.PLAYING
+    Table.objects.filter(pk=table.pk).update(status=Table.Status.FINISHED)
+    p = poll(p)
+    assert p.stage == Stage.QUESTIONNAIRE and Stage.QUESTIONNAIRE in p.stage_times
+    assert waiting_room.state(p)["table"] is None
+    assert not StudySeat.objects.get(participant=p).dropped
+
+
+@pytest.mark.django_db(transaction=True)
+def test_missed_turns_in_a_row_mark_the_participant_dropped(
+    cheap_study: Study, live: Any, settings: Any
+) -> None:
+    settings.SPADES_STAND_IN_BOT = CHEAP
+    p = poll(arrive(cheap_study, ONE))  # the bots move up to the participant's turn
+    table = StudyTable.objects.get().table
+    assert poll(p).stage == Stage.PLAYING
+    mine = Action.objects.filter(table=table, seat=2)
+    while mine.filter(by_stand_in=True).count() < 3:
+        assert live.run_timers()  # their timer runs out; away, the stand-in goes on
+    p = poll(p)
+    assert p.stage == Stage.DROPPED
+    assert StudySeat.objects.get(participant=p).dropped
+    seat = Seat.objects.get(table=table, position=2)  # still theirs, the stand-in's to play
+    assert seat.kind == Seat.Kind.HUMAN and seat.away
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_polls_never_seat_anyone_twice(
+    cheap_study: Study, live: Any, tmp_path: Path
+) -> None:
+    waiting = [arrive(cheap_study, TWO, waited=n) for n in range(4)]
+    start, errors = threading.Barrier(8), []
+
+    def keep_polling(n: int) -> None:
+        try:
+            start.wait(timeout=10)
+            for _ in range(3):
+                poll(waiting[n % 4])
+        except Exception as error:  # reported below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    with threads_database(tmp_path / "db.sqlite3") as database:
+        threads = [threading.Thread(target=keep_polling, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert errors == []
+        if database is not None:
+            seated = database.execute(
+                "SELECT participant_id, study_table_id FROM studies_studyseat"
+            ).fetchall()
+            tables = database.execute("SELECT COUNT(*) FROM studies_studytable").fetchone()[0]
+            stages = {s for (s,) in database.execute("SELECT stage FROM studies_participant")}
+        else:
+            seated = list(StudySeat.objects.values_list("participant", "study_table"))
+            tables = StudyTable.objects.count()
+            stages = set(Participant.objects.values_list("stage", flat=True))
+    assert tables == 2 and stages == {Stage.PLAYING}
+    assert sorted(p for p, _ in seated) == sorted(p.pk for p in waiting)
+    assert sorted(t for _, t in seated).count(seated[0][1]) == 2
