@@ -78,6 +78,9 @@ class Table(models.Model):
         blank=True,
         help_text="seconds a bot waits before moving (blank: SPADES_BOT_DELAY)",
     )
+    # A study's "names" disclosure: its bots look like players (a name, no bot
+    # kind) in every frame and page; their seats keep the real kind.
+    bots_as_players = models.BooleanField(default=False)
     # When the current turn began (for the turn timer); set on every move.
     turn_started_at = models.DateTimeField(null=True, blank=True)
     # A player was last here (a seat change, a socket opened, closed or still
@@ -142,12 +145,13 @@ class Seat(models.Model):
             return self.user.get_username()
         return self.guest_name or "Guest"
 
-    def to_public_dict(self) -> dict[str, Any]:
+    def to_public_dict(self, bots_as_players: bool = False) -> dict[str, Any]:
+        bot = self.kind == Seat.Kind.BOT and not bots_as_players  # Table.bots_as_players
         return {
             "position": self.position,
-            "kind": self.kind,
+            "kind": Seat.Kind.BOT if bot else Seat.Kind.HUMAN,
             "name": self.display_name,
-            "bot_name": self.bot_name if self.kind == Seat.Kind.BOT else None,
+            "bot_name": self.bot_name if bot else None,
             "away": self.away,
             "played_for": self.played_for,
         }

@@ -271,6 +271,7 @@ def create_rematch(table: Table | int | str) -> Table:
             turn_seconds=old.turn_seconds,
             stand_in_bots=old.stand_in_bots,
             bot_delay=old.bot_delay,
+            bots_as_players=old.bots_as_players,
         )
         for s in old.seats.all():
             Seat.objects.create(

@@ -80,7 +80,8 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
                 "seat": seat,
                 "name": p.name,
                 "isHost": host,
-                "botGroups": bot_groups(),
+                # A study table whose bots pass for players lists no bots to add.
+                "botGroups": [] if table.bots_as_players else bot_groups(),
                 "defaultBot": DEFAULT_BOT,
                 "seatingUrl": reverse("lobby:seating", args=[table.public_id]),
                 "seatUrl": reverse("lobby:seat", args=[table.public_id]),

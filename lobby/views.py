@@ -24,7 +24,7 @@ from bots.registry import DEFAULT_BOT
 from game import abandoned, identity, seating
 from game.engine.rules import Rules
 from game.errors import ServiceError, TableNotFound
-from game.models import Seat, Table
+from game.models import Table
 from game.sockets import limits
 from lobby.forms import (
     SEAT_INVITE,
@@ -109,9 +109,9 @@ def table_summary(t: Table, listing: TableListing | None) -> dict[str, Any]:
     for position in range(4):
         s = by_position.get(position)
         if s is not None:
-            bot = s.bot_name if s.kind == Seat.Kind.BOT else None
-            seats.append({"position": position, "state": s.kind, "name": s.display_name,
-                          "bot": bot})  # fmt: skip
+            shown = s.to_public_dict(t.bots_as_players)
+            seats.append({"position": position, "state": shown["kind"], "name": shown["name"],
+                          "bot": shown["bot_name"]})  # fmt: skip
         else:
             seats.append(
                 {

@@ -28,7 +28,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from game import seating
-from lobby.models import TableListing
 from studies import playing, stages
 from studies.models import Condition, Participant, StudySeat, StudyTable
 from studies.study_types import PARTICIPANT
@@ -118,7 +117,10 @@ def form_table(condition: Condition, group: Sequence[Participant]) -> StudyTable
         stand_in_bots=True,
         bot_delay=definition["play"]["bot_delay"],
     )
-    TableListing.objects.create(table=table, private=True)  # not in the lobby's list
+    if condition.disclosure == "names":  # its bots are shown as players
+        table.bots_as_players = True
+        table.save(update_fields=["bots_as_players"])
+    # Started below, in this transaction: never one of the lobby's open tables.
     study_table = StudyTable.objects.create(
         study=study,
         condition=condition,

@@ -54,6 +54,10 @@ class Rows:
     seats: Mapping[int, Seat]
 
 
+def public_seat(seat: Seat | None, bots_as_players: bool) -> dict[str, Any] | None:
+    return seat.to_public_dict(bots_as_players) if seat is not None else None
+
+
 def table_info(table: Table, seats: Mapping[int, Seat]) -> dict[str, Any]:
     """What anyone at the table may know about it (never the seed or the invite token)."""
     deadline = None
@@ -68,7 +72,7 @@ def table_info(table: Table, seats: Mapping[int, Seat]) -> dict[str, Any]:
         "status": table.status,
         "version": table.version,
         "host": table.host.get_username() if table.host_id and table.host else None,
-        "seats": [seats[p].to_public_dict() if p in seats else None for p in range(4)],
+        "seats": [public_seat(seats.get(p), table.bots_as_players) for p in range(4)],
         "turn_seconds": table.turn_seconds,
         "stand_in_bots": table.stand_in_bots,
         "turn_deadline": deadline,

@@ -4,6 +4,7 @@ the study's guest identity, and the end of play (questionnaire or dropped)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -14,8 +15,9 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from game import seating
 from game.models import Action, Seat, Table
-from lobby.models import TableListing
+from game.sockets import frames
 from studies import playing, waiting_room
 from studies.loading import load_study
 from studies.models import Participant, Study, StudySeat, StudyTable
@@ -70,7 +72,7 @@ def test_two_participants_arriving_one_after_the_other_form_one_table(study: Stu
     table = study_table.table
     assert table.status == Table.Status.PLAYING and study_table.filled_by_stand_in == 0
     assert study_table.condition.name == "two-humans"
-    assert TableListing.objects.get(table=table).private
+    assert table not in seating.list_open_tables()  # never in the lobby's list
     assert table.turn_seconds == 45 and table.bot_delay == 1.5 and table.stand_in_bots
     assert table.rules["winning_goal"] == 100 and table.rules["blind_nil"] is False
     assert seats_of(table) == [
@@ -141,7 +143,6 @@ def test_the_table_page_knows_the_participant_by_the_studys_guest_identity(
     assert client.get(state["page"])["Location"] == state["table"]
     page = client.get(state["table"])
     assert page.status_code == 200 and page.context["seat"] == 2
-    assert Client().get(state["table"]).status_code == 403  # private to its players
 
 
 @pytest.mark.django_db
@@ -211,3 +212,45 @@ def test_concurrent_polls_never_seat_anyone_twice(
     assert tables == 2 and stages == {Stage.PLAYING}
     assert sorted(p for p, _ in seated) == sorted(p.pk for p in waiting)
     assert sorted(t for _, t in seated).count(seated[0][1]) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_in_a_names_condition_no_frame_or_page_shows_the_bots_as_bots(
+    cheap_study: Study, live: Any
+) -> None:
+    first, second = arrive(cheap_study, TWO, waited=1), arrive(cheap_study, TWO)
+    poll(first)
+    table = StudyTable.objects.get().table
+    assert table.bots_as_players
+    assert list(table.seats.values_list("kind", flat=True)) == ["human", "bot", "human", "bot"]
+    client = Client()
+    session = client.session
+    session[SESSION_KEY] = {cheap_study.slug: second.pseudonym}
+    session.save()
+    url = client.get(f"/study/{cheap_study.slug}/table/")["Location"]
+    texts = [
+        client.get(url).content.decode(),
+        client.get(f"{url}seating.json").content.decode(),
+        frames.state_frame(table.pk, 2)[1],
+        frames.state_frame(table.pk, None)[1],
+    ]
+    assert live.run_timers()  # moves, the stand-in's too, then their frames again
+    texts += [frames.state_frame(table.pk, 2)[1], frames.state_frame(table.pk, 0)[1]]
+    for text in texts:
+        assert CHEAP not in text
+        assert '"kind": "bot"' not in text and '"state": "bot"' not in text
+    shown = json.loads(client.get(f"{url}seating.json").content)["seats"]
+    assert [(s["state"], s["bot"]) for s in shown] == [("human", None)] * 4
+    assert [s["name"] for s in shown] == ["Nadia", "Ezra", "Sam", "Wyatt"]
+
+
+@pytest.mark.django_db
+def test_in_a_bots_condition_the_bots_are_shown_as_bots(study: Study) -> None:
+    poll(arrive(study, ONE))
+    table = StudyTable.objects.get().table
+    assert not table.bots_as_players
+    text = frames.state_frame(table.pk, 2)[1]
+    assert '"kind": "bot"' in text  # what the names condition's check looks for
+    frame = json.loads(text)
+    shown = [(s["kind"], s["bot_name"]) for s in frame["view"]["table"]["seats"]]
+    assert shown == [("bot", "BIS+SRP"), ("bot", "RB+SRP"), ("human", None), ("bot", "RB+SRP")]
