@@ -254,3 +254,16 @@ def test_in_a_bots_condition_the_bots_are_shown_as_bots(study: Study) -> None:
     frame = json.loads(text)
     shown = [(s["kind"], s["bot_name"]) for s in frame["view"]["table"]["seats"]]
     assert shown == [("bot", "BIS+SRP"), ("bot", "RB+SRP"), ("human", None), ("bot", "RB+SRP")]
+
+
+@pytest.mark.django_db
+def test_a_participant_who_leaves_the_seat_is_dropped_and_the_stand_in_keeps_it(
+    study: Study,
+) -> None:
+    p = poll(arrive(study, ONE))
+    table = StudyTable.objects.get().table
+    seating.hand_over(table, 2)
+    p = poll(p)
+    assert p.stage == Stage.DROPPED and StudySeat.objects.get(participant=p).dropped
+    assert Seat.objects.get(table=table, position=2).kind == Seat.Kind.BOT
+    assert poll(p).stage == Stage.DROPPED  # and stays so
