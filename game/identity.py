@@ -15,6 +15,9 @@ from typing import Any
 GUEST_ID_KEY = "guest_id"
 GUEST_NAME_KEY = "guest_name"
 GUEST_NAME_MAX = 40
+# {table public id: URL}: where the player goes when that table's match is
+# over, instead of a rematch (a study's next page, set by the study).
+AFTER_MATCH_KEY = "after_match"
 
 
 def clean_guest_name(name: str) -> str:
@@ -31,6 +34,13 @@ def ensure_guest(session: Any, name: str | None = None) -> str:
     if name is not None:
         session[GUEST_NAME_KEY] = clean_guest_name(name)
     return str(guest_id)
+
+
+def after_match_url(session: Mapping[str, Any] | None, public_id: str) -> str:
+    """Where the session's player goes after this table's match ('': the lobby's way)."""
+    if session is None:
+        return ""
+    return str((session.get(AFTER_MATCH_KEY) or {}).get(public_id) or "")
 
 
 def guest_of(session: Mapping[str, Any] | None) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from bots.registry import DEFAULT_BOT, bot_groups
-from game import seating
+from game import identity, seating
 from game.errors import ServiceError
 from game.models import Table
 from game.sockets import events
@@ -74,6 +74,7 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
             "seat": seat,
             "is_host": host,
             "invite_url": invite_url,
+            "after_match_url": identity.after_match_url(request.session, table.public_id),
             "guest_form": GuestForm(),
             "config": {
                 "id": table.public_id,
@@ -145,7 +146,7 @@ def rematch(request: HttpRequest, public_id: str) -> HttpResponse:
     """A new table with the same seats and rules (the same one for everybody who asks)."""
     table = get_table(public_id)
     p = player_of(request)
-    if seat_of(table, p) is None:
+    if seat_of(table, p) is None or identity.after_match_url(request.session, public_id):
         messages.error(request, "only the players of this table can ask for a rematch")
         return redirect("lobby:table", table.public_id)
     if table.status != Table.Status.FINISHED:

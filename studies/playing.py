@@ -63,6 +63,11 @@ def sit_in_session(session: Any, participant: Participant) -> None:
         return
     session[identity.GUEST_ID_KEY] = guest_id_of(participant)
     session[identity.GUEST_NAME_KEY] = PLAYER_NAMES[seat.position]
+    after = dict(session.get(identity.AFTER_MATCH_KEY) or {})
+    after[seat.study_table.table.public_id] = reverse(
+        "studies:table", args=[participant.study.slug]
+    )
+    session[identity.AFTER_MATCH_KEY] = after
 
 
 def has_dropped(seat: StudySeat, missed_turns: int) -> bool:

@@ -18,7 +18,7 @@ from django.utils import timezone
 from game import seating
 from game.models import Action, Seat, Table
 from game.sockets import frames
-from studies import playing, waiting_room
+from studies import playing, views, waiting_room
 from studies.loading import load_study
 from studies.models import Participant, Study, StudySeat, StudyTable
 from studies.views import SESSION_KEY
@@ -267,3 +267,25 @@ def test_a_participant_who_leaves_the_seat_is_dropped_and_the_stand_in_keeps_it(
     assert p.stage == Stage.DROPPED and StudySeat.objects.get(participant=p).dropped
     assert Seat.objects.get(table=table, position=2).kind == Seat.Kind.BOT
     assert poll(p).stage == Stage.DROPPED  # and stays so
+
+
+@pytest.mark.django_db
+def test_after_the_match_the_table_page_leads_back_to_the_study_not_to_a_rematch(
+    study: Study,
+) -> None:
+    p = arrive(study, ONE)
+    client = Client()
+    session = client.session
+    session[SESSION_KEY] = {study.slug: p.pseudonym}
+    session.save()
+    back = f"/study/{study.slug}/table/"
+    assert client.get(f"/study/{study.slug}/waiting/")["Location"] == back  # seated
+    url = client.get(back)["Location"]
+    page = client.get(url).content.decode()
+    assert f'id="after-match-link" href="{back}"' in page and 'id="rematch-form"' not in page
+    table = StudyTable.objects.get().table
+    Table.objects.filter(pk=table.pk).update(status=Table.Status.FINISHED)
+    assert client.post(f"{url}rematch/")["Location"] == url  # refused
+    assert Table.objects.count() == 1
+    assert client.get(back)["Location"] == views.page_url(Participant.objects.get(pk=p.pk))
+    assert Participant.objects.get(pk=p.pk).stage == Stage.QUESTIONNAIRE
