@@ -71,8 +71,9 @@ def sit_in_session(session: Any, participant: Participant) -> None:
 
 
 def has_dropped(seat: StudySeat, missed_turns: int) -> bool:
-    """The seat's last ``missed_turns`` actions were all their stand-in's, or
-    the seat is no longer theirs (handed over)."""
+    """Their stand-in made ``missed_turns`` of the seat's actions in a row at
+    some point of the match (the threshold, once reached, counts even if they
+    came back), or the seat is no longer theirs (handed over)."""
     table = seat.study_table.table
     held = Seat.objects.filter(
         table=table,
@@ -82,12 +83,16 @@ def has_dropped(seat: StudySeat, missed_turns: int) -> bool:
     ).exists()
     if not held:
         return True
-    last = list(
+    in_a_row = 0
+    for by_stand_in in (
         Action.objects.filter(table=table, seat=seat.position)
-        .order_by("-version")
-        .values_list("by_stand_in", flat=True)[:missed_turns]
-    )
-    return len(last) == missed_turns and all(last)
+        .order_by("version")
+        .values_list("by_stand_in", flat=True)
+    ):
+        in_a_row = in_a_row + 1 if by_stand_in else 0
+        if in_a_row >= missed_turns:
+            return True
+    return False
 
 
 def check(participant: Participant) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TypedDict
 
 from django.db import transaction
@@ -77,27 +77,41 @@ def _waited_since(participant: Participant) -> str:
     return str(participant.stage_times.get(Stage.WAITING, "")) or participant.updated_at.isoformat()
 
 
+def _table_due(condition: Condition, waiting: Sequence[Participant], now: datetime) -> bool:
+    """Whether ``waiting`` (longest-waiting first) makes a table now."""
+    size = len([who for who in condition.seat_plan if who == PARTICIPANT])
+    if not waiting or not size:
+        return False
+    if len(waiting) >= size:
+        return True
+    timeout = condition.study.definition["timeouts"].get("waiting_seconds")
+    cutoff = (now - timedelta(seconds=timeout)).isoformat() if timeout is not None else ""
+    return _waited_since(waiting[0]) <= cutoff
+
+
+def _waiting(condition: Condition) -> list[Participant]:
+    return sorted(
+        Participant.objects.filter(condition=condition, stage=Stage.WAITING),
+        key=lambda p: (_waited_since(p), p.pk),
+    )
+
+
 def group_waiting(condition: Condition) -> list[StudyTable]:
     """Every table the condition's waiting participants make now (usually none or one)."""
+    now = timezone.now()
+    if not _table_due(condition, _waiting(condition), now):
+        return []  # most polls: nothing to do, and no lock taken
     with transaction.atomic():
         # A write first: SQLite's write lock, taken before anything is read (a
         # read lock cannot be upgraded while another poll holds the write lock).
         Condition.objects.filter(pk=condition.pk).update(position=F("position"))
         locked = Condition.objects.select_for_update().select_related("study").get(pk=condition.pk)
-        waiting = sorted(
-            Participant.objects.filter(condition=locked, stage=Stage.WAITING),
-            key=lambda p: (_waited_since(p), p.pk),
-        )
+        waiting = _waiting(locked)  # again, under the lock
         size = len([who for who in locked.seat_plan if who == PARTICIPANT])
         formed = []
-        while size and len(waiting) >= size:
+        while _table_due(locked, waiting, now):
             formed.append(form_table(locked, waiting[:size]))
             waiting = waiting[size:]
-        timeout = locked.study.definition["timeouts"].get("waiting_seconds")
-        if waiting and timeout is not None:
-            cutoff = (timezone.now() - timedelta(seconds=timeout)).isoformat()
-            if _waited_since(waiting[0]) <= cutoff:
-                formed.append(form_table(locked, waiting))
     return formed
 
 

@@ -289,3 +289,22 @@ def test_after_the_match_the_table_page_leads_back_to_the_study_not_to_a_rematch
     assert Table.objects.count() == 1
     assert client.get(back)["Location"] == views.page_url(Participant.objects.get(pk=p.pk))
     assert Participant.objects.get(pk=p.pk).stage == Stage.QUESTIONNAIRE
+
+
+@pytest.mark.django_db
+def test_only_missed_turns_in_a_row_count_as_dropping_out(study: Study) -> None:
+    p = poll(arrive(study, ONE))
+    seat = StudySeat.objects.get(participant=p)
+    table = seat.study_table.table
+    log = [True, True, False, True, True]  # the stand-in's moves for them, or their own
+    for version, by_stand_in in enumerate(log, 1):
+        Action.objects.create(
+            table=table, version=version, round_number=1, seat=2, action={}, by_stand_in=by_stand_in
+        )
+        Action.objects.create(table=table, version=version + 100, round_number=1, seat=3, action={})
+    assert not playing.has_dropped(seat, 3) and playing.has_dropped(seat, 2)
+    assert poll(p).stage == Stage.PLAYING
+    Action.objects.create(
+        table=table, version=6, round_number=1, seat=2, action={}, by_stand_in=True
+    )
+    assert playing.has_dropped(seat, 3) and poll(p).stage == Stage.DROPPED
