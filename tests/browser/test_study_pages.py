@@ -23,6 +23,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "study.toml"
 LINK = "/study/partner-trust-pilot/?PROLIFIC_PID=browser0001&STUDY_ID=s1&SESSION_ID=x1"
 Stage = Participant.Stage
+ALL_PARTICIPANTS = (
+    'seats = { N = "participant", E = "participant", S = "participant", W = "participant" }'
+)
 
 
 @pytest.fixture
@@ -51,8 +54,18 @@ def a_waiting_participant(study: Study, raw_id: str) -> Participant:
     return other
 
 
-def test_a_participant_on_a_phone(live_server: LiveServer, phone: Page) -> None:
-    study, _ = load_study(EXAMPLE)
+def waiting_study(tmp_path: Path) -> Study:
+    """The example with four participant seats in each condition: nobody here is
+    seated (tests/studies/test_tables.py has the tables)."""
+    text = EXAMPLE.read_text()
+    for line in [line for line in text.splitlines() if line.startswith("seats = ")]:
+        text = text.replace(line, ALL_PARTICIPANTS)
+    (tmp_path / "study.toml").write_text(text)
+    return load_study(tmp_path / "study.toml")[0]
+
+
+def test_a_participant_on_a_phone(live_server: LiveServer, phone: Page, tmp_path: Path) -> None:
+    study = waiting_study(tmp_path)
     problems = watch(phone)
     phone.goto(live_server.url + LINK)
     expect(phone.get_by_role("heading", level=1)).to_have_text("Information and consent")
