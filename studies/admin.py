@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from studies.models import Assignment, Condition, ConsentDeclined, Participant, Study
+from studies.models import (
+    Assignment,
+    Condition,
+    ConsentDeclined,
+    Participant,
+    Study,
+    StudySeat,
+    StudyTable,
+)
 
 
 class ConditionInline(admin.TabularInline):
@@ -48,3 +56,21 @@ class AssignmentAdmin(admin.ModelAdmin):
 class ConsentDeclinedAdmin(admin.ModelAdmin):
     list_display = ("study", "count")
     readonly_fields = ("study", "count")
+
+
+class StudySeatInline(admin.TabularInline):
+    model = StudySeat
+    extra = 0
+    fields = ("position", "participant", "dropped")
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(StudyTable)
+class StudyTableAdmin(admin.ModelAdmin):
+    """The tables the waiting room formed (studies.waiting_room): read only."""
+
+    list_display = ("table", "study", "condition", "filled_by_stand_in", "created_at")
+    list_filter = ("study", "condition")
+    readonly_fields = ("study", "condition", "table", "filled_by_stand_in", "created_at")
+    inlines = [StudySeatInline]

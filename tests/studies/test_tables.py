@@ -308,3 +308,13 @@ def test_only_missed_turns_in_a_row_count_as_dropping_out(study: Study) -> None:
         table=table, version=6, round_number=1, seat=2, action={}, by_stand_in=True
     )
     assert playing.has_dropped(seat, 3) and poll(p).stage == Stage.DROPPED
+
+
+@pytest.mark.django_db
+def test_the_admin_shows_the_study_tables(study: Study, admin_client: Client) -> None:
+    p = poll(arrive(study, ONE))
+    study_table = StudyTable.objects.get()
+    listed = admin_client.get("/admin/studies/studytable/")
+    assert listed.status_code == 200
+    shown = admin_client.get(f"/admin/studies/studytable/{study_table.pk}/change/")
+    assert shown.status_code == 200 and p.pseudonym in shown.content.decode()
