@@ -205,7 +205,8 @@ class StudySeat(models.Model):
     )
     position = models.PositiveSmallIntegerField(help_text="0-3: N E S W")
     dropped = models.BooleanField(
-        default=False, help_text="their turn timer ran out the study's missed_turns in a row"
+        default=False,
+        help_text="dropped out: missed_turns stand-in moves in a row, or left the seat",
     )
 
     class Meta:

@@ -17,7 +17,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('position', models.PositiveSmallIntegerField(help_text='0-3: N E S W')),
-                ('dropped', models.BooleanField(default=False, help_text="their turn timer ran out the study's missed_turns in a row")),
+                ('dropped', models.BooleanField(default=False, help_text="dropped out: missed_turns stand-in moves in a row, or left the seat")),
                 ('participant', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='study_seat', to='studies.participant')),
             ],
             options={
