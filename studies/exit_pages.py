@@ -3,9 +3,10 @@ page (the pages of ``questionnaire``, ``debrief`` and ``completed``).
 
 The questionnaire's answers are checked here, all of them before any is
 stored: a Likert choice must be one of its scale's (sent as its number from
-1), a text answer no longer than its item's maximum; every item is required.
-A form that fails is shown again with what is wrong and stores nothing. A
-form that passes stores its answers and moves the participant in one
+1), a text answer no longer than its item's maximum; every item is required
+unless the study file says ``required = false`` (an optional item left
+empty stores nothing). A form that fails is shown again with what is wrong
+and stores nothing. A form that passes stores its answers and moves the participant in one
 transaction (``studies.stages.answer_questionnaire``), so a form sent twice
 is refused the second time and stores nothing more. The completion page is
 the last: every earlier page leads to it and every earlier form is refused.
@@ -40,7 +41,8 @@ def check_answers(
     for item in items:
         given = (posted.get(FIELD.format(item["id"])) or "").replace("\r\n", "\n").strip()
         if not given:
-            problems[item["id"]] = "Please answer this question."
+            if item.get("required", True):
+                problems[item["id"]] = "Please answer this question."
         elif "scale" in item:
             if not given.isdigit() or not 1 <= int(given) <= len(item["scale"]):
                 problems[item["id"]] = "Please choose one of the answers offered."
@@ -81,6 +83,7 @@ def questionnaire(request: HttpRequest, study: Study, participant: Participant) 
             "text": item["text"],
             "problem": problems.get(item["id"], ""),
             "given": given.get(item["id"], ""),
+            "required": item.get("required", True),
         }
         if "scale" in item:
             entry["choices"] = [(str(i), label) for i, label in enumerate(item["scale"], 1)]

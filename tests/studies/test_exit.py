@@ -13,7 +13,10 @@ from django.core import serializers
 from django.test import Client
 
 from studies import stages
+from studies.definition import parse
+from studies.loading import load_study
 from studies.models import Answer, Participant, Study
+from tests.studies.conftest import example_text
 from tests.studies.test_pages import (
     PARAMS,
     RAW_ID,
@@ -120,6 +123,24 @@ def test_a_text_answer_at_its_limit_is_taken_line_breaks_counted_once(
     text = "a\r\n" * 499 + "aa"  # 1498 sent, 1000 once each break is one character
     assert client.post(page("questionnaire"), {**GOOD, "item-comments": text}).status_code == 302
     assert len(Answer.objects.get(item_id="comments").value) == 1000
+
+
+def test_an_item_the_file_makes_optional_may_be_left_empty(study_file, client: Client) -> None:
+    text = example_text().replace("max_length = 1000", "max_length = 1000\nrequired = false")
+    assert [item.required for item in parse(text, "s.toml").questionnaire.items] == [
+        True,
+        True,
+        True,
+        False,
+    ]
+    load_study(study_file(text))
+    at_questionnaire(client, "human-with-bot-partner")
+    form = client.get(page("questionnaire")).content.decode()
+    assert form.count("(optional)") == 1 and 'maxlength="1000" aria-describedby' in form
+    response = client.post(page("questionnaire"), {**GOOD, "item-comments": " "})
+    assert response.status_code == 302 and Participant.objects.get().stage == Stage.COMPLETED
+    assert not Answer.objects.filter(item_id="comments").exists()
+    assert Answer.objects.filter(kind="questionnaire").count() == 3
 
 
 def test_hidden_bots_lead_to_the_debrief_then_the_completion(study: Study, client: Client) -> None:
