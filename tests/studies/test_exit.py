@@ -9,6 +9,7 @@ import logging
 
 import pytest
 from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.core import serializers
 from django.test import Client
 
@@ -246,3 +247,13 @@ def test_the_raw_id_is_in_none_of_the_way_outs_pages_or_logs(
         if any(s in serializers.serialize("json", [row]) for s in secrets)
     }
     assert holders == {"RecruitmentId"}
+
+
+def test_the_admin_shows_a_participants_answers(study: Study, client: Client) -> None:
+    participant = at_questionnaire(client, "human-with-bot-partner")
+    client.post(page("questionnaire"), GOOD)
+    staff = Client()
+    staff.force_login(get_user_model().objects.create_superuser("staff", "s@example.org", "pw"))
+    text = staff.get(f"/admin/studies/participant/{participant.pk}/change/").content.decode()
+    assert "partner_trust" in text and "My partner bid well." in text
+    assert RAW_ID not in text
