@@ -1,4 +1,5 @@
-"""The admin: studies, conditions, participants by pseudonym, assignments.
+"""The admin: studies, conditions, participants by pseudonym (with their
+answers), assignments.
 
 The raw recruitment ID is shown nowhere here: no list, search or detail page
 of the admin names it (``RecruitmentId`` has no admin; payments read it by
@@ -10,6 +11,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from studies.models import (
+    Answer,
     Assignment,
     Condition,
     ConsentDeclined,
@@ -37,12 +39,24 @@ class StudyAdmin(admin.ModelAdmin):
     inlines = [ConditionInline]
 
 
+class AnswerInline(admin.TabularInline):
+    model = Answer
+    extra = 0
+    fields = ("kind", "item_id", "attempt", "value", "created_at")
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
     list_display = ("pseudonym", "study", "condition", "stage", "pilot", "created_at")
     list_filter = ("study", "stage", "pilot")
     search_fields = ("pseudonym",)
     readonly_fields = ("pseudonym", "study", "condition", "stage_times", "created_at")
+    inlines = [AnswerInline]
 
 
 @admin.register(Assignment)

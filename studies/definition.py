@@ -250,20 +250,21 @@ class _Reader(FileReader):
         items: list[LikertItem | TextItem] = []
         ids = set()
         for path, item in self.tables(data, ("questionnaire",), "items"):
-            self.only(item, path, {"id", "kind", "text", "scale", "max_length"})
+            self.only(item, path, {"id", "kind", "text", "scale", "max_length", "required"})
             item_id = self.text(item, path, "id", ITEM_ID, "an id (a-z, 0-9, _)")
             if item_id in ids:
                 self.problem((*path, "id"), f"a second item with id {item_id!r}")
             ids.add(item_id)
             kind, text = self.value(item, path, "kind", str), self.value(item, path, "text", str)
+            required = self.value(item, path, "required", bool, True)
             if kind == "likert":
                 scale = self.value(item, path, "scale", list) or []
                 if len(scale) < 2 or not all(isinstance(s, str) and s.strip() for s in scale):
                     self.problem((*path, "scale"), "a Likert scale needs two or more labels")
-                items.append(LikertItem(item_id, text, tuple(scale)))
+                items.append(LikertItem(item_id, text, tuple(scale), required))
             elif kind == "text":
                 limit = self.number(item, path, "max_length", 1, 10_000, DEFAULT_TEXT_MAX)
-                items.append(TextItem(item_id, text, limit))
+                items.append(TextItem(item_id, text, limit, required))
             else:
                 self.problem((*path, "kind"), f"kind must be likert or text, not {kind!r}")
         return Questionnaire(tuple(items))

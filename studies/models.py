@@ -219,3 +219,41 @@ class StudySeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.participant} at {self.study_table_id}/{self.position}"
+
+
+class Answer(models.Model):
+    """One answer of a participant: to a quiz question in one attempt, or to a
+    questionnaire item. ``value`` is the chosen option's text (quiz), the
+    Likert choice's number from 1, the lowest label (Likert item), or the
+    text written (text item)."""
+
+    class Kind(models.TextChoices):
+        QUIZ = "quiz"
+        QUESTIONNAIRE = "questionnaire"
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="answers")
+    kind = models.CharField(max_length=13, choices=Kind.choices)
+    item_id = models.CharField(max_length=64, help_text="q1, q2... (quiz) or the item's id")
+    value = models.TextField()
+    attempt = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="the quiz attempt, from 1; empty for the questionnaire"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["participant", "kind", "attempt", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "item_id", "attempt"],
+                condition=models.Q(kind="quiz"),
+                name="one_quiz_answer_per_attempt",
+            ),
+            models.UniqueConstraint(
+                fields=["participant", "item_id"],
+                condition=models.Q(kind="questionnaire"),
+                name="one_questionnaire_answer",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant_id} {self.kind} {self.item_id}"

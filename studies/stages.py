@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import transaction
 
-from studies.models import Participant
+from studies.models import Answer, Participant
 
 log = logging.getLogger(__name__)
 Stage = Participant.Stage
@@ -31,6 +31,9 @@ MOVES: dict[str, frozenset[str]] = {
     # when the match ends or when they stopped playing (drop-out).
     Stage.WAITING: frozenset({Stage.PLAYING}),
     Stage.PLAYING: frozenset({Stage.QUESTIONNAIRE, Stage.DROPPED}),
+    # The way out: a debrief only where the condition hid something (bots' names).
+    Stage.QUESTIONNAIRE: frozenset({Stage.DEBRIEF, Stage.COMPLETED}),
+    Stage.DEBRIEF: frozenset({Stage.COMPLETED}),
 }
 
 
@@ -44,13 +47,16 @@ def move(
     to: str | None,
     *,
     quiz_attempt: int | None = None,
+    answers: Sequence[Answer] = (),
 ) -> Participant:
     """The participant moved from ``expected`` to ``to`` (None: stays), saved.
 
     With ``quiz_attempt`` (the attempt the form was shown for) one quiz
     attempt is counted too. Raises :class:`OutOfOrder` when the participant is
     no longer at ``expected`` or has used that attempt already; ``ValueError``
-    for a move the study does not allow (a bug, not a participant's doing)."""
+    for a move the study does not allow (a bug, not a participant's doing).
+    ``answers`` (unsaved) are stored in the same transaction, so a refused
+    form stores none and a form sent twice stores them once."""
     if to is not None and to not in MOVES.get(expected, frozenset()):
         raise ValueError(f"no move from {expected} to {to}")
     with transaction.atomic():
@@ -64,6 +70,9 @@ def move(
         if to is not None:
             locked.move_to(Stage(to))
         locked.save()
+        for answer in answers:
+            answer.participant = locked
+        Answer.objects.bulk_create(answers)
     if to is not None:
         log.info(
             "study %s: participant %s %s -> %s",
@@ -95,14 +104,44 @@ def grade(
 
 
 def answer_quiz(
-    participant: Participant, attempt: int, wrong: Sequence[int], allowed: int
+    participant: Participant,
+    attempt: int,
+    wrong: Sequence[int],
+    allowed: int,
+    chosen: Mapping[str, str] | None = None,
 ) -> Participant:
     """Count one graded attempt: all right moves on to waiting; wrong with no
-    attempt left ends the participant's study (failed_quiz)."""
+    attempt left ends the participant's study (failed_quiz). ``chosen`` (the
+    chosen option's text by question, ``q1``...) is stored as the attempt's
+    answers, the attempt numbered from 1."""
     if not wrong:
         to: str | None = Stage.WAITING
     elif attempt + 1 >= allowed:
         to = Stage.FAILED_QUIZ
     else:
         to = None
-    return move(participant, Stage.QUIZ, to, quiz_attempt=attempt)
+    answers = [
+        Answer(kind=Answer.Kind.QUIZ, item_id=item, value=value, attempt=attempt + 1)
+        for item, value in (chosen or {}).items()
+    ]
+    return move(participant, Stage.QUIZ, to, quiz_attempt=attempt, answers=answers)
+
+
+# ----- the way out ---------------------------------------------------------------------
+
+
+def needs_debrief(participant: Participant) -> bool:
+    """Whether the participant's condition hid something (bots shown with
+    players' names) that the debrief now tells."""
+    return participant.condition.disclosure == "names"
+
+
+def answer_questionnaire(participant: Participant, values: Mapping[str, str]) -> Participant:
+    """Store the questionnaire's (checked) answers by item id, and move on:
+    to the debrief where the condition needs one, else to completed."""
+    after = Stage.DEBRIEF if needs_debrief(participant) else Stage.COMPLETED
+    answers = [
+        Answer(kind=Answer.Kind.QUESTIONNAIRE, item_id=item, value=value)
+        for item, value in values.items()
+    ]
+    return move(participant, Stage.QUESTIONNAIRE, after, answers=answers)

@@ -58,6 +58,7 @@ class LikertItem:
     id: str
     text: str
     scale: tuple[str, ...]  # the labels, lowest first
+    required: bool = True
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class TextItem:
     id: str
     text: str
     max_length: int = DEFAULT_TEXT_MAX
+    required: bool = True
 
 
 @dataclass(frozen=True)

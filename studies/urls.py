@@ -1,8 +1,8 @@
-"""A participant's pages (studies.views), under /study/<slug>/."""
+"""A participant's pages (studies.views, studies.exit_pages), under /study/<slug>/."""
 
 from django.urls import path
 
-from studies import views
+from studies import exit_pages, views
 
 app_name = "studies"
 
@@ -13,6 +13,9 @@ urlpatterns = [
     path("<str:slug>/quiz/", views.quiz, name="quiz"),
     path("<str:slug>/waiting/", views.waiting, name="waiting"),
     path("<str:slug>/table/", views.table, name="table"),
+    path("<str:slug>/questionnaire/", exit_pages.questionnaire, name="questionnaire"),
+    path("<str:slug>/debrief/", exit_pages.debrief, name="debrief"),
+    path("<str:slug>/completed/", exit_pages.completion, name="completion"),
     path("<str:slug>/end/", views.end, name="end"),
     path("<str:slug>/state/", views.state, name="state"),
 ]

@@ -33,17 +33,17 @@ log = logging.getLogger(__name__)
 SESSION_KEY = "studies"  # {study slug: pseudonym}
 Stage = Participant.Stage
 
-# The page that shows each stage. The stages after the waiting room have no
-# page of their own yet: the waiting page says so.
+# The page that shows each stage. Playing has no page of its own yet: the
+# waiting page says so. The way out's pages are in studies.exit_pages.
 PAGE_OF_STAGE: dict[str, str] = {
     Stage.CONSENTED: "instructions",  # the instructions page enters "instructions"
     Stage.INSTRUCTIONS: "instructions",
     Stage.QUIZ: "quiz",
     Stage.WAITING: "waiting",
     Stage.PLAYING: "table",  # sends them on to the table page
-    Stage.QUESTIONNAIRE: "waiting",
-    Stage.DEBRIEF: "waiting",
-    Stage.COMPLETED: "end",
+    Stage.QUESTIONNAIRE: "questionnaire",
+    Stage.DEBRIEF: "debrief",
+    Stage.COMPLETED: "completion",
     Stage.FAILED_QUIZ: "end",
     Stage.DROPPED: "end",
 }
@@ -258,7 +258,11 @@ def quiz(request: HttpRequest, study: Study, participant: Participant) -> HttpRe
             raise stages.OutOfOrder("a quiz form without its attempt")
         unanswered, wrong = stages.grade(questions, request.POST)
         if not unanswered:
-            participant = stages.answer_quiz(participant, int(attempt), wrong, allowed)
+            chosen = {
+                f"q{n}": question["options"][int(request.POST[f"q{n}"])]
+                for n, question in enumerate(questions, 1)
+            }
+            participant = stages.answer_quiz(participant, int(attempt), wrong, allowed, chosen)
             if participant.stage != Stage.QUIZ or not wrong:
                 return redirect(page_url(participant))
             numbers = ",".join(map(str, wrong))

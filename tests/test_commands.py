@@ -37,6 +37,7 @@ SMOKE_RUNS = {
     "train_success_curves": "test_the_curves_are_fitted_on_the_humans_or_the_bis_seats",
     # human-subject studies
     "load_study": "test_load_study_prints_the_slug_and_updates_while_nobody_took_part",
+    "export_study": "test_the_export_study_command_writes_the_files",
     # the benchmarks
     "bench_bots": "test_prints_every_figure_and_writes_json",
     "bench_dashboard": "test_bench_dashboard_fills_times_and_removes_its_rows_on_sqlite",

@@ -21,7 +21,7 @@ from game.sockets.events import ChannelAnnouncer
 from tests.server.inline import InlineScheduler
 
 ROOT = Path(__file__).resolve().parents[2]
-SITE = ("game", "lobby", "spadesite")
+SITE = ("game", "lobby", "spadesite", "studies")
 
 # What decides a process's store or scheduler: read by the builder alone.
 SWITCHES = {

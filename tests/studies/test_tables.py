@@ -318,3 +318,43 @@ def test_the_admin_shows_the_study_tables(study: Study, admin_client: Client) ->
     assert listed.status_code == 200
     shown = admin_client.get(f"/admin/studies/studytable/{study_table.pk}/change/")
     assert shown.status_code == 200 and p.pseudonym in shown.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_played_table_reaches_the_export_with_the_partnerships_points(
+    cheap_study: Study, live: Any, tmp_path: Path
+) -> None:
+    import csv
+    import random
+
+    from game import master
+    from game.engine import view_for
+    from game.models import MatchResult
+    from game.moves import matches
+    from studies import export
+    from studies.models import RecruitmentId
+
+    p = poll(arrive(cheap_study, ONE))
+    RecruitmentId.objects.create(participant=p, study=cheap_study, raw_id="R1", key_hash="h1")
+    table = StudyTable.objects.get().table
+    rng = random.Random(7)
+    while True:  # the participant (South) plays at random; the bots play on inline
+        table.refresh_from_db()
+        if table.status != Table.Status.PLAYING:
+            break
+        match = matches.load_match(table)
+        seat = match.round.to_act
+        master.submit(
+            table.pk, seat, rng.choice(view_for(match, seat).legal_actions), table.version
+        )
+    result = MatchResult.objects.get(table=table)
+    assert export.points_won(p) == result.score_ns  # South sits with North
+    export.export_study(cheap_study, tmp_path, with_payments=True, include_pilot=True)
+    with (tmp_path / "actions.csv").open() as f:
+        actions = list(csv.DictReader(f))
+    assert len(actions) == Action.objects.filter(table=table).count()
+    assert {a["player"] for a in actions if a["seat"] == "S"} == {p.pseudonym}
+    assert {a["player_kind"] for a in actions if a["seat"] != "S"} == {"bot"}
+    with (tmp_path / "payments.csv").open() as f:
+        (paid,) = list(csv.DictReader(f))
+    assert paid["points"] == str(result.score_ns)

@@ -1,0 +1,327 @@
+"""A study's data for analysis: ``manage.py export_study <slug> --out DIR``.
+
+Writes, into DIR, one CSV per table below and ``codebook.md``, which is
+generated from the same column definitions the writers use (:data:`FILES`),
+so the codebook cannot disagree with the files:
+
+- ``participants.csv``: one row per participant, with each stage's entry time;
+- ``answers.csv``: every quiz attempt's and the questionnaire's answers;
+- ``conditions.csv``: the study's conditions, their seat plans and disclosure;
+- ``actions.csv``: every action at every table a participant sat at;
+- ``payments.csv`` (only with ``--with-payments``): the one file that holds the
+  raw recruitment ID, needed to pay people; keep it apart from the rest.
+
+Participants are named by their pseudonym everywhere else. Pilot
+participants (and tables where only pilots sat) are left out unless
+``include_pilot``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Any
+
+from game.models import Action, Table
+from studies.models import Answer, Participant, RecruitmentId, Study, StudySeat, StudyTable
+
+Stage = Participant.Stage
+SEAT_LETTERS = ("N", "E", "S", "W")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    unit: str
+    meaning: str
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    name: str
+    about: str
+    columns: tuple[Column, ...]
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+def _col(name: str, type_: str, meaning: str, unit: str = "") -> Column:
+    return Column(name, type_, unit, meaning)
+
+
+PSEUDONYM = _col("pseudonym", "text", "the participant's random pseudonym (not from the ID)")
+TIME = "date-time (ISO 8601, UTC)"
+BOOL = "boolean (true/false)"
+
+PARTICIPANTS = ExportFile(
+    "participants.csv",
+    "One row per participant who consented.",
+    (
+        PSEUDONYM,
+        _col("condition", "text", "the condition assigned (conditions.csv `name`)"),
+        _col("pilot", BOOL, "a pilot participant"),
+        _col("stage", "text", "the last stage reached: " + ", ".join(Stage.values)),
+        *(
+            _col(f"entered_{stage}", TIME, f"when the stage {stage} was entered; empty: never")
+            for stage in Stage.values
+        ),
+        _col("quiz_attempts", "integer", "comprehension quiz attempts used", "attempts"),
+    ),
+)
+ANSWERS = ExportFile(
+    "answers.csv",
+    "Every answer: each quiz attempt's and the exit questionnaire's.",
+    (
+        PSEUDONYM,
+        _col("kind", "text", "quiz or questionnaire"),
+        _col("item_id", "text", "the quiz question (q1, q2...) or the questionnaire item's id"),
+        _col("attempt", "integer", "the quiz attempt, from 1; empty for the questionnaire"),
+        _col(
+            "value",
+            "text",
+            "quiz: the chosen option's text; Likert item: the choice's number, from 1 "
+            "(the scale's lowest label) to the number of labels; text item: the text",
+        ),
+    ),
+)
+CONDITIONS = ExportFile(
+    "conditions.csv",
+    "The study's conditions, as in the study file.",
+    (
+        _col("name", "text", "the condition's name"),
+        *(
+            _col(f"seat_{s.lower()}", "text", f"seat {s}: participant, or a bot's registry name")
+            for s in SEAT_LETTERS
+        ),
+        _col("disclosure", "text", "bots: bots shown as bots; names: bots shown with names"),
+    ),
+)
+ACTIONS = ExportFile(
+    "actions.csv",
+    "Every action at every table where an exported participant sat, in table order.",
+    (
+        _col("table", "text", "the table's public id"),
+        _col("version", "integer", "the table's version after the action (its order)"),
+        _col("round", "integer", "the round of the match, from 1"),
+        _col("seat", "text", "the seat that acted: N, E, S or W"),
+        _col("player_kind", "text", "participant or bot (a stand-in included)"),
+        _col("player", "text", "the participant's pseudonym, or the bot's registry name"),
+        _col("action", "JSON", "the engine's action (game.engine action_to_dict)"),
+        _col("by_stand_in", BOOL, "made by the stand-in bot for an absent participant"),
+        _col("think_ms", "integer", "a participant's think time as the page measured it", "ms"),
+        _col("think_bound_ms", "integer", "the server's upper bound of think_ms", "ms"),
+    ),
+)
+PAYMENTS = ExportFile(
+    "payments.csv",
+    "For paying participants: the only file with the raw recruitment ID. Keep it apart. "
+    "`points` (the final score of the participant's partnership) and `bonus` are empty "
+    "until their match is finished; the bonus is per_point x max(points, 0), capped, "
+    "rounded to 0.01.",
+    (
+        PSEUDONYM,
+        _col("recruitment_id", "text", "the raw recruitment ID (e.g. PROLIFIC_PID)"),
+        _col("completed", BOOL, "reached the completion page"),
+        _col("completion_code", "text", "the study's completion code, if completed"),
+        _col("points", "integer", "points the partnership won; empty: not known", "points"),
+        _col("bonus", "decimal", "the bonus by the study's rule; empty: not known", "currency"),
+        _col("currency", "text", "the bonus's currency (ISO 4217); empty: no bonus rule"),
+    ),
+)
+FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ACTIONS, PAYMENTS)
+
+
+# ----- where the tables come from ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudyTableSeats:
+    """A game table of the study, with the participant's pseudonym at each of
+    their seats (by position, 0-3); the other seats are bots."""
+
+    table: Table
+    pseudonyms: Mapping[int, str] = field(default_factory=dict)
+
+
+def study_tables(study: Study) -> list[StudyTableSeats]:
+    """The study's tables (``studies.waiting_room`` formed them) and the
+    pseudonym at each participant's seat, in the order they were formed."""
+    found = (
+        StudyTable.objects.filter(study=study)
+        .select_related("table")
+        .prefetch_related("seats__participant")
+        .order_by("pk")
+    )
+    return [
+        StudyTableSeats(t.table, {s.position: s.participant.pseudonym for s in t.seats.all()})
+        for t in found
+    ]
+
+
+# ----- the rows ------------------------------------------------------------------------
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def participants_of(study: Study, include_pilot: bool) -> list[Participant]:
+    found = study.participants.select_related("condition").order_by("created_at", "pk")
+    return list(found if include_pilot else found.filter(pilot=False))
+
+
+def participant_rows(people: Iterable[Participant]) -> Iterator[dict[str, Any]]:
+    for p in people:
+        times = {f"entered_{s}": p.stage_times.get(s) for s in Stage.values}
+        yield {
+            "pseudonym": p.pseudonym,
+            "condition": p.condition.name,
+            "pilot": p.pilot,
+            "stage": p.stage,
+            **times,
+            "quiz_attempts": p.quiz_attempts,
+        }
+
+
+def answer_rows(people: list[Participant]) -> Iterator[dict[str, Any]]:
+    answers = Answer.objects.filter(participant__in=people).select_related("participant")
+    for a in answers.order_by("participant__created_at", "participant_id", "kind", "attempt", "pk"):
+        row = {"pseudonym": a.participant.pseudonym, "kind": a.kind, "item_id": a.item_id}
+        yield {**row, "attempt": a.attempt, "value": a.value}
+
+
+def condition_rows(study: Study) -> Iterator[dict[str, Any]]:
+    for c in study.conditions.order_by("position"):
+        seats = {f"seat_{s.lower()}": who for s, who in zip(SEAT_LETTERS, c.seat_plan, strict=True)}
+        yield {"name": c.name, **seats, "disclosure": c.disclosure}
+
+
+def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
+    for entry in tables:
+        bots = {s.position: s.bot_name for s in entry.table.seats.filter(kind="bot")}
+        for a in Action.objects.filter(table=entry.table).order_by("version"):
+            pseudonym = entry.pseudonyms.get(a.seat)
+            yield {
+                "table": entry.table.public_id,
+                "version": a.version,
+                "round": a.round_number,
+                "seat": SEAT_LETTERS[a.seat],
+                "player_kind": "participant" if pseudonym else "bot",
+                "player": pseudonym or bots.get(a.seat, ""),
+                "action": json.dumps(a.action, sort_keys=True, separators=(",", ":")),
+                "by_stand_in": a.by_stand_in,
+                "think_ms": a.think_ms,
+                "think_bound_ms": a.think_bound_ms,
+            }
+
+
+def points_won(participant: Participant) -> int | None:
+    """The final score of the participant's partnership at their study table;
+    None while the match is not finished (or they were never seated)."""
+    seat = (
+        StudySeat.objects.filter(participant=participant)
+        .select_related("study_table__table__result")
+        .first()
+    )
+    result = getattr(seat.study_table.table, "result", None) if seat is not None else None
+    if result is None:
+        return None
+    return int(result.score_ns if seat.position % 2 == 0 else result.score_ew)
+
+
+def bonus_for(points: int, rule: Mapping[str, Any]) -> Decimal:
+    """The study's bonus rule (``[bonus]``): per_point x max(points, 0), at
+    most ``cap``, to the cent."""
+    amount = Decimal(str(rule["per_point"])) * max(points, 0)
+    if rule.get("cap") is not None:
+        amount = min(amount, Decimal(str(rule["cap"])))
+    return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+def payment_rows(study: Study, people: list[Participant]) -> Iterator[dict[str, Any]]:
+    raw_ids = dict(
+        RecruitmentId.objects.filter(participant__in=people).values_list("participant_id", "raw_id")
+    )
+    code, rule = study.definition["completion"]["code"], study.definition.get("bonus")
+    for p in people:
+        done = p.stage == Stage.COMPLETED
+        points = points_won(p)
+        bonus = bonus_for(points, rule) if rule and points is not None else None
+        yield {
+            "pseudonym": p.pseudonym,
+            "recruitment_id": raw_ids.get(p.pk, ""),
+            "completed": done,
+            "completion_code": code if done else "",
+            "points": points,
+            "bonus": bonus,
+            "currency": rule["currency"] if rule else "",
+        }
+
+
+# ----- writing -------------------------------------------------------------------------
+
+
+def write_csv(path: Path, spec: ExportFile, rows: Iterable[Mapping[str, Any]]) -> int:
+    """The rows under the file's header; each row must have exactly its columns."""
+    count = 0
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(spec.names)
+        for row in rows:
+            if list(row) != spec.names:
+                raise ValueError(f"{spec.name}: a row with {list(row)}, not {spec.names}")
+            writer.writerow([_cell(row[name]) for name in spec.names])
+            count += 1
+    return count
+
+
+def codebook(study: Study, files: Iterable[ExportFile], include_pilot: bool) -> str:
+    lines = [
+        f"# Codebook: {study.slug}",
+        "",
+        f"{study.title}. Study file `{study.source_name}`, SHA-256 `{study.definition_hash}`.",
+        "Pilot participants are "
+        + ("included (see `pilot`)." if include_pilot else "left out.")
+        + " Empty cells are missing values.",
+    ]
+    for spec in files:
+        lines += ["", f"## {spec.name}", "", spec.about, ""]
+        lines += ["| column | type | unit | meaning |", "| --- | --- | --- | --- |"]
+        lines += [f"| `{c.name}` | {c.type} | {c.unit} | {c.meaning} |" for c in spec.columns]
+    return "\n".join(lines) + "\n"
+
+
+def export_study(
+    study: Study, out: Path, *, with_payments: bool = False, include_pilot: bool = False
+) -> list[Path]:
+    """Write the study's files into ``out`` (created if need be); their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    people = participants_of(study, include_pilot)
+    shown = {p.pseudonym for p in people}
+    tables = [t for t in study_tables(study) if shown & set(t.pseudonyms.values())]
+    written = [
+        (PARTICIPANTS, participant_rows(people)),
+        (ANSWERS, answer_rows(people)),
+        (CONDITIONS, condition_rows(study)),
+        (ACTIONS, action_rows(tables)),
+    ]
+    if with_payments:
+        written.append((PAYMENTS, payment_rows(study, people)))
+    paths = []
+    for spec, rows in written:
+        write_csv(out / spec.name, spec, rows)
+        paths.append(out / spec.name)
+    book = out / "codebook.md"
+    book.write_text(codebook(study, [spec for spec, _ in written], include_pilot))
+    return [*paths, book]
