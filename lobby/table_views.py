@@ -62,8 +62,11 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
         return render(request, "lobby/private.html", {"table": table}, status=403)
     seat = seat_of(table, p)
     host = is_host(table, listing, p)
+    after_match_url = identity.after_match_url(request.session, table.public_id)
     invite_url = None
-    if host or seat is not None:
+    # A table another flow seats (a study's: its players go back there after
+    # the match) holds no seat for an invitee: no invite link to pass around.
+    if (host or seat is not None) and not after_match_url:
         invite_url = request.build_absolute_uri(reverse("lobby:join", args=[table.invite_token]))
     return render(
         request,
@@ -74,7 +77,7 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
             "seat": seat,
             "is_host": host,
             "invite_url": invite_url,
-            "after_match_url": identity.after_match_url(request.session, table.public_id),
+            "after_match_url": after_match_url,
             "guest_form": GuestForm(),
             "config": {
                 "id": table.public_id,

@@ -143,6 +143,7 @@ def test_the_table_page_knows_the_participant_by_the_studys_guest_identity(
     assert client.get(state["page"])["Location"] == state["table"]
     page = client.get(state["table"])
     assert page.status_code == 200 and page.context["seat"] == 2
+    assert page.context["invite_url"] is None  # no invite link to pass around
 
 
 @pytest.mark.django_db
