@@ -129,11 +129,11 @@ def test_the_monitor_counts_the_participants_by_stage_and_condition(study: Study
     page = client.get(reverse("study_monitor:study", args=[study.slug]))
     assert page.status_code == 200
     html = page.content.decode()
-    for p in people.values():
-        if p.stage != Stage.COMPLETED:
-            assert p.pseudonym in html or p.stage not in ("waiting", "playing", "dropped")
-    assert people["waiting"].pseudonym in html and people["playing"].pseudonym in html
-    assert reverse("lobby:table", args=[table["table"]]) in html  # the watch link
+    for shown in ("waiting", "playing", "dropped"):
+        assert people[shown].pseudonym in html
+    watch = reverse("lobby:table", args=[table["table"]])
+    assert watch in html  # the watch link: staff may open the table page
+    assert client.get(watch).status_code == 200
     assert "Download export (zip)" in html
     assert "with payments" not in html  # no permission, no link
     listing = client.get(reverse("study_monitor:list")).content.decode()
