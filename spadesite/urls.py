@@ -12,6 +12,7 @@ urlpatterns = [
     path("", include("lobby.urls")),
     path("admin/", admin.site.urls),
     path("study/", include("studies.urls")),
+    path("dashboard/studies/", include("studies.urls_monitor")),
     path("dashboard/", include("game.research.urls_dashboard")),
     # Browsers ask for /favicon.ico on pages without an icon link (the admin's).
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),

@@ -54,6 +54,9 @@ class Study(models.Model):
 
     class Meta:
         verbose_name_plural = "studies"
+        permissions = [
+            ("view_payments", "Can download a study's payments (raw recruitment IDs)"),
+        ]
 
     def __str__(self) -> str:
         return self.slug
