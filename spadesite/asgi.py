@@ -20,6 +20,7 @@ from game.sockets.auth import auth_stack  # noqa: E402
 from game.sockets.routing import websocket_urlpatterns  # noqa: E402
 from game.sockets.socket_writes import install as write_frames_at_once  # noqa: E402
 from lobby.access import TableAccess  # noqa: E402
+from spadesite.access_log import install as log_requests_without_query  # noqa: E402
 
 # Plain Daphne serves no static files; in DEBUG (the embedded default) let
 # Django serve them, as runserver would. Production runs collectstatic and
@@ -55,3 +56,6 @@ sys.setswitchinterval(0.0005)
 # A websocket frame leaves at once instead of on the reactor's next pass
 # (game/sockets/socket_writes.py).
 write_frames_at_once()
+# The access log names paths, never their query strings: a study's recruitment
+# link carries the participant's ID there (spadesite/access_log.py).
+log_requests_without_query()
