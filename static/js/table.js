@@ -128,9 +128,15 @@
     return false;
   }
 
-  // When the state that offers a decision was first drawn: the think time the
-  // server stores with the act is measured from it (and bounded by its own clock).
+  // When this seat's decision at a version was first drawn (its buttons or
+  // legal cards on screen): the think time the server stores with the act is
+  // measured from it (and bounded by its own clock). A state may be drawn
+  // again at the same version (seats changed, a resync): the first counts.
   let offered = { version: -1, at: 0 };
+  function decisionDrawn(version) {
+    if (version === offered.version) return;
+    requestAnimationFrame(() => { if (version !== offered.version) offered = { version, at: performance.now() }; });
+  }
 
   function act(action) {
     if (pending || !view) return;
@@ -160,10 +166,6 @@
     document.body.classList.remove("pending");
     render();
     cue(before, view);
-    const drawn = msg.version;
-    if (drawn !== offered.version) {
-      requestAnimationFrame(() => { if (drawn !== offered.version) offered = { version: drawn, at: performance.now() }; });
-    }
   }
 
   let errorTimer = null;
@@ -510,6 +512,7 @@
     if (over) { setStatus("The match is over."); return; }
     const toAct = view.to_act;
     const mine = me !== null && toAct === me;
+    if (mine) decisionDrawn(view.version);
     const phaseWord = view.phase === "bidding" ? "bid" : view.phase === "passing" ? "pass cards" : "play";
     setStatus(mine ? `Your turn to ${phaseWord}` : `${seatName(toAct)} to ${phaseWord}…`, mine);
     if (me === null) return;
