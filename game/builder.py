@@ -66,6 +66,18 @@ def build_scheduler() -> master.Scheduler:
     return ThreadScheduler(mover, int(getattr(settings, "SPADES_BOT_WORKERS", 4)))
 
 
+def database_features(engine: str) -> db.Features:
+    """What the research code may use of a database ``engine`` beyond the ORM."""
+    postgresql = "postgresql" in engine
+    return db.Features(copies_rows=postgresql, reads_side_by_side=postgresql)
+
+
+def on_new_connection(sender: Any, connection: Any, **kwargs: Any) -> None:
+    """``connection_created``: SQLite's log checkpoints go to a thread of their own."""
+    if connection.vendor == "sqlite":
+        sqlite_wal.on_connection_created(sender, connection)
+
+
 def build() -> master.TableMaster:
     return master.TableMaster(build_store(), ChannelAnnouncer(), build_scheduler())
 
@@ -73,6 +85,8 @@ def build() -> master.TableMaster:
 def _settings_changed(setting: str, **kwargs: Any) -> None:
     if setting == "SPADES_DB_THREADS":
         db.use_threads(int(getattr(settings, "SPADES_DB_THREADS", 1)))
+    if setting == "DATABASES":
+        db.use_features(database_features(settings.DATABASES["default"]["ENGINE"]))
     if setting in READS:
         old = master.reset()
         shutdown = getattr(old.scheduler, "shutdown", None) if old is not None else None
@@ -81,12 +95,12 @@ def _settings_changed(setting: str, **kwargs: Any) -> None:
 
 
 def install() -> None:
-    """At start-up (``game.apps``): this process's master, and SQLite's log
-    checkpoints on a thread of their own (``game.moves.sqlite_wal``)."""
+    """At start-up (``game.apps``): this process's master, its database's
+    features for the research code, and SQLite's log checkpoints on a thread
+    of their own (``game.moves.sqlite_wal``)."""
     master.configure(build)
     db.use_threads(int(getattr(settings, "SPADES_DB_THREADS", 1)))
+    db.use_features(database_features(settings.DATABASES["default"]["ENGINE"]))
     setting_changed.connect(_settings_changed, dispatch_uid="spades-master")
     if sqlite():
-        connection_created.connect(
-            sqlite_wal.on_connection_created, dispatch_uid="spades-sqlite-wal"
-        )
+        connection_created.connect(on_new_connection, dispatch_uid="spades-sqlite-wal")

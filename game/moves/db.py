@@ -44,6 +44,7 @@ import functools
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -144,6 +145,28 @@ def drop_broken_connections() -> None:
             conn.close()
         else:
             conn.errors_occurred = False
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the research code may use of this process's database beyond the ORM,
+    decided with the store by ``game.builder``."""
+
+    copies_rows: bool = False  # COPY ... FROM STDIN (PostgreSQL)
+    reads_side_by_side: bool = False  # queries on a connection per thread at once
+
+
+_features = Features()
+
+
+def use_features(found: Features) -> None:
+    global _features
+    _features = found
+
+
+def features() -> Features:
+    """This process's database features (:class:`Features`)."""
+    return _features
 
 
 # Threads the consumers' calls run on (0: the event loop): set by game.builder.

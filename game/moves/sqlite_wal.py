@@ -45,10 +45,9 @@ _checkpointers: dict[tuple[int, str], Checkpointer] = {}  # (pid, file) -> its t
 
 
 def on_connection_created(sender: Any, connection: Any, **kwargs: Any) -> None:
-    """``connection_created``: hand an event loop's SQLite connection's
-    checkpoints to the process's checkpointer thread."""
-    if connection.vendor != "sqlite":
-        return
+    """``connection_created`` of a SQLite connection (``game.builder`` sends
+    only those): hand an event loop's connection's checkpoints to the
+    process's checkpointer thread."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

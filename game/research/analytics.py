@@ -22,6 +22,7 @@ from django.db import connection, connections
 from django.db.models import Sum
 
 from game.models import RoundRecordRow, RoundTally
+from game.moves import db
 from game.research.analytics_bids import SeatGroup, bidding_accuracy, nil_bids, seat_bids
 from game.research.analytics_filters import (
     MAKEUP_LABELS,
@@ -90,7 +91,7 @@ def _in_own_connection(fn: Callable[[], Any]) -> Any:
 
 
 def _side_by_side() -> bool:
-    return connection.vendor == "postgresql" and not connection.in_atomic_block
+    return db.features().reads_side_by_side and not connection.in_atomic_block
 
 
 def _run_all(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from game.models import MatchResult, RoundRecordRow, RoundTally
+from game.moves import db
 from game.moves.rows import Query, no_value
 from game.research.round_columns import side_bot
 from game.research.tally_keys import KEY, SUMS, Key, Sums, add, match_cells, round_cells
@@ -227,7 +228,7 @@ def rebuild() -> int:
     marked tallied in the same transaction."""
     q = connection.ops.quote_name
     with transaction.atomic():
-        if connection.vendor == "postgresql":
+        if db.features().copies_rows:
             with connection.cursor() as cursor:
                 for model in (RoundRecordRow, MatchResult):
                     cursor.execute(f"LOCK TABLE {q(model._meta.db_table)} IN SHARE MODE")

@@ -16,7 +16,7 @@ import pytest
 from game import builder, master
 from game.driver import bot_turns
 from game.driver.scheduling import CeleryScheduler, ThreadScheduler
-from game.moves import stores
+from game.moves import db, stores
 from game.sockets.events import ChannelAnnouncer
 from tests.server.inline import InlineScheduler
 
@@ -32,10 +32,6 @@ ALLOWED = {
     "game/builder.py": "builds the master from the settings",
     "spadesite/settings.py": "defines the settings",
     "spadesite/config.py": "turns the environment into settings",
-    # Database features outside the write path, each a one-off of its own:
-    "game/research/tallies.py": "rebuild_tallies locks and COPYs on PostgreSQL",
-    "game/research/analytics.py": "the dashboard's queries side by side on PostgreSQL",
-    "game/moves/sqlite_wal.py": "a hook on each new connection, SQLite's only",
 }
 
 
@@ -101,6 +97,17 @@ def test_the_store_follows_the_database(
 
 def test_the_tests_database_gets_sqlites_store() -> None:
     assert isinstance(builder.build_store(), stores.SqliteStore)
+
+
+@pytest.mark.filterwarnings("ignore:Overriding setting DATABASES")
+def test_the_research_code_is_handed_the_databases_features(settings: Any) -> None:
+    postgres = builder.database_features("django.db.backends.postgresql")
+    assert postgres == db.Features(copies_rows=True, reads_side_by_side=True)
+    assert db.features() == db.Features()  # the tests' SQLite: the ORM alone
+    databases = {"default": {**settings.DATABASES["default"]}}
+    databases["default"]["ENGINE"] = "django.db.backends.postgresql"
+    settings.DATABASES = databases  # told to the builder (setting_changed), not connected
+    assert db.features() == postgres
 
 
 def test_the_scheduler_follows_where_bots_run(settings: Any) -> None:

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 from django.db.backends.signals import connection_created
 
+from game import builder
 from game.moves import sqlite_wal
 
 
@@ -77,7 +78,7 @@ def test_other_databases_and_in_memory_ones_are_left_alone(vendor: str) -> None:
     raw = sqlite3.connect(":memory:", isolation_level=None)
 
     async def connect_on_the_loop() -> None:
-        sqlite_wal.on_connection_created(None, django_like(raw, vendor))
+        builder.on_new_connection(None, django_like(raw, vendor))
 
     asyncio.run(connect_on_the_loop())
     assert autocheckpoint(raw) == 1000
