@@ -291,11 +291,13 @@ class _Reader(FileReader):
 
     def timeouts(self, waiting: dict, dropout: dict) -> Timeouts:
         self.only(waiting, ("waiting_room",), {"timeout_seconds", "stand_in_bot"})
-        self.only(dropout, ("dropout",), {"missed_turns"})
+        self.only(dropout, ("dropout",), {"missed_turns", "absent_seconds"})
         seconds = self.number(waiting, ("waiting_room",), "timeout_seconds", 5, 3600, None)
         bot = self.bot(waiting, ("waiting_room",), "stand_in_bot", DEFAULT_BOT)
         missed = self.number(dropout, ("dropout",), "missed_turns", 1, 100, 3)
-        return Timeouts(seconds, bot, missed)
+        # Above a minute: Chrome wakes a page hidden for five minutes once a minute.
+        absent = self.number(dropout, ("dropout",), "absent_seconds", 90, 3600, 120)
+        return Timeouts(seconds, bot, missed, absent)
 
     def bonus(self, data: dict | None) -> Bonus | None:
         if data is None:

@@ -101,6 +101,8 @@ class Participant(models.Model):
     stage_times = models.JSONField(default=dict, encoder=DjangoJSONEncoder)
     pilot = models.BooleanField(default=False)
     quiz_attempts = models.PositiveSmallIntegerField(default=0)
+    # When the waiting room's page last asked for news (studies.waiting_room).
+    last_seen = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -29,7 +29,8 @@ MOVES: dict[str, frozenset[str]] = {
     Stage.QUIZ: frozenset({Stage.WAITING, Stage.FAILED_QUIZ}),
     # The waiting room seats them (studies.waiting_room), and moves them on
     # when the match ends or when they stopped playing (drop-out).
-    Stage.WAITING: frozenset({Stage.PLAYING}),
+    # Dropped from the waiting room: their page was closed (waiting_room.ABSENT).
+    Stage.WAITING: frozenset({Stage.PLAYING, Stage.DROPPED}),
     Stage.PLAYING: frozenset({Stage.QUESTIONNAIRE, Stage.DROPPED}),
     # The way out: a debrief only where the condition hid something (bots' names).
     Stage.QUESTIONNAIRE: frozenset({Stage.DEBRIEF, Stage.COMPLETED}),

@@ -110,6 +110,8 @@ class Timeouts:
     waiting_seconds: int  # the waiting room's wait before stand-ins fill empty seats
     stand_in_bot: str
     dropout_missed_turns: int  # timers run out in a row before a participant drops
+    # A waiting participant whose page has not asked for news this long has left: dropped.
+    dropout_absent_seconds: int = 120
 
 
 @dataclass(frozen=True)

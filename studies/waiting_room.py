@@ -11,6 +11,12 @@ study's ``waiting_room.timeout_seconds`` gets a table anyway: the participant
 seats still empty go to the study's stand-in bot, and the table says how
 many (``StudyTable.filled_by_stand_in``), so that analyses can leave it out.
 
+Each poll also marks the participant seen (``Participant.last_seen``). One
+whose page has not polled for the study's ``dropout.absent_seconds`` has
+left (closed the page, lost the connection): they are no longer grouped, and
+the condition's next grouping moves them to ``dropped``, so that nobody is
+seated at a table with a participant who is gone.
+
 The state names no one: a stage, a count and (once seated) the table page,
 never an ID or a pseudonym; the count is of the participant's own
 condition, which the page does not name (the participant is blind to it).
@@ -62,9 +68,13 @@ def state(participant: Participant) -> State:
 
 
 def advance(participant: Participant) -> Participant:
-    """The participant as they are now: seated if their wait is over, moved on
-    from ``playing`` if their match ended or they dropped out."""
+    """The participant as they are now (a poll of theirs: seen now): seated if
+    their wait is over, moved on from ``playing`` if their match ended or they
+    dropped out."""
     if participant.stage == Stage.WAITING:
+        Participant.objects.filter(pk=participant.pk, stage=Stage.WAITING).update(
+            last_seen=timezone.now()
+        )
         group_waiting(participant.condition)
     elif participant.stage == Stage.PLAYING:
         playing.check(participant)
@@ -89,24 +99,47 @@ def _table_due(condition: Condition, waiting: Sequence[Participant], now: dateti
     return _waited_since(waiting[0]) <= cutoff
 
 
-def _waiting(condition: Condition) -> list[Participant]:
-    return sorted(
-        Participant.objects.filter(condition=condition, stage=Stage.WAITING),
-        key=lambda p: (_waited_since(p), p.pk),
+def _absent_since(condition: Condition, now: datetime) -> datetime:
+    """Waiting participants not seen since then have left."""
+    seconds = condition.study.definition["timeouts"].get("dropout_absent_seconds", 120)
+    return now - timedelta(seconds=seconds)
+
+
+def _waiting(condition: Condition, now: datetime) -> list[Participant]:
+    """The condition's waiting participants who are still here, longest-waiting first."""
+    present = Participant.objects.filter(condition=condition, stage=Stage.WAITING).exclude(
+        last_seen__lt=_absent_since(condition, now)
     )
+    return sorted(present, key=lambda p: (_waited_since(p), p.pk))
+
+
+def _drop_absent(condition: Condition, now: datetime) -> int:
+    """Move the condition's waiting participants who have left to ``dropped``."""
+    gone = Participant.objects.filter(
+        condition=condition, stage=Stage.WAITING, last_seen__lt=_absent_since(condition, now)
+    )
+    for participant in gone:
+        stages.move(participant, Stage.WAITING, Stage.DROPPED)
+        log.info("study participant %s left the waiting room", participant.pseudonym)
+    return len(gone)
 
 
 def group_waiting(condition: Condition) -> list[StudyTable]:
-    """Every table the condition's waiting participants make now (usually none or one)."""
+    """Every table the condition's waiting participants make now (usually none
+    or one); those who left the waiting room are dropped first."""
     now = timezone.now()
-    if not _table_due(condition, _waiting(condition), now):
+    absent = Participant.objects.filter(
+        condition=condition, stage=Stage.WAITING, last_seen__lt=_absent_since(condition, now)
+    ).exists()
+    if not absent and not _table_due(condition, _waiting(condition, now), now):
         return []  # most polls: nothing to do, and no lock taken
     with transaction.atomic():
         # A write first: SQLite's write lock, taken before anything is read (a
         # read lock cannot be upgraded while another poll holds the write lock).
         Condition.objects.filter(pk=condition.pk).update(position=F("position"))
         locked = Condition.objects.select_for_update().select_related("study").get(pk=condition.pk)
-        waiting = _waiting(locked)  # again, under the lock
+        _drop_absent(locked, now)
+        waiting = _waiting(locked, now)  # again, under the lock
         size = len([who for who in locked.seat_plan if who == PARTICIPANT])
         formed = []
         while _table_due(locked, waiting, now):

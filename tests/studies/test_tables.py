@@ -127,6 +127,28 @@ def test_a_participant_alone_past_the_timeout_gets_the_stand_in_for_the_other_se
 
 
 @pytest.mark.django_db
+def test_a_participant_whose_waiting_page_was_closed_is_dropped_not_seated(
+    study: Study,
+) -> None:
+    gone = arrive(study, TWO, waited=50)
+    assert poll(gone).stage == Stage.WAITING and gone.pk  # seen now
+    absent = study.definition["timeouts"]["dropout_absent_seconds"]
+    assert absent == 120  # the example's
+    # Their page stopped asking for news longer ago than the study allows.
+    Participant.objects.filter(pk=gone.pk).update(
+        last_seen=timezone.now() - timedelta(seconds=absent + 1)
+    )
+    here = arrive(study, TWO)
+    assert poll(here).stage == Stage.WAITING  # not seated with someone who left
+    assert not StudyTable.objects.exists()
+    assert Participant.objects.get(pk=gone.pk).stage == Stage.DROPPED
+    assert waiting_room.state(poll(here))["waiting"] == 1
+    # A page that keeps polling is never dropped, however long the wait.
+    later = arrive(study, TWO, waited=10)
+    assert poll(later).stage == Stage.PLAYING and poll(here).stage == Stage.PLAYING
+
+
+@pytest.mark.django_db
 def test_the_table_page_knows_the_participant_by_the_studys_guest_identity(
     study: Study,
 ) -> None:
