@@ -62,6 +62,8 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
         return render(request, "lobby/private.html", {"table": table}, status=403)
     seat = seat_of(table, p)
     host = is_host(table, listing, p)
+    # Staff watching unseen (the study monitor's link): the socket decides too.
+    silent = seat is None and request.user.is_staff and request.GET.get("silent") == "1"
     after_match_url = identity.after_match_url(request.session, table.public_id)
     invite_url = None
     # A table another flow seats (a study's: its players go back there after
@@ -78,6 +80,7 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
             "is_host": host,
             "invite_url": invite_url,
             "after_match_url": after_match_url,
+            "silent": silent,
             "guest_form": GuestForm(),
             "config": {
                 "id": table.public_id,
@@ -91,6 +94,7 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
                 "seatUrl": reverse("lobby:seat", args=[table.public_id]),
                 "rematchUrl": reverse("lobby:rematch", args=[table.public_id]),
                 "known": p.known,
+                "silent": silent,
                 "sounds": {name: static(f"sounds/{name}.wav") for name in TABLE_SOUNDS},
             },
         },

@@ -103,11 +103,22 @@ def _identify(scope: dict[str, Any], public_id: str) -> tuple[int, int | None, s
     return table.pk, seat, name, player
 
 
+def watches_silently(scope: dict[str, Any]) -> bool:
+    """A staff member watching with ``?silent=1`` (the study monitor's watch
+    link): unseen in the table's watchers and unable to chat, so that
+    participants are not watched visibly. Anyone else's ``silent`` is ignored."""
+    user = scope.get("user")
+    if not getattr(user, "is_staff", False):
+        return False
+    return "silent=1" in bytes(scope.get("query_string", b"")).decode("latin-1").split("&")
+
+
 class TableConsumer(AsyncJsonWebsocketConsumer):
     table_pk: int
     seat: int | None
     name: str
     last_version: int
+    silent = False  # a staff member watching unseen (watches_silently)
     # (version, when its state frame was first sent): the bound of a decision's time.
     offer: tuple[int, float] = (-1, 0.0)
 
@@ -149,6 +160,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_NO_TABLE)
             return
         self.table_pk, self.seat, self.name, self.is_player = found
+        self.silent = self.seat is None and watches_silently(self.scope)
         self.last_visit = time.monotonic()
         guest_id, _ = identity.guest_of(self.scope.get("session"))
         self.rate_key = limits.player_key(self.scope.get("user"), guest_id)
@@ -178,7 +190,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(
             {"type": "chat_history", "lines": await db_call(talk.history)(self.table_pk)}
         )
-        if self.seat is None:
+        if self.seat is None and not self.silent:
             await self.announce_watchers(
                 await watchers.seen(self.table_pk, self.channel_name, self.name)
             )
@@ -193,7 +205,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         stop_delivering = getattr(self.channel_layer, "stop_delivering", None)
         if stop_delivering is not None:
             stop_delivering(self.channel_name)
-        if self.counted and self.seat is None:
+        if self.counted and self.seat is None and not self.silent:
             with contextlib.suppress(Exception):  # the others learn at the next change
                 await self.announce_watchers(
                     await watchers.gone(self.table_pk, self.channel_name, self.name)
@@ -233,7 +245,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 if self.seat is None:
                     raise FrameRefused("spectators are never away", "spectator")
                 await db_call(seating.mark_back)(self.table_pk, self.seat)
-            elif self.seat is None:  # a ping: a spectator still watching
+            elif self.seat is None and not self.silent:  # a ping: a spectator still watching
                 await watchers.seen(self.table_pk, self.channel_name, self.name)
             # A ping is also a visit (above); nothing to answer.
         except FrameRefused as e:
@@ -274,6 +286,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # On success the group event brings the new state to every socket, this one too.
 
     async def on_chat(self, frame: Chat) -> None:
+        if self.silent:
+            raise FrameRefused("a silent watcher cannot chat", "spectator")
         if self.seat is None and not self.name:
             raise FrameRefused("choose a name to chat", "chat")
         if not await limits.hit_async("chat", self.rate_key, self.address):
@@ -282,6 +296,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_send(self.group, {"type": "table.chat", **line})
 
     async def on_react(self, frame: React) -> None:
+        if self.silent:
+            raise FrameRefused("a silent watcher cannot react", "spectator")
         if self.seat is None and not self.name:
             raise FrameRefused("choose a name to react", "chat")
         if not await limits.hit_async("reactions", self.rate_key, self.address):

@@ -89,7 +89,8 @@
 
   function connect() {
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    ws = new WebSocket(`${proto}//${location.host}/ws/table/${encodeURIComponent(cfg.id)}/`);
+    const query = cfg.silent ? "?silent=1" : "";  // staff watching unseen
+    ws = new WebSocket(`${proto}//${location.host}/ws/table/${encodeURIComponent(cfg.id)}/${query}`);
     ws.onopen = () => {
       retry = 0;
       if (lastVersion >= 0) send({ type: "resync", version: lastVersion });
@@ -881,12 +882,15 @@
   for (const b of document.querySelectorAll("#reactions button")) {
     b.addEventListener("click", () => send({ type: "react", emote: b.dataset.emote }));
   }
-  $("chat-form").addEventListener("submit", (ev) => {
-    ev.preventDefault();
-    const input = $("chat-input");
-    const text = input.value.trim().slice(0, 200);
-    if (text && send({ type: "chat", text })) input.value = "";
-  });
+  const chatForm = $("chat-form");  // none for a silent watcher
+  if (chatForm) {
+    chatForm.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const input = $("chat-input");
+      const text = input.value.trim().slice(0, 200);
+      if (text && send({ type: "chat", text })) input.value = "";
+    });
+  }
   const copy = $("copy-invite");
   if (copy) {
     copy.addEventListener("click", () => {

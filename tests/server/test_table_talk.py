@@ -172,3 +172,53 @@ async def _watchers(comm: Any) -> list[str]:
         frame = await comm.receive_json_from(timeout=TIMEOUT)
         if frame["type"] == "watchers":
             return frame["names"]
+
+
+async def _watch(table: Any, query: str, user: Any) -> Any:
+    """A spectator socket of ``user`` (the study monitor's watch link adds ``silent=1``)."""
+    from channels.routing import URLRouter
+    from channels.testing import WebsocketCommunicator
+
+    from game.sockets.routing import websocket_urlpatterns
+
+    path = f"/ws/table/{table.public_id}/{query}"
+    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path)
+    comm.scope["user"] = user
+    comm.scope["session"] = {"guest_id": "spectator-bo", "guest_name": "Bo"}
+    assert (await comm.connect(timeout=TIMEOUT))[0]
+    frames = [await comm.receive_json_from(timeout=TIMEOUT) for _ in range(3)]
+    assert [f["type"] for f in frames] == ["state", "chat_history", "watchers"]
+    assert not frames[0].get("hand")  # a spectator's: no hand
+    return comm
+
+
+async def test_staff_watching_silently_are_unseen_and_cannot_chat(
+    live: InlineScheduler,
+) -> None:
+    from django.contrib.auth.models import AnonymousUser, User
+
+    table = await database_sync_to_async(make_table)("HHHH")
+    staff = await database_sync_to_async(User.objects.create)(
+        username="researcher", is_staff=True
+    )
+    north, _ = await connect(table, "g0")
+    silent = await _watch(table, "?silent=1", staff)
+    await silent.send_json_to({"type": "ping"})
+    chat = json.dumps({"type": "chat", "text": "hi"})
+    assert (await refused(silent, chat))["code"] == "spectator"
+    react = json.dumps({"type": "react", "emote": "wow"})
+    assert (await refused(silent, react))["code"] == "spectator"
+    await silent.disconnect()
+    # Nobody was told of a watcher; the table's list never held one.
+    assert await north.receive_nothing(timeout=0.2)
+    assert await watchers.names(table.pk) == []
+    # Without the flag the same staff member watches as anyone does.
+    seen = await _watch(table, "", staff)
+    assert await _watchers(north) == ["researcher"]
+    await seen.disconnect()
+    assert await _watchers(north) == []
+    # Anyone else asking to watch silently is seen all the same.
+    bo = await _watch(table, "?silent=1", AnonymousUser())
+    assert await _watchers(north) == ["Bo"]
+    for comm in (north, bo):
+        await comm.disconnect()

@@ -131,9 +131,12 @@ def test_the_monitor_counts_the_participants_by_stage_and_condition(study: Study
     html = page.content.decode()
     for shown in ("waiting", "playing", "dropped"):
         assert people[shown].pseudonym in html
-    watch = reverse("lobby:table", args=[table["table"]])
-    assert watch in html  # the watch link: staff may open the table page
-    assert client.get(watch).status_code == 200
+    watch = reverse("lobby:table", args=[table["table"]]) + "?silent=1"
+    assert watch in html  # the watch link: staff open the table page, unseen
+    watched = client.get(watch)
+    assert watched.status_code == 200 and watched.context["silent"] is True
+    assert 'id="silent-note"' in watched.content.decode()
+    assert 'id="chat-form"' not in watched.content.decode()
     assert "Download export (zip)" in html
     assert "with payments" not in html  # no permission, no link
     listing = client.get(reverse("study_monitor:list")).content.decode()
