@@ -198,9 +198,7 @@ async def test_staff_watching_silently_are_unseen_and_cannot_chat(
     from django.contrib.auth.models import AnonymousUser, User
 
     table = await database_sync_to_async(make_table)("HHHH")
-    staff = await database_sync_to_async(User.objects.create)(
-        username="researcher", is_staff=True
-    )
+    staff = await database_sync_to_async(User.objects.create)(username="researcher", is_staff=True)
     north, _ = await connect(table, "g0")
     silent = await _watch(table, "?silent=1", staff)
     await silent.send_json_to({"type": "ping"})
