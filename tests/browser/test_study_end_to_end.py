@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from studies.assignment import sequence
@@ -181,11 +181,18 @@ def test_four_participants_through_the_example_study(
     hidden = [r for r in raw_ids if condition_of[r] == HIDDEN]
     assert len(shown) == len(hidden) == 2  # balanced blocks of two
 
+    returned: list[str] = []
+
+    def arrived_at_platform(route: Route) -> None:
+        returned.append(route.request.url)
+        route.fulfill(body="Submission complete", content_type="text/plain")
+
     pages: dict[str, Page] = {}
     for raw_id in raw_ids:  # consent in this order: the assignment follows it
         page = new_page(1280, 860)
-        # The completion page leaves for the platform after a few seconds: stay offline.
-        page.route("https://app.prolific.com/**", lambda route: route.fulfill(body="ok"))
+        # The completion page leaves for the platform after a few seconds: the
+        # platform is played by the test (offline), which notes who arrived.
+        page.route("https://app.prolific.com/**", arrived_at_platform)
         pages[raw_id] = page
         way_in(page, daphne_server, raw_id)
 
@@ -220,6 +227,10 @@ def test_four_participants_through_the_example_study(
     for raw_id, page in pages.items():
         way_out(page, debrief=condition_of[raw_id] == HIDDEN)
     pages[hidden[0]].screenshot(path=str(screenshot_dir / "study-completed.png"))
+    for page in pages.values():  # each is sent back on its own after the countdown
+        page.wait_for_url(REDIRECT, timeout=20_000)
+        expect(page.locator("body")).to_have_text("Submission complete")
+    assert returned == [REDIRECT] * 4
 
     # ----- what the database holds -----
     pseudonym = dict(
