@@ -132,7 +132,7 @@ def outcome(r: RoundState, seat: int) -> float:
     points = (r.result[0].points, r.result[1].points)
     value = float(points[us] - points[1 - us])
     after = (r.scores_before[0] + points[0], r.scores_before[1] + points[1])
-    winner = match_winner(r.rules, after)
+    winner = match_winner(r.rules, after, r.round_number)
     if winner is not None:
         value += WIN_VALUE if winner == us else -WIN_VALUE
     return value

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path as FilePath
 from urllib.parse import urlsplit
@@ -116,8 +117,11 @@ class _Reader(FileReader):
         title = self.value(data, (), "title", str)
         seed = self.value(data, (), "seed", int)
         pilot = self.value(data, (), "pilot", bool, False)
-        rules = self.rules(self.section(data, "rules", required=False) or {})
+        rules_data = self.section(data, "rules", required=False) or {}
+        rules = self.rules(rules_data)
         play = self.play(self.section(data, "play") or {})
+        if rules is not None:
+            rules = self.rounds_rule(rules, rules_data, play)
         conditions = self.conditions(data)
         consent = self.value(self.section(data, "consent") or {}, ("consent",), "text", str)
         instructions_section = self.section(data, "instructions") or {}
@@ -161,6 +165,24 @@ class _Reader(FileReader):
             named = [k for k in data if k in message or k.replace("_", " ") in message]
             self.problem(("rules", *named[:1]), f"rules: {message}")
             return None
+
+    def rounds_rule(self, rules: Rules, given: dict, play: Play) -> Rules:
+        """``rounds = N``: every match is N rounds long (one more while the scores
+        are tied), so the goals are out of reach; a file that sets them, or the
+        round limit itself, is refused."""
+        if "round_limit" in given:
+            where = ("rules", "round_limit")
+            self.problem(where, "set the rounds per match in [play] (rounds = N)")
+        if play.rounds is None:
+            return rules
+        for key in ("winning_goal", "losing_goal"):
+            if key in given:
+                self.problem(
+                    ("rules", key),
+                    f"with [play] rounds = {play.rounds} a match is {play.rounds} rounds long: "
+                    f"{key} does not apply (remove it)",
+                )
+        return replace(rules, winning_goal=10_000, losing_goal=-10_000, round_limit=play.rounds)
 
     def play(self, data: dict) -> Play:
         path = ("play",)

@@ -14,12 +14,13 @@ from .rules import Rules
 from .state import IllegalAction, Phase, RoundState
 
 
-def match_winner(rules: Rules, scores: tuple[int, int]) -> int | None:
-    """The winning partnership after a round, or None when play goes on.
+def match_winner(rules: Rules, scores: tuple[int, int], rounds: int = 0) -> int | None:
+    """The winning partnership after ``rounds`` rounds, or None when play goes on.
 
     At or above the winning goal wins (the higher score if both are; an exact
     tie plays on). Otherwise at or below the losing goal loses, unless both
-    are, when the higher score wins (a tie plays on).
+    are, when the higher score wins (a tie plays on). With a round limit, the
+    higher score wins once that many rounds are played (a tie plays on).
     """
     a, b = scores
     a_up, b_up = a >= rules.winning_goal, b >= rules.winning_goal
@@ -34,6 +35,8 @@ def match_winner(rules: Rules, scores: tuple[int, int]) -> int | None:
         return 1
     if b_down:
         return 0
+    if rules.round_limit and rounds >= rules.round_limit and a != b:
+        return 0 if a > b else 1
     return None
 
 
@@ -95,6 +98,6 @@ class Match:
         ns, ew = r.result
         self.scores = (ns.score_after, ew.score_after)
         self.bags = (ns.bags_after, ew.bags_after)
-        self.winner = match_winner(self.rules, self.scores)
+        self.winner = match_winner(self.rules, self.scores, len(self.rounds))
         if self.winner is None:
             self._deal_round()

@@ -40,6 +40,9 @@ class Rules:
     bag_penalty: int = 100
     # On: the bag points themselves are taken back too (-110 per ten bags).
     bag_penalty_removes_bag_points: bool = False
+    # A study's "rounds = N" (docs/studies.md): the match also ends after this
+    # many rounds, won by the higher score (a tie plays on). 0: no limit.
+    round_limit: int = 0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -71,6 +74,8 @@ class Rules:
             raise RulesError("bag_penalty must be between 0 and 1000")
         if not 0 <= self.nil_points <= 1000:
             raise RulesError("nil_points must be between 0 and 1000")
+        if not 0 <= self.round_limit <= 100:
+            raise RulesError("round_limit must be between 0 (no limit) and 100")
 
     @property
     def bag_penalty_total(self) -> int:
@@ -80,7 +85,12 @@ class Rules:
     def to_dict(self) -> dict[str, Any]:
         # Every field is a plain value, so no deep copy (``asdict``) is needed:
         # the server builds this dict once per move, for the state frames.
-        return {name: getattr(self, name) for name in _FIELD_NAMES}
+        out = {name: getattr(self, name) for name in _FIELD_NAMES}
+        if not self.round_limit:
+            # Only where set: a stored rule set, and so its key
+            # (round_columns.rules_key), stays as it was before the option.
+            del out["round_limit"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:

@@ -563,8 +563,10 @@
       const names = [i, i + 2].map((p) => (p === view.seat ? "You" : seatName(p)));
       team.querySelector(".team-name").textContent = names.join(" & ");
     }
-    $("goal").textContent = `to ${view.rules.winning_goal}`;
-    $("round-line").textContent = `Round ${view.round_number} · dealer ${who(view.dealer)}${view.spades_broken ? " · spades broken" : ""}`;
+    const limit = view.rules.round_limit;  // a study's rounds = N: no goal to reach
+    $("goal").textContent = limit ? `${limit} rounds` : `to ${view.rules.winning_goal}`;
+    const of = limit && view.round_number <= limit ? ` of ${limit}` : "";
+    $("round-line").textContent = `Round ${view.round_number}${of} · dealer ${who(view.dealer)}${view.spades_broken ? " · spades broken" : ""}`;
   }
 
   function bidLabel(b, blind) {

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from game.engine.actions import Bid
 from game.engine.deal import deal_hands, first_dealer, round_seed
 from game.engine.match import Match, match_winner
-from game.engine.rules import PAPER_RULES, Rules
+from game.engine.rules import PAPER_RULES, Rules, RulesError
 from game.engine.state import IllegalAction, Phase
 from game.engine.view import view_for
 
@@ -268,3 +268,40 @@ def test_match_copy_is_independent():
         sane_step(c, rng)
     assert m.version == version and m.round.actions == actions and len(m.rounds) == 2
     assert c.version > version
+
+
+@pytest.mark.parametrize(
+    "scores, rounds, winner",
+    [
+        ((120, 80), 2, None),  # fewer rounds than the limit: play on
+        ((120, 80), 3, 0),  # the limit reached: the higher score wins
+        ((-40, 30), 3, 1),
+        ((70, 70), 3, None),  # a tie plays on, as at the goals
+        ((70, 60), 4, 0),  # a round played on after a tie: decided now
+        ((500, 600), 1, 1),  # a goal still ends the match before the limit
+    ],
+)
+def test_a_round_limit_ends_the_match_on_the_higher_score(scores, rounds, winner):
+    assert match_winner(Rules(round_limit=3), scores, rounds) == winner
+
+
+@pytest.mark.parametrize("seed", ["limit-a", "limit-b", 7])
+def test_a_match_with_a_round_limit_stops_after_that_many_rounds(seed):
+    rules = Rules(round_limit=2)
+    m = play_match(rules, seed, rng_seed=11)
+    first = m.rounds[0].result
+    assert match_winner(rules, (first[0].score_after, first[1].score_after), 1) is None
+    tied = [r for r in m.rounds[1:-1] if r.result[0].score_after == r.result[1].score_after]
+    assert len(m.rounds) == 2 + len(tied)  # past two rounds only while tied
+    assert m.winner == (0 if m.scores[0] > m.scores[1] else 1)
+
+
+def test_the_round_limit_is_kept_in_a_rule_set_only_where_set():
+    assert "round_limit" not in Rules().to_dict()  # old rule sets keep their keys
+    assert Rules(round_limit=5).to_dict()["round_limit"] == 5
+    assert Rules.from_dict(Rules(round_limit=5).to_dict()) == Rules(round_limit=5)
+    assert Rules.from_dict(Rules().to_dict()) == Rules()
+    with pytest.raises(RulesError):
+        Rules(round_limit=101)
+    with pytest.raises(RulesError):
+        Rules(round_limit=-1)

@@ -156,3 +156,27 @@ def test_lines_skip_multiline_strings_and_count_arrays_of_tables() -> None:
     assert lines.line_of(("c", 1, "x")) == 7
     assert lines.line_of(("c", 1, "d", "y")) == 9
     assert lines.line_of(("c", 0, "missing")) == 4
+
+
+def test_a_study_of_rounds_plays_that_many_rounds_a_match_and_refuses_goals() -> None:
+    text = example_text().replace("matches = 1 ", "rounds = 4 ")
+    goals = [line_of(text, "winning_goal = 100"), line_of(text, "losing_goal = -100")]
+    assert problems_of(text) == [
+        f"s.toml:{goals[0]}: with [play] rounds = 4 a match is 4 rounds long: "
+        "winning_goal does not apply (remove it)",
+        f"s.toml:{goals[1]}: with [play] rounds = 4 a match is 4 rounds long: "
+        "losing_goal does not apply (remove it)",
+    ]
+    text = text.replace("winning_goal = 100\n", "").replace("losing_goal = -100\n", "")
+    study = parse(text, "s.toml")
+    assert study.play.rounds == 4 and study.rules.round_limit == 4
+    assert (study.rules.winning_goal, study.rules.losing_goal) == (10_000, -10_000)
+    assert study.to_json()["rules"]["round_limit"] == 4
+
+
+def test_the_round_limit_is_set_by_play_not_by_the_rules() -> None:
+    text = example_text().replace("blind_nil = false", "blind_nil = false\nround_limit = 3")
+    assert problems_of(text) == [
+        f"s.toml:{line_of(text, 'round_limit = 3')}: set the rounds per match in [play] "
+        "(rounds = N)"
+    ]

@@ -381,3 +381,42 @@ def test_a_played_table_reaches_the_export_with_the_partnerships_points(
     with (tmp_path / "payments.csv").open() as f:
         (paid,) = list(csv.DictReader(f))
     assert paid["points"] == str(result.score_ns)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_study_of_rounds_ends_each_match_after_that_many_rounds(
+    study_file: Any, live: Any
+) -> None:
+    import random
+
+    from game import master
+    from game.engine import view_for
+    from game.models import MatchResult
+    from game.moves import matches
+
+    text = example_text().replace("BIS+SRP", CHEAP).replace("RB+SRP", CHEAP)
+    text = text.replace("matches = 1 ", "rounds = 2 ")
+    text = text.replace("winning_goal = 100\n", "").replace("losing_goal = -100\n", "")
+    rounds_study = load_study(study_file(text))[0]
+    assert rounds_study.definition["play"]["rounds"] == 2
+    p = poll(arrive(rounds_study, ONE))
+    table = StudyTable.objects.get().table
+    assert table.rules["round_limit"] == 2
+    assert (table.rules["winning_goal"], table.rules["losing_goal"]) == (10_000, -10_000)
+    rng = random.Random(3)
+    while True:  # the participant (South) plays at random; the bots play on inline
+        table.refresh_from_db()
+        if table.status != Table.Status.PLAYING:
+            break
+        match = matches.load_match(table)
+        seat = match.round.to_act
+        master.submit(
+            table.pk, seat, rng.choice(view_for(match, seat).legal_actions), table.version
+        )
+    result = MatchResult.objects.get(table=table)
+    assert result.rounds >= 2  # two, or more while the scores were tied
+    played = matches.load_match(table)
+    assert played.is_over and len(played.rounds) == result.rounds
+    if result.rounds == 2:
+        assert played.scores[0] != played.scores[1]
+    assert poll(p).stage == Stage.QUESTIONNAIRE
