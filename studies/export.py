@@ -7,6 +7,7 @@ so the codebook cannot disagree with the files:
 - ``participants.csv``: one row per participant, with each stage's entry time;
 - ``answers.csv``: every quiz attempt's and the questionnaire's answers;
 - ``conditions.csv``: the study's conditions, their seat plans and disclosure;
+- ``rounds.csv``: every finished round at those tables (``studies.export_rounds``);
 - ``actions.csv``: every action at every table a participant sat at;
 - ``payments.csv`` (only with ``--with-payments``): the one file that holds the
   raw recruitment ID, needed to pay people; keep it apart from the rest.
@@ -27,52 +28,28 @@ from pathlib import Path
 from typing import Any
 
 from game.models import Action, Table
+from studies.export_files import BOOL, TIME, ExportFile, col
+from studies.export_rounds import ROUNDS, round_rows_of
 from studies.models import Answer, Participant, RecruitmentId, Study, StudySeat, StudyTable
 
 Stage = Participant.Stage
 SEAT_LETTERS = ("N", "E", "S", "W")
+PSEUDONYM = col("pseudonym", "text", "the participant's random pseudonym (not from the ID)")
 
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    type: str
-    unit: str
-    meaning: str
-
-
-@dataclass(frozen=True)
-class ExportFile:
-    name: str
-    about: str
-    columns: tuple[Column, ...]
-
-    @property
-    def names(self) -> list[str]:
-        return [c.name for c in self.columns]
-
-
-def _col(name: str, type_: str, meaning: str, unit: str = "") -> Column:
-    return Column(name, type_, unit, meaning)
-
-
-PSEUDONYM = _col("pseudonym", "text", "the participant's random pseudonym (not from the ID)")
-TIME = "date-time (ISO 8601, UTC)"
-BOOL = "boolean (true/false)"
 
 PARTICIPANTS = ExportFile(
     "participants.csv",
     "One row per participant who consented.",
     (
         PSEUDONYM,
-        _col("condition", "text", "the condition assigned (conditions.csv `name`)"),
-        _col("pilot", BOOL, "a pilot participant"),
-        _col("stage", "text", "the last stage reached: " + ", ".join(Stage.values)),
+        col("condition", "text", "the condition assigned (conditions.csv `name`)"),
+        col("pilot", BOOL, "a pilot participant"),
+        col("stage", "text", "the last stage reached: " + ", ".join(Stage.values)),
         *(
-            _col(f"entered_{stage}", TIME, f"when the stage {stage} was entered; empty: never")
+            col(f"entered_{stage}", TIME, f"when the stage {stage} was entered; empty: never")
             for stage in Stage.values
         ),
-        _col("quiz_attempts", "integer", "comprehension quiz attempts used", "attempts"),
+        col("quiz_attempts", "integer", "comprehension quiz attempts used", "attempts"),
     ),
 )
 ANSWERS = ExportFile(
@@ -80,10 +57,10 @@ ANSWERS = ExportFile(
     "Every answer: each quiz attempt's and the exit questionnaire's.",
     (
         PSEUDONYM,
-        _col("kind", "text", "quiz or questionnaire"),
-        _col("item_id", "text", "the quiz question (q1, q2...) or the questionnaire item's id"),
-        _col("attempt", "integer", "the quiz attempt, from 1; empty for the questionnaire"),
-        _col(
+        col("kind", "text", "quiz or questionnaire"),
+        col("item_id", "text", "the quiz question (q1, q2...) or the questionnaire item's id"),
+        col("attempt", "integer", "the quiz attempt, from 1; empty for the questionnaire"),
+        col(
             "value",
             "text",
             "quiz: the chosen option's text; Likert item: the choice's number, from 1 "
@@ -95,28 +72,28 @@ CONDITIONS = ExportFile(
     "conditions.csv",
     "The study's conditions, as in the study file.",
     (
-        _col("name", "text", "the condition's name"),
+        col("name", "text", "the condition's name"),
         *(
-            _col(f"seat_{s.lower()}", "text", f"seat {s}: participant, or a bot's registry name")
+            col(f"seat_{s.lower()}", "text", f"seat {s}: participant, or a bot's registry name")
             for s in SEAT_LETTERS
         ),
-        _col("disclosure", "text", "bots: bots shown as bots; names: bots shown with names"),
+        col("disclosure", "text", "bots: bots shown as bots; names: bots shown with names"),
     ),
 )
 ACTIONS = ExportFile(
     "actions.csv",
     "Every action at every table where an exported participant sat, in table order.",
     (
-        _col("table", "text", "the table's public id"),
-        _col("version", "integer", "the table's version after the action (its order)"),
-        _col("round", "integer", "the round of the match, from 1"),
-        _col("seat", "text", "the seat that acted: N, E, S or W"),
-        _col("player_kind", "text", "participant or bot (a stand-in included)"),
-        _col("player", "text", "the participant's pseudonym, or the bot's registry name"),
-        _col("action", "JSON", "the engine's action (game.engine action_to_dict)"),
-        _col("by_stand_in", BOOL, "made by the stand-in bot for an absent participant"),
-        _col("think_ms", "integer", "a participant's think time as the page measured it", "ms"),
-        _col("think_bound_ms", "integer", "the server's upper bound of think_ms", "ms"),
+        col("table", "text", "the table's public id"),
+        col("version", "integer", "the table's version after the action (its order)"),
+        col("round", "integer", "the round of the match, from 1"),
+        col("seat", "text", "the seat that acted: N, E, S or W"),
+        col("player_kind", "text", "participant or bot (a stand-in included)"),
+        col("player", "text", "the participant's pseudonym, or the bot's registry name"),
+        col("action", "JSON", "the engine's action (game.engine action_to_dict)"),
+        col("by_stand_in", BOOL, "made by the stand-in bot for an absent participant"),
+        col("think_ms", "integer", "a participant's think time as the page measured it", "ms"),
+        col("think_bound_ms", "integer", "the server's upper bound of think_ms", "ms"),
     ),
 )
 PAYMENTS = ExportFile(
@@ -127,15 +104,15 @@ PAYMENTS = ExportFile(
     "rounded to 0.01.",
     (
         PSEUDONYM,
-        _col("recruitment_id", "text", "the raw recruitment ID (e.g. PROLIFIC_PID)"),
-        _col("completed", BOOL, "reached the completion page"),
-        _col("completion_code", "text", "the study's completion code, if completed"),
-        _col("points", "integer", "points the partnership won; empty: not known", "points"),
-        _col("bonus", "decimal", "the bonus by the study's rule; empty: not known", "currency"),
-        _col("currency", "text", "the bonus's currency (ISO 4217); empty: no bonus rule"),
+        col("recruitment_id", "text", "the raw recruitment ID (e.g. PROLIFIC_PID)"),
+        col("completed", BOOL, "reached the completion page"),
+        col("completion_code", "text", "the study's completion code, if completed"),
+        col("points", "integer", "points the partnership won; empty: not known", "points"),
+        col("bonus", "decimal", "the bonus by the study's rule; empty: not known", "currency"),
+        col("currency", "text", "the bonus's currency (ISO 4217); empty: no bonus rule"),
     ),
 )
-FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ACTIONS, PAYMENTS)
+FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ROUNDS, ACTIONS, PAYMENTS)
 
 
 # ----- where the tables come from ------------------------------------------------------
@@ -205,6 +182,12 @@ def condition_rows(study: Study) -> Iterator[dict[str, Any]]:
     for c in study.conditions.order_by("position"):
         seats = {f"seat_{s.lower()}": who for s, who in zip(SEAT_LETTERS, c.seat_plan, strict=True)}
         yield {"name": c.name, **seats, "disclosure": c.disclosure}
+
+
+def conditions_by_table(study: Study) -> dict[int, str]:
+    """The condition's name of each of the study's game tables (by table pk)."""
+    found = StudyTable.objects.filter(study=study).values_list("table_id", "condition__name")
+    return dict(found)
 
 
 def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
@@ -314,6 +297,7 @@ def export_study(
         (PARTICIPANTS, participant_rows(people)),
         (ANSWERS, answer_rows(people)),
         (CONDITIONS, condition_rows(study)),
+        (ROUNDS, round_rows_of(tables, conditions_by_table(study))),
         (ACTIONS, action_rows(tables)),
     ]
     if with_payments:

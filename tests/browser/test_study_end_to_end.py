@@ -308,6 +308,7 @@ def test_four_participants_through_the_example_study(
         "conditions.csv",
         "participants.csv",
         "payments.csv",
+        "rounds.csv",
     ]
 
     participants = read_csv(out / "participants.csv")
@@ -392,14 +393,37 @@ def test_four_participants_through_the_example_study(
         )[0]
     )
 
+    rounds = read_csv(out / "rounds.csv")
+    for table_id, name, _, public_id in tables:
+        mine = [r for r in rounds if r["table"] == public_id]
+        stored = query(
+            daphne_server,
+            "SELECT r.round_number, r.score_ns, r.score_ew FROM game_roundrecordrow r "
+            "JOIN game_table t ON t.id = r.table_id WHERE t.public_id = ? "
+            "ORDER BY r.round_number",
+            public_id,
+        )
+        assert [(int(r["round"]), int(r["score_ns"]), int(r["score_ew"])) for r in mine] == [
+            tuple(row) for row in stored
+        ]
+        assert mine and {r["condition"] for r in mine} == {name}
+        seated = {letters[pos].lower(): pseudonym[r] for r, pos in grouping[table_id]}
+        for seat in "nesw":
+            players = {(r[f"player_kind_{seat}"], r[f"player_{seat}"]) for r in mine}
+            if seat in seated:
+                assert players == {("participant", seated[seat])}
+            else:
+                assert players == {("bot", bots[(table_id, "nesw".index(seat))])}
+        assert mine[-1]["match_winner"] in ("NS", "EW")
+
     payments = read_csv(out / "payments.csv")
     assert {p["pseudonym"]: p["recruitment_id"] for p in payments} == by_pseudonym
     for p in payments:
         assert (p["completed"], p["completion_code"], p["currency"]) == ("true", CODE, "GBP")
         assert p["points"] != ""
         assert p["bonus"] == f"{min(max(int(p['points']), 0) * 0.01, 1.5):.2f}"
-    for name in ("participants.csv", "answers.csv", "conditions.csv", "actions.csv",
-                 "codebook.md"):  # fmt: skip
+    for name in ("participants.csv", "answers.csv", "conditions.csv", "rounds.csv",
+                 "actions.csv", "codebook.md"):  # fmt: skip
         text = (out / name).read_text()
         assert not any(r in text for r in raw_ids), name  # raw IDs only in payments.csv
 

@@ -57,6 +57,7 @@ def test_the_files_hold_the_participants_answers_and_conditions(
         "participants.csv",
         "answers.csv",
         "conditions.csv",
+        "rounds.csv",
         "actions.csv",
         "codebook.md",
     ]
@@ -89,6 +90,8 @@ def test_the_files_hold_the_participants_answers_and_conditions(
     }
     assert (tmp_path / "actions.csv").read_text().startswith("table,version,round,seat,")
     assert read(tmp_path / "actions.csv") == [] and export.study_tables(study) == []
+    assert (tmp_path / "rounds.csv").read_text().startswith("table,condition,round,")
+    assert read(tmp_path / "rounds.csv") == []
 
 
 def test_the_codebook_describes_exactly_the_columns_of_each_file(
@@ -199,7 +202,14 @@ def test_the_export_study_command_writes_the_files(study: Study, tmp_path: Path)
     call_command("export_study", study.slug, "--out", str(tmp_path / "x"), stdout=out)
     assert out.getvalue().split() == [
         str(tmp_path / "x" / n)
-        for n in ("participants.csv", "answers.csv", "conditions.csv", "actions.csv", "codebook.md")
+        for n in (
+            "participants.csv",
+            "answers.csv",
+            "conditions.csv",
+            "rounds.csv",
+            "actions.csv",
+            "codebook.md",
+        )  # fmt: skip
     ]
     call_command(
         "export_study", study.slug, "--out", str(tmp_path / "y"), "--with-payments",

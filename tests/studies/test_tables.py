@@ -381,6 +381,23 @@ def test_a_played_table_reaches_the_export_with_the_partnerships_points(
     with (tmp_path / "payments.csv").open() as f:
         (paid,) = list(csv.DictReader(f))
     assert paid["points"] == str(result.score_ns)
+    with (tmp_path / "rounds.csv").open() as f:
+        rounds = list(csv.DictReader(f))
+    played = matches.load_match(table)
+    assert [int(r["round"]) for r in rounds] == list(range(1, result.rounds + 1))
+    assert {r["table"] for r in rounds} == {table.public_id}
+    assert {r["condition"] for r in rounds} == {StudyTable.objects.get().condition.name}
+    assert {(r["player_kind_s"], r["player_s"], r["actor_s"]) for r in rounds} == {
+        ("participant", p.pseudonym, "human")
+    }
+    assert {r["player_n"] for r in rounds} == {CHEAP}
+    for row, state in zip(rounds, played.rounds, strict=True):
+        ns, ew = state.result
+        assert (int(row["score_ns"]), int(row["score_ew"])) == (ns.score_after, ew.score_after)
+        bids = [int(row[f"bid_{s}"]) for s in "nesw"]
+        assert bids == list(state.bids)
+    assert rounds[-1]["match_winner"] == ("NS" if result.winner == 0 else "EW")
+    assert all(r["match_winner"] == "" for r in rounds[:-1])
 
 
 @pytest.mark.django_db(transaction=True)
