@@ -32,6 +32,7 @@ SMOKE_RUNS = {
     "close_abandoned_tables": "test_the_command_closes_them",
     "export_rounds": "test_export_and_import_commands",
     "import_rounds": "test_export_and_import_commands",
+    "rebuild_ratings": "test_rebuild_equals_the_live_ratings_on_a_random_history",
     "rebuild_tallies": "test_tallies_give_the_scans_figures_on_random_data",
     "sweep_overdue_turns": "test_the_command_and_celery_beat_sweep",
     "train_success_curves": "test_the_curves_are_fitted_on_the_humans_or_the_bis_seats",
