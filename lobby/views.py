@@ -25,6 +25,7 @@ from game import abandoned, identity, seating
 from game.engine.rules import Rules
 from game.errors import ServiceError, TableNotFound
 from game.models import Table
+from game.ratings.rebuild import claim_guest
 from game.sockets import limits
 from lobby.forms import (
     SEAT_INVITE,
@@ -79,6 +80,8 @@ def signup(request: HttpRequest) -> HttpResponse:
         form = SignUpForm(request.POST)
         if form.is_valid():
             user = form.save()
+            guest_id, _ = identity.guest_of(request.session)
+            claim_guest(guest_id, user)  # the guest's rating is the account's now
             login(request, user)
             messages.success(request, f"Welcome, {user.get_username()}! Your account is ready.")
             return redirect("lobby:home")

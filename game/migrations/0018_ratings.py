@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
             name='Rating',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(help_text='u:<user id>, g:<guest id>, b:<bot>', max_length=80, unique=True)),
+                ('key', models.CharField(help_text='u:<user>, g:<guest>, b:<bot>', max_length=80, unique=True)),
                 ('kind', models.CharField(choices=[('user', 'Account'), ('guest', 'Guest'), ('bot', 'Bot')], max_length=5)),
                 ('guest_id', models.CharField(blank=True, default='', max_length=64)),
                 ('name', models.CharField(blank=True, default='', help_text="a bot's or guest's", max_length=40)),
