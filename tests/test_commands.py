@@ -43,6 +43,7 @@ SMOKE_RUNS = {
     "bench_bots": "test_prints_every_figure_and_writes_json",
     "bench_dashboard": "test_bench_dashboard_fills_times_and_removes_its_rows_on_sqlite",
     "bench_engine": "test_bench_engine_times_a_few_rounds",
+    "bench_ratings": "test_bench_ratings_fills_times_both_pages_and_removes_its_rows",
     "bench_server": "test_bench_server_runs_both_stacks_for_a_moment",
     "bench_solver": "test_prints_each_k_and_writes_json",
     "bench_workers": "test_bench_workers_counts_a_workers_moves_for_a_second",
