@@ -18,6 +18,10 @@ from openskill.models import PlackettLuce
 
 MODEL = PlackettLuce()  # mu 25, sigma 25/3, the library's defaults
 SIDES = ((0, 2), (1, 3))  # N/S, E/W: the seats of MatchResult.winner's sides
+# game.research.exports.IMPORTED_PREFIX (a test holds them equal; that module
+# reaches this one through the move path): a guest of an imported match, played
+# on another site, whose result is no rating of this one's.
+IMPORTED_PREFIX = "import:"
 
 
 class SeatLike(Protocol):
@@ -46,7 +50,7 @@ def entrant_of(seat: SeatLike) -> Entrant | None:
         return Entrant(f"b:{seat.bot_name}", "bot", name=seat.bot_name) if seat.bot_name else None
     if seat.user_id is not None:
         return Entrant(f"u:{seat.user_id}", "user", user_id=seat.user_id)
-    if seat.guest_id:
+    if seat.guest_id and not seat.guest_id.startswith(IMPORTED_PREFIX):
         return Entrant(f"g:{seat.guest_id}", "guest", guest_id=seat.guest_id, name=seat.guest_name)
     return None
 
@@ -61,7 +65,8 @@ def rated_entrants(
     share of their cards, ``round_columns.STAND_IN_SHARE``: the analyses leave
     such matches out too); a match without a human (the league rates bots
     against each other; these ratings are the bots as people met them); and
-    one with a seat nobody can be rated by. Abandoned tables never end."""
+    one with a seat nobody can be rated by (an imported match's players among
+    them). Abandoned tables never end."""
     if not table_rated or stand_in_rounds > 0 or len(seats) != 4:
         return None
     entrants = {position: entrant_of(seat) for position, seat in seats.items()}

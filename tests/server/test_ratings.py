@@ -201,3 +201,11 @@ def test_rebuild_equals_the_live_ratings_on_a_random_history() -> None:
     Table.objects.filter(pk__in=excluded).delete()
     call_command("rebuild_ratings", stdout=io.StringIO())
     assert ratings() == live and history() == live_history
+
+
+def test_imported_players_are_never_rated() -> None:
+    from game.research.exports import IMPORTED_PREFIX
+
+    assert compute.IMPORTED_PREFIX == IMPORTED_PREFIX
+    seats = {p: FakeSeat(p, "human", guest_id=f"{IMPORTED_PREFIX}p_{p}") for p in range(4)}
+    assert compute.rated_entrants(seats, True, 0) is None
