@@ -65,12 +65,15 @@ class Figures:
         def share(n: int, of: int) -> float | None:
             return None if not of else n / of
 
+        def percent(n: int, of: int) -> float | None:
+            return None if not of else 100 * n / of
+
         return {
             "rounds": self.rounds,
-            "exact": share(self.exact, self.bids),
-            "over": share(self.over, self.bids),
-            "under": share(self.under, self.bids),
-            "set_rate": share(self.sets, self.rounds),
+            "exact": percent(self.exact, self.bids),
+            "over": percent(self.over, self.bids),
+            "under": percent(self.under, self.bids),
+            "set_rate": percent(self.sets, self.rounds),
             "nils": self.nils,
             "nils_made": self.nils_made,
             "bags": share(self.bags, self.rounds),
