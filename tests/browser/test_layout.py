@@ -37,8 +37,8 @@ STRIPS = """() => {
     const r = card.getBoundingClientRect();
     const next = cards[i + 1] && cards[i + 1].getBoundingClientRect();
     const sameRow = next && Math.abs(next.y - r.y) < r.height / 2;
-    const corner = card.querySelector('.tl').getBoundingClientRect();
-    const top = document.elementFromPoint(corner.x + corner.width / 2, corner.y + corner.height / 2);
+    const c = card.querySelector('.tl').getBoundingClientRect();
+    const top = document.elementFromPoint(c.x + c.width / 2, c.y + c.height / 2);
     return [sameRow ? next.x - r.x : r.width, !!top && card.contains(top)];
   });
 }"""
