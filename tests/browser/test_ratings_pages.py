@@ -1,9 +1,10 @@
 """The ratings in Chromium: a guest plays two short matches against a named level,
 sees the rating move on the profile, signs up and keeps it, finds both matches,
-and the leaderboard lists the account and the level's bot (screenshots in
-artifacts/screenshots/). The guest's cards are played by the test through the
-server's own write path (random legal moves), the bots inline: what is under
-test is the pages, not the table's clicking (tests/browser/test_table_play.py)."""
+and the leaderboard lists the account and the level's bot; axe finds no serious
+violation on either page (screenshots in artifacts/screenshots/). The guest's
+cards are played by the test through the server's own write path (random legal
+moves), the bots inline: what is under test is the pages, not the table's
+clicking (tests/browser/test_table_play.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from game.engine import Rules
 from game.models import Table
+from tests.browser.test_accessibility import serious_violations
 from tests.server.conftest import live as live  # the fixture: bots inline, no pacing
 from tests.server.helpers import play_humans
 
@@ -69,6 +71,7 @@ def test_a_guest_is_rated_keeps_it_by_signing_up_and_reaches_the_leaderboard(
     expect(page.locator("#rating-mu")).to_have_text(seen[1])  # kept
     expect(page.locator(".profile-games tbody tr")).to_have_count(2)
     page.screenshot(path=str(screenshot_dir / "profile-account.png"), full_page=True)
+    assert serious_violations(page) == []
 
     page.goto(url + "/leaderboard/")
     expect(page.locator("#people tbody tr")).to_have_count(1)
@@ -78,3 +81,4 @@ def test_a_guest_is_rated_keeps_it_by_signing_up_and_reaches_the_leaderboard(
     expect(page.locator("#id_level")).to_contain_text(re.compile(r"Beginner — RB\+WRP \(rating"))
     page.goto(url + "/leaderboard/")
     page.screenshot(path=str(screenshot_dir / "leaderboard.png"), full_page=True)
+    assert serious_violations(page) == []
