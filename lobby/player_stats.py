@@ -36,9 +36,9 @@ class Figures:
     nils_made: int = 0
     bags: int = 0
     points: int = 0
-    by_type: dict[str, int] = field(default_factory=dict)
+    by_type: dict[str, Figures] = field(default_factory=dict)
 
-    def add(self, row: RoundRecordRow, p: int) -> None:
+    def add(self, row: RoundRecordRow, p: int, by_type: bool = True) -> None:
         side = "ns" if p % 2 == 0 else "ew"
         bid, tricks = getattr(row, f"bid_{SEATS[p]}"), getattr(row, f"tricks_{SEATS[p]}")
         self.rounds += 1
@@ -57,9 +57,8 @@ class Figures:
         self.bags += max(0, taken - contract)
         self.points += getattr(row, f"points_{side}")
         kind = getattr(row, f"round_type_{SEATS[p]}")
-        if kind:
-            label = RoundType(kind).label
-            self.by_type[label] = self.by_type.get(label, 0) + 1
+        if kind and by_type:
+            self.by_type.setdefault(RoundType(kind).label, Figures()).add(row, p, by_type=False)
 
     def shown(self) -> dict[str, Any]:
         def share(n: int, of: int) -> float | None:
@@ -78,7 +77,10 @@ class Figures:
             "nils_made": self.nils_made,
             "bags": share(self.bags, self.rounds),
             "points": share(self.points, self.rounds),
-            "by_type": sorted(self.by_type.items(), key=lambda kv: -kv[1]),
+            "by_type": [
+                (label, f.shown())
+                for label, f in sorted(self.by_type.items(), key=lambda kv: -kv[1].rounds)
+            ],
         }
 
 

@@ -117,3 +117,32 @@ def test_a_guest_sees_their_rating_move_keeps_it_by_signing_up_and_may_go_public
     shown = stranger.get("/players/cyrus/")
     assert shown.status_code == 200 and shown.context["rating"].pk == kept.pk
     assert "Make it p" not in shown.content.decode()  # nobody else's switch
+
+
+def test_the_play_figures_by_hand() -> None:
+    from game.models import RoundRecordRow
+    from lobby.player_stats import Figures
+
+    def row(**values: Any) -> RoundRecordRow:
+        base = {f"{c}_{s}": 0 for c in ("bid", "tricks", "round_type") for s in "nesw"}
+        return RoundRecordRow(**{**base, "points_ns": 0, "points_ew": 0, "made_ns": True,
+                                 "made_ew": True, **values})  # fmt: skip
+
+    me = Figures()
+    # S bids 4 takes 5 (over), N bids 3 takes 3: side made 8 of 7, one bag, 71 points
+    me.add(row(bid_s=4, tricks_s=5, bid_n=3, tricks_n=3, points_ns=71, round_type_s=2), 2)
+    # S bids nil and takes none; N bids 4 takes 2: the side is set
+    me.add(row(bid_s=0, tricks_s=0, bid_n=4, tricks_n=2, points_ns=60, made_ns=False,
+               round_type_s=6), 2)  # fmt: skip
+    # W (E/W) bids 2 takes 2 exactly
+    me.add(row(bid_w=2, tricks_w=2, bid_e=5, tricks_e=6, points_ew=81, round_type_w=2), 3)
+    shown = me.shown()
+    assert (shown["rounds"], shown["exact"], shown["over"], shown["under"]) == (3, 50, 50, 0)
+    assert shown["set_rate"] == pytest.approx(100 / 3) and (shown["nils"], shown["nils_made"]) == (
+        1,
+        1,
+    )
+    assert shown["bags"] == pytest.approx(2 / 3) and shown["points"] == pytest.approx(212 / 3)
+    types = dict(shown["by_type"])
+    assert list(types) == ["under", "we nil"] and types["under"]["rounds"] == 2
+    assert types["under"]["exact"] == 50 and types["we nil"]["set_rate"] == 100
