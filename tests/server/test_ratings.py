@@ -153,19 +153,20 @@ def test_who_a_match_rates() -> None:
 
 
 def _random_history(n: int, rng: random.Random) -> list[int]:
-    """``n`` finished matches of accounts, guests and bots, each rated through
-    the statements the move path runs; returns the tables left out."""
-    users = [get_user_model().objects.create_user(f"p{i}", password="x") for i in range(6)]
+    """``n`` finished matches of accounts, guests and bots (stored in bulk), then
+    each rated in its own transaction through the statements the move path runs;
+    returns the tables left out."""
+    users = [get_user_model().objects.create_user(f"p{i}", password=None) for i in range(6)]
     guests = [f"guest{i}" for i in range(6)]
     bots = ["RB+WRP", "BIS+SRP", "SIM50+SRP"]
     start = timezone.now() - timedelta(days=30)
-    excluded = []
-    for i in range(n):
-        if i == n // 2:  # a guest signs up half-way and keeps their rating
-            assert claim_guest("guest0", users[0])
-        table = Table.objects.create(status=Table.Status.FINISHED, rated=rng.random() > 0.1)
+    tables = Table.objects.bulk_create(
+        Table(status=Table.Status.FINISHED, rated=rng.random() > 0.1) for _ in range(n)
+    )
+    seats: dict[int, dict[int, Seat]] = {}
+    results = []
+    for i, table in enumerate(tables):
         people = rng.sample([("u", u.pk) for u in users[1:]] + [("g", g) for g in guests], 4)
-        seats = {}
         for p in range(4):
             if rng.random() < 0.4 and p != 0:
                 s = Seat(table=table, position=p, kind="bot", bot_name=rng.choice(bots))
@@ -173,19 +174,20 @@ def _random_history(n: int, rng: random.Random) -> list[int]:
                 s = Seat(table=table, position=p, kind="human", user_id=people[p][1])
             else:
                 s = Seat(table=table, position=p, kind="human", guest_id=people[p][1])
-            s.save()
-            seats[p] = s
-        stand_ins = int(rng.random() < 0.1)
-        result = MatchResult.objects.create(
+            seats.setdefault(table.pk, {})[p] = s
+        results.append(MatchResult(
             table=table, finished_at=start + timedelta(minutes=i), winner=rng.randrange(2),
             score_ns=0, score_ew=0, bags_ns=0, bags_ew=0, rounds=3, version=100,
-            stand_in_rounds=stand_ins,
-        )  # fmt: skip
-        if not table.rated or stand_ins:
-            excluded.append(table.pk)
+            stand_in_rounds=int(rng.random() < 0.1),
+        ))  # fmt: skip
+    Seat.objects.bulk_create(s for by_position in seats.values() for s in by_position.values())
+    MatchResult.objects.bulk_create(results)
+    for i, (table, result) in enumerate(zip(tables, results, strict=True)):
+        if i == n // 2:  # a guest signs up half-way and keeps their rating
+            assert claim_guest("guest0", users[0])
         with transaction.atomic():
-            rows.run_steps(match_end.match_steps(table, seats, result))
-    return excluded
+            rows.run_steps(match_end.match_steps(table, seats[table.pk], result))
+    return [t.pk for t, r in zip(tables, results, strict=True) if not t.rated or r.stand_in_rounds]
 
 
 def test_rebuild_equals_the_live_ratings_on_a_random_history() -> None:
