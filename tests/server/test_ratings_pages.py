@@ -32,7 +32,7 @@ def test_the_leaderboard_lists_people_by_their_conservative_rating_and_the_bots_
     client: Client,
 ) -> None:
     minimum = settings.SPADES_LEADERBOARD_MIN_MATCHES
-    sure, lucky, new = (User.objects.create_user(n, password=None) for n in ("sure", "lucky", "new"))
+    sure, lucky, new = (User.objects.create_user(n) for n in ("sure", "lucky", "new"))
     rate(f"u:{sure.pk}", 30.0, 1.0, minimum, kind="user", user=sure)  # 27 at least
     rate(f"u:{lucky.pk}", 34.0, 4.0, minimum + 3, kind="user", user=lucky)  # 22 at least
     rate(f"u:{new.pk}", 40.0, 1.0, minimum - 1, kind="user", user=new)  # too few matches
