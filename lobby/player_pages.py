@@ -24,10 +24,16 @@ RECENT_GAMES = 30
 
 def leaderboard(request: HttpRequest) -> HttpResponse:
     minimum = settings.SPADES_LEADERBOARD_MIN_MATCHES
+    people = boards.people(minimum)
+    public = set(  # the names linked to their public profiles
+        PublicProfile.objects.filter(
+            public=True, user__username__in=[r.name for r in people]
+        ).values_list("user__username", flat=True)
+    )
     return render(
         request,
         "lobby/leaderboard.html",
-        {"people": boards.people(minimum), "bots": boards.bots(), "minimum": minimum},
+        {"people": people, "public": public, "bots": boards.bots(), "minimum": minimum},
     )
 
 

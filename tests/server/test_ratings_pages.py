@@ -16,6 +16,7 @@ from bots.registry import bot_names
 from game.models import Seat, Table
 from game.ratings import compute
 from game.ratings.models import Rating
+from lobby.models import PublicProfile
 from tests.server.helpers import play_humans
 from tests.server.inline import InlineScheduler
 from tests.server.test_lobby import as_guest, table_form_data
@@ -50,6 +51,9 @@ def test_the_leaderboard_lists_people_by_their_conservative_rating_and_the_bots_
     html = page.content.decode()
     assert "someone" not in html and ">new<" not in html
     assert html.index(">sure<") < html.index(">lucky<")
+    assert 'href="/players/sure/"' not in html  # a private profile is not linked
+    PublicProfile.objects.create(user=sure, public=True)
+    assert 'href="/players/sure/"' in client.get("/leaderboard/").content.decode()
 
 
 def test_every_level_is_a_registered_bot_and_play_now_seats_the_level_asked_for(
