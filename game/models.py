@@ -7,7 +7,7 @@ transaction as the action that finished the round or the match, so that
 analyses can query them without replaying anything.
 
 The match seed never leaves the server: it is not in any view, export or
-admin page.
+admin page. The ratings' models (``game.ratings.models``) are imported at the end.
 """
 
 from __future__ import annotations
@@ -78,9 +78,9 @@ class Table(models.Model):
         blank=True,
         help_text="seconds a bot waits before moving (blank: SPADES_BOT_DELAY)",
     )
-    # A study's "names" disclosure: its bots look like players (a name, no bot
-    # kind) in every frame and page; their seats keep the real kind.
+    # A study's "names" disclosure: its bots look like players in every frame and page.
     bots_as_players = models.BooleanField(default=False)
+    rated = models.BooleanField(default=True, help_text="its match counts for ratings")
     # When the current turn began (for the turn timer); set on every move.
     turn_started_at = models.DateTimeField(null=True, blank=True)
     # A player was last here (a seat change, a socket opened, closed or still
@@ -395,3 +395,6 @@ class RoundTally(models.Model):
 
     def __str__(self) -> str:
         return f"{self.figure} {self.span}{self.start} {self.makeup} {self.bot}: {self.n}"
+
+
+from game.ratings.models import Rating, RatingChange  # noqa: E402, F401

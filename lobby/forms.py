@@ -16,6 +16,7 @@ from django.contrib.auth.forms import UserCreationForm
 from bots.registry import bot_groups
 from game.engine.rules import FIRST_LEAD_CHOICES, Rules, RulesError
 from game.identity import GUEST_NAME_MAX, clean_guest_name
+from lobby.levels import LEVEL_PREFIX, bot_of, levels
 
 # What people read for each rule option (a missing one falls back to its name).
 RULE_LABELS: dict[str, tuple[str, str]] = {
@@ -83,12 +84,15 @@ def _rules_fields() -> dict[str, forms.Field]:
 
 
 def seat_choices() -> list[tuple[str, Any]]:
-    """Me / Open / Reserved, then the bots in one group per playing module."""
+    """Me / Open / Reserved, the named bot levels with their ratings, then every
+    bot in one group per playing module."""
+    named = ("Bot levels", [(LEVEL_PREFIX + lv.name, lv.label) for lv in levels()])
     bots = [
         (f"Bot — {title}", [(name, f"Bot: {name}") for name in names])
         for title, names in bot_groups()
     ]
-    return [(SEAT_ME, "Me"), (SEAT_OPEN, "Open"), (SEAT_INVITE, "Reserved by invite"), *bots]
+    return [(SEAT_ME, "Me"), (SEAT_OPEN, "Open"), (SEAT_INVITE, "Reserved by invite"), named,
+            *bots]  # fmt: skip
 
 
 class GuestForm(forms.Form):
@@ -150,4 +154,7 @@ class TableForm(forms.Form):
         return data
 
     def seats(self) -> list[str]:
-        return [self.cleaned_data[f"seat_{p}"] for p in range(4)]
+        """Each seat's choice, a level as its bot kind (the seat says which bot)."""
+        chosen = [self.cleaned_data[f"seat_{p}"] for p in range(4)]
+        return [bot_of(c.removeprefix(LEVEL_PREFIX)) if c.startswith(LEVEL_PREFIX) else c
+                for c in chosen]  # fmt: skip

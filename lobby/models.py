@@ -8,6 +8,7 @@ table and take a seat reserved for an invitee.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from game.models import Table
@@ -34,3 +35,16 @@ class TableListing(models.Model):
 
     def __str__(self) -> str:
         return f"listing of {self.table}"
+
+
+class PublicProfile(models.Model):
+    """An account that shows its profile to everyone at ``/players/<name>/``
+    (opt-in: without this row, or with ``public`` off, the profile is private)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="public_profile"
+    )
+    public = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {'public' if self.public else 'private'}"

@@ -68,7 +68,8 @@ def may_see(request: HttpRequest, table: Table, listing: TableListing, p: Player
     return is_host(table, listing, p) or invited(request, table) or seat_of(table, p) is not None
 
 
-def _my_seats(p: Player) -> Q:
+def my_seats(p: Player) -> Q:
+    """The player's seats: the account's and the session's guest's."""
     q = Q(pk__in=[])
     if p.user is not None:
         q |= Q(user=p.user)
@@ -83,7 +84,7 @@ def running_tables_of(p: Player, limit: int = 10) -> list[dict[str, Any]]:
     if not p.known:
         return []
     seats = (
-        Seat.objects.filter(_my_seats(p), kind=Seat.Kind.HUMAN, table__status=Table.Status.PLAYING)
+        Seat.objects.filter(my_seats(p), kind=Seat.Kind.HUMAN, table__status=Table.Status.PLAYING)
         .select_related("table")
         .order_by("-table__turn_started_at")[:limit]
     )
@@ -117,7 +118,7 @@ def games_of(p: Player, limit: int = 100) -> list[dict[str, Any]]:
     if not p.known:
         return []
     seats = (
-        Seat.objects.filter(_my_seats(p), kind=Seat.Kind.HUMAN)
+        Seat.objects.filter(my_seats(p), kind=Seat.Kind.HUMAN)
         .select_related("table", "table__result")
         .order_by("-table__created_at")[:limit]
     )

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from lobby import table_views, views
+from lobby import player_pages, table_views, views
 
 app_name = "lobby"
 
@@ -16,7 +16,10 @@ urlpatterns = [
     path("t/<str:public_id>/seat/", table_views.seat_action, name="seat"),
     path("t/<str:public_id>/rematch/", table_views.rematch, name="rematch"),
     path("join/<str:token>/", table_views.join, name="join"),
-    path("profile/", views.profile, name="profile"),
+    path("profile/", player_pages.profile, name="profile"),
+    path("profile/public/", player_pages.make_public, name="make_public"),
+    path("players/<str:username>/", player_pages.public_profile, name="public_profile"),
+    path("leaderboard/", player_pages.leaderboard, name="leaderboard"),
     path("accounts/signup/", views.signup, name="signup"),
     path(
         "accounts/login/",

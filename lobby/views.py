@@ -25,7 +25,9 @@ from game import abandoned, identity, seating
 from game.engine.rules import Rules
 from game.errors import ServiceError, TableNotFound
 from game.models import Table
+from game.ratings.rebuild import claim_guest
 from game.sockets import limits
+from lobby import levels
 from lobby.forms import (
     SEAT_INVITE,
     SEAT_ME,
@@ -37,7 +39,6 @@ from lobby.forms import (
 from lobby.models import TableListing
 from lobby.players import (
     Player,
-    games_of,
     player_of,
     running_tables_of,
 )
@@ -79,24 +80,14 @@ def signup(request: HttpRequest) -> HttpResponse:
         form = SignUpForm(request.POST)
         if form.is_valid():
             user = form.save()
+            guest_id, _ = identity.guest_of(request.session)
+            claim_guest(guest_id, user)  # the guest's rating is the account's now
             login(request, user)
             messages.success(request, f"Welcome, {user.get_username()}! Your account is ready.")
             return redirect("lobby:home")
     else:
         form = SignUpForm()
     return render(request, "registration/signup.html", {"form": form})
-
-
-def profile(request: HttpRequest) -> HttpResponse:
-    p = player_of(request)
-    games = games_of(p)
-    played = [g for g in games if g["outcome"] in ("Won", "Lost")]
-    wins = sum(1 for g in played if g["outcome"] == "Won")
-    return render(
-        request,
-        "lobby/profile.html",
-        {"player": p, "games": games, "wins": wins, "losses": len(played) - wins},
-    )
 
 
 # ----- the lobby -------------------------------------------------------------------
@@ -162,6 +153,8 @@ def home(request: HttpRequest, status: int = 200) -> HttpResponse:
             "guest_form": GuestForm(),
             "tables": open_tables(),
             "default_bot": DEFAULT_BOT,
+            "levels": levels.levels(),
+            "default_level": levels.default_level(),
         },
         status=status,
     )
@@ -208,6 +201,11 @@ def _new_listing(table: Table, p: Player, *, private: bool, reserved: list[int])
 @require_POST
 def play_now(request: HttpRequest) -> HttpResponse:
     """One click: you in the South seat, three bots, the match starts."""
+    try:  # the level first: a name that does not exist changes nothing
+        bot = levels.bot_of(request.POST.get("level") or levels.default_level())
+    except levels.UnknownLevel as e:
+        messages.error(request, str(e))
+        return home(request, status=400)
     p = _identify_or_guest(request)
     if p is None:
         return redirect("lobby:home")
@@ -220,7 +218,7 @@ def play_now(request: HttpRequest) -> HttpResponse:
         seating.take_seat(table, PLAY_NOW_SEAT, **p.seat_kwargs())
         for position in range(4):
             if position != PLAY_NOW_SEAT:
-                seating.add_bot(table, position, DEFAULT_BOT)
+                seating.add_bot(table, position, bot)
         seating.start_table(table)
     return redirect("lobby:table", table.public_id)
 

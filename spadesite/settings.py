@@ -164,6 +164,19 @@ if os.environ.get("SPADES_MAX_SOCKETS"):
 # change, no socket) is closed and leaves the lobby (game.abandoned).
 SPADES_ABANDON_MINUTES = float(os.environ.get("SPADES_ABANDON_MINUTES", "60"))
 SPADES_STAND_IN_BOT = os.environ.get("SPADES_STAND_IN_BOT", "BIS+SRP")
+# The bot levels "Play now" and the new-table form offer (docs/ratings.md): a name
+# and the bot kind that plays it, weakest first; each shown with its rating. The
+# strongest is the league's best bidder (docs/league.md) that bids within the move
+# budget (SIM simulates while SPADES_BOT_BUDGET lasts) with the strong rule player.
+SPADES_BOT_LEVELS = [
+    ("Beginner", "RB+WRP"),
+    ("Casual", "RB+SRP"),
+    ("Club", "BIS+SRP"),
+    ("Expert", "NNB+SRP"),
+    ("Strongest", "SIM75+SRP"),
+]
+# Rated matches an account needs before the leaderboard lists it.
+SPADES_LEADERBOARD_MIN_MATCHES = int(os.environ.get("SPADES_LEADERBOARD_MIN_MATCHES", "5"))
 
 CELERY_BROKER_URL, CELERY_RESULT_BACKEND = celery_urls(REDIS_URL)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -186,7 +186,7 @@ class _Reader(FileReader):
 
     def play(self, data: dict) -> Play:
         path = ("play",)
-        self.only(data, path, {"matches", "rounds", "turn_seconds", "bot_delay"})
+        self.only(data, path, {"matches", "rounds", "turn_seconds", "bot_delay", "rated"})
         matches = self.number(data, path, "matches", 1, 20, None)
         rounds = self.number(data, path, "rounds", 1, 100, None)
         if (matches is None) == (rounds is None):
@@ -195,7 +195,9 @@ class _Reader(FileReader):
         delay = self.value(data, path, "bot_delay", float, None)
         if delay is not None and not 0 <= delay <= 30:
             self.problem((*path, "bot_delay"), f"bot_delay must be 0 to 30 seconds, not {delay}")
-        return Play(matches, rounds, turn_seconds, delay)
+        return Play(
+            matches, rounds, turn_seconds, delay, self.value(data, path, "rated", bool, True)
+        )
 
     def conditions(self, study: dict) -> tuple[Condition, ...]:
         out, names = [], set()

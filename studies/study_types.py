@@ -103,6 +103,7 @@ class Play:
     rounds: int | None
     turn_seconds: int = 30
     bot_delay: float | None = None  # a bot's think time; None: the site's
+    rated: bool = True  # its matches count for the players' and bots' ratings (Table.rated)
 
 
 @dataclass(frozen=True)

@@ -164,9 +164,9 @@ def form_table(condition: Condition, group: Sequence[Participant]) -> StudyTable
         stand_in_bots=True,
         bot_delay=definition["play"]["bot_delay"],
     )
-    if condition.disclosure == "names":  # its bots are shown as players
-        table.bots_as_players = True
-        table.save(update_fields=["bots_as_players"])
+    table.bots_as_players = condition.disclosure == "names"  # its bots are shown as players
+    table.rated = definition["play"].get("rated", True)  # the study may keep them unrated
+    table.save(update_fields=["bots_as_players", "rated"])
     # Started below, in this transaction: never one of the lobby's open tables.
     study_table = StudyTable.objects.create(
         study=study,

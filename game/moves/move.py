@@ -48,6 +48,7 @@ from game.errors import (
 )
 from game.models import MatchResult, PendingRound, RoundRecordRow, Seat, Table
 from game.moves import matches, rows
+from game.ratings import match_end as ratings
 from game.research import tallies
 from game.research.round_columns import (
     StandIn,
@@ -341,6 +342,7 @@ def save_steps(
     if outcome.result_row is not None:
         yield rows.insert_query(outcome.result_row)
         yield tallies.match_query(outcome.result_row)
+        yield from ratings.match_steps(outcome.table, outcome.seats, outcome.result_row)
         yield rows.finish_table_query(r.table_id, now)
 
 

@@ -27,6 +27,7 @@ from django.db.models.functions import Cast
 from game.engine.cards import SEAT_LETTERS
 from game.engine.round_types import RoundType
 from game.models import MatchResult, RoundRecordRow, Seat
+from game.ratings.models import RatingChange
 from game.research import round_rows
 from game.research.analytics import Filters
 from game.research.round_columns import NIL_CATEGORIES, SEATS, actor
@@ -60,6 +61,32 @@ def _player_of(seat: dict[str, Any]) -> str | None:
     if seat["guest_id"]:
         return pseudonym("guest", seat["guest_id"])
     return None
+
+
+Start = tuple[float | None, float | None]
+
+
+def _ratings_at_start(tables: set[int]) -> dict[tuple[int, str, Any], Start]:
+    """Each rated human's (mu, sigma) as the match began, by (table, 'u'/'g', id):
+    the rating's history row of that match (docs/ratings.md); unrated matches have none."""
+    out: dict[tuple[int, str, Any], Start] = {}
+    for c in (
+        RatingChange.objects.filter(table_id__in=tables)
+        .exclude(rating__kind="bot")
+        .values("table_id", "rating__user_id", "rating__guest_id", "mu_before", "sigma_before")
+    ):
+        start = (c["mu_before"], c["sigma_before"])
+        if c["rating__user_id"] is not None:
+            out[(c["table_id"], "u", c["rating__user_id"])] = start
+        if c["rating__guest_id"]:
+            out[(c["table_id"], "g", c["rating__guest_id"])] = start
+    return out
+
+
+def _rating_of(seat: dict[str, Any], starts: dict[tuple[int, str, Any], Start]) -> Start:
+    if seat["user_id"] is not None:
+        return starts.get((seat["table_id"], "u", seat["user_id"]), (None, None))
+    return starts.get((seat["table_id"], "g", seat["guest_id"]), (None, None))
 
 
 ROW_FIELDS = (
@@ -113,6 +140,7 @@ def iter_rounds(
                 "bags_ew", "rounds",
             )
         }  # fmt: skip
+        starts = _ratings_at_start(tables)
         seat_lists: dict[int, list[dict[str, Any]]] = {}
         for r in rows:
             listed = seat_lists.get(r["table_id"])
@@ -122,12 +150,15 @@ def iter_rounds(
                 for p in range(4):
                     s = table_seats.get(p)
                     is_bot = r["seat_kinds"][p] == "B"
+                    mu, sigma = (None, None) if s is None or is_bot else _rating_of(s, starts)
                     listed.append(
                         {
                             "seat": SEAT_LETTERS[p],
                             "kind": "bot" if is_bot else "human",
                             "bot": (s["bot_name"] if s else None) if is_bot else None,
                             "player": None if s is None or is_bot else _player_of(s),
+                            "rating_mu": mu,
+                            "rating_sigma": sigma,
                         }
                     )
                 seat_lists[r["table_id"]] = listed
@@ -164,6 +195,7 @@ CSV_COLUMNS: list[str] = [
     *[f"stand_in_plays_{s}" for s in SEAT_NAMES],
     *[f"stand_in_bid_{s}" for s in SEAT_NAMES],
     "stand_in_round", "match_winner",
+    *[f"rating_{c}_{s}" for s in SEAT_NAMES for c in ("mu", "sigma")],
 ]  # fmt: skip
 
 
@@ -229,6 +261,9 @@ def csv_row(r: dict[str, Any]) -> list[Any]:
     out.append(int(r["stand_in_round"]))
     m = r["match_result"]
     out.append("" if m is None else ("NS" if m["winner"] == 0 else "EW"))
+    for seat in r["seats"]:
+        out += ["" if seat["rating_mu"] is None else seat["rating_mu"],
+                "" if seat["rating_sigma"] is None else seat["rating_sigma"]]  # fmt: skip
     return out
 
 

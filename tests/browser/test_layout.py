@@ -1,6 +1,7 @@
 """The whole table fits the screen: at each common size, while bidding and
 while playing, every card of the hand and every bid button lies inside the
-viewport, and the seat boxes, the trick and the hand never overlap."""
+viewport, the seat boxes, the trick and the hand never overlap, and every
+card shows a strip of its face at least 28 px wide with its rank and suit."""
 
 from __future__ import annotations
 
@@ -25,6 +26,34 @@ VIEWPORTS = {
 }
 
 
+MIN_STRIP = 28  # px of each card's face left uncovered, from its left edge
+
+# Per card of the hand: how wide its visible left strip is (to the next card's left
+# edge in the same row, else its whole width), and whether its top-left corner (rank
+# and suit) is the topmost thing at its centre.
+STRIPS = """() => {
+  const cards = [...document.querySelectorAll('#hand .card')];
+  return cards.map((card, i) => {
+    const r = card.getBoundingClientRect();
+    const next = cards[i + 1] && cards[i + 1].getBoundingClientRect();
+    const sameRow = next && Math.abs(next.y - r.y) < r.height / 2;
+    const c = card.querySelector('.tl').getBoundingClientRect();
+    const top = document.elementFromPoint(c.x + c.width / 2, c.y + c.height / 2);
+    return [sameRow ? next.x - r.x : r.width, !!top && card.contains(top)];
+  });
+}"""
+
+
+def check_strips(page: Page, what: str) -> None:
+    """Every card shows at least MIN_STRIP px of its face and its rank and suit."""
+    strips = page.evaluate(STRIPS)
+    assert strips, f"{what}: no cards"
+    narrow = [round(w, 1) for w, _ in strips if w < MIN_STRIP]
+    assert narrow == [], f"{what}: card strips under {MIN_STRIP} px: {narrow}"
+    hidden = sum(1 for _, shown in strips if not shown)
+    assert hidden == 0, f"{what}: {hidden} cards' rank and suit are covered"
+
+
 @pytest.mark.parametrize("name", list(VIEWPORTS))
 def test_the_table_fits_the_screen(
     name: str, daphne_server: str, new_page: Callable[..., Page], screenshot_dir: Path
@@ -41,6 +70,7 @@ def test_the_table_fits_the_screen(
     expect(page.locator("#hand .card")).to_have_count(13)
     page.screenshot(path=str(screenshot_dir / f"layout-{name}-bidding.png"))
     check_table_fits(page, width, height, f"{name} bidding")
+    check_strips(page, f"{name} bidding")
     # A round summary (as after a round) leaves every bid button and card reachable.
     page.evaluate("document.getElementById('round-summary').hidden = false")
     for selector in (".bid-panel .bid-btn", "#hand .card"):
@@ -55,6 +85,7 @@ def test_the_table_fits_the_screen(
     page.wait_for_timeout(300)  # the trick's cards settle
     page.screenshot(path=str(screenshot_dir / f"layout-{name}-playing.png"))
     check_table_fits(page, width, height, f"{name} playing")
+    check_strips(page, f"{name} playing")
     # Who won the trick is said beside the status, never over the cards: with
     # the longest such line in place, nothing overlaps and it is on screen.
     page.evaluate(

@@ -121,3 +121,21 @@ def test_bench_workers_counts_a_workers_moves_for_a_second(
     )  # fmt: skip
     moves = re.search(r"^  (\d+) moves: ", out.getvalue(), re.M)
     assert moves is not None and int(moves.group(1)) > 0, out.getvalue()
+
+
+@pytest.mark.django_db
+def test_bench_ratings_fills_times_both_pages_and_removes_its_rows() -> None:
+    from django.contrib.auth import get_user_model
+
+    from game.ratings.models import Rating, RatingChange
+
+    out = StringIO()
+    call_command("bench_ratings", "--accounts", "30", "--matches", "120", "--mine", "10",
+                 "--loads", "1", stdout=out)  # fmt: skip
+    text = out.getvalue()
+    assert "filled 30 accounts, 120 matches" in text
+    for url in ("/leaderboard/", "/profile/"):
+        assert re.search(rf"^{url}: median [\d.]+ ms, .* x the home page; target", text, re.M)
+    assert "bench rows deleted" in text
+    assert not get_user_model().objects.exists() and not Rating.objects.exists()
+    assert not RatingChange.objects.exists() and not Table.objects.exists()

@@ -15,6 +15,8 @@ from django.db.models import Q
 
 from game.engine import Match, Rules, view_for
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
+from game.ratings.models import Rating
+from game.ratings.rebuild import rebuild
 from game.research import analytics, exports, imports, tallies, tally_flush
 from game.research.analytics import Filters
 from game.research.storage import store_match
@@ -155,10 +157,18 @@ def test_jsonl_round_trip_gives_identical_analyses(stored: dict[str, Table]) -> 
     counts = imports.import_jsonl(io.StringIO(text))
     assert counts == {"rounds": len(csv_before), "tables": 4, "match_results": 4}
     assert _analyses() == before
-    # Exported again: the same rounds, players and records (only the row ids differ).
+    # Exported again: the same rounds, players and records (only the row ids differ, and
+    # the ratings: an imported match was played elsewhere and rates nobody here).
     again = _csv()
-    strip = [{k: v for k, v in r.items() if k != "round_id"} for r in csv_before]
-    assert [{k: v for k, v in r.items() if k != "round_id"} for r in again] == strip
+    assert any(r[f"rating_mu_{s}"] for r in csv_before for s in "nesw")
+    assert not any(r[f"rating_mu_{s}"] for r in again for s in "nesw")
+    assert rebuild() == 0 and not Rating.objects.filter(matches__gt=0).exists()
+
+    def strip(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        return [{k: v for k, v in r.items() if k != "round_id" and not k.startswith("rating_")}
+                for r in rows]  # fmt: skip
+
+    assert strip(again) == strip(csv_before)
 
 
 def test_import_is_all_or_nothing_and_names_bad_lines(stored: dict[str, Table]) -> None:

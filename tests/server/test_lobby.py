@@ -152,7 +152,8 @@ def test_the_seat_menu_groups_every_bot_by_how_it_plays(client: Client) -> None:
     page = client.get("/tables/new/").content.decode()
     seat_menu = page[page.index('name="seat_0"') :]
     seat_menu = seat_menu[: seat_menu.index("</select>")]
-    groups = seat_menu.split("<optgroup")[1:]
+    levels, *groups = seat_menu.split("<optgroup")[1:]
+    assert 'label="Bot levels"' in levels and 'value="level:Beginner"' in levels
     assert len(groups) == len(bot_groups())
     # The default bot's group and the default bot come first.
     assert "Strong rule-based play (SRP)" in groups[0]

@@ -437,3 +437,17 @@ def test_a_study_of_rounds_ends_each_match_after_that_many_rounds(
     if result.rounds == 2:
         assert played.scores[0] != played.scores[1]
     assert poll(p).stage == Stage.QUESTIONNAIRE
+
+
+@pytest.mark.django_db
+def test_a_study_that_says_so_keeps_its_tables_out_of_the_ratings(study_file) -> None:
+    rated = load_study(study_file(example_text()))[0]
+    poll(arrive(rated, ONE))
+    assert StudyTable.objects.get().table.rated
+    text = example_text().replace("rated = true", "rated = false")
+    unrated = load_study(study_file(text.replace('slug = "', 'slug = "x'), "other.toml"))[0]
+    poll(arrive(unrated, ONE))
+    assert not StudyTable.objects.get(study=unrated).table.rated
+    bad = example_text().replace("rated = true", 'rated = "no"')
+    with pytest.raises(Exception, match="rated"):
+        load_study(study_file(bad, "bad.toml"))
