@@ -37,6 +37,7 @@ from lobby.forms import (
 from lobby.models import TableListing
 from lobby.players import (
     Player,
+    bound_refusal,
     games_of,
     player_of,
     running_tables_of,
@@ -208,6 +209,8 @@ def _new_listing(table: Table, p: Player, *, private: bool, reserved: list[int])
 @require_POST
 def play_now(request: HttpRequest) -> HttpResponse:
     """One click: you in the South seat, three bots, the match starts."""
+    if (refused := bound_refusal(request)) is not None:
+        return refused
     p = _identify_or_guest(request)
     if p is None:
         return redirect("lobby:home")
@@ -226,6 +229,8 @@ def play_now(request: HttpRequest) -> HttpResponse:
 
 
 def new_table(request: HttpRequest) -> HttpResponse:
+    if (refused := bound_refusal(request)) is not None:
+        return refused
     p = player_of(request)
     if request.method == "POST":
         form = TableForm(request.POST)

@@ -125,6 +125,10 @@ def form_table(condition: Condition, group: Sequence[Participant]) -> StudyTable
     positions = [p for p, who in enumerate(plan) if who == PARTICIPANT]
     if not group or len(group) > len(positions):
         raise ValueError(f"{len(group)} participants for {len(positions)} participant seats")
+    seated = StudySeat.objects.filter(participant__in=group).select_related("participant")
+    if seated:  # one table per participant, ever (StudySeat's constraint says so too)
+        who = ", ".join(sorted(s.participant.pseudonym for s in seated))
+        raise ValueError(f"already at a study table: {who}; nobody was seated again")
     table = seating.create_table(
         rules=definition["rules"],
         turn_seconds=definition["play"]["turn_seconds"],
