@@ -81,6 +81,13 @@ class Table(models.Model):
     # A study's "names" disclosure: its bots look like players (a name, no bot
     # kind) in every frame and page; their seats keep the real kind.
     bots_as_players = models.BooleanField(default=False)
+    # A study's table (set by ``studies`` when it forms one; the game knows no
+    # study): its condition's id, 0 for none, and whether it is pilot data (a
+    # pilot study, or a pilot participant seated). Copied to the table's round
+    # rows and match result, and a key of the tallies, so that the dashboard
+    # filters by study and condition and leaves pilot data out.
+    study_condition = models.PositiveIntegerField(default=0)
+    pilot = models.BooleanField(default=False)
     # When the current turn began (for the turn timer); set on every move.
     turn_started_at = models.DateTimeField(null=True, blank=True)
     # A player was last here (a seat change, a socket opened, closed or still
@@ -279,6 +286,9 @@ class RoundRecordRow(models.Model):
     round_type_e = models.PositiveSmallIntegerField(default=0)
     round_type_s = models.PositiveSmallIntegerField(default=0)
     round_type_w = models.PositiveSmallIntegerField(default=0)
+    # The table's study condition (0: none) and pilot flag (Table's), as the round ended.
+    study_condition = models.PositiveIntegerField(default=0)
+    pilot = models.BooleanField(default=False)
     # False from a live round's end until a tally flush adds it to the tallies
     # (game.research.tally_flush): the move's transaction leaves the tallies alone.
     tallied = models.BooleanField(default=True)
@@ -345,6 +355,8 @@ class MatchResult(models.Model):
     bot_e = models.CharField(max_length=40, default="", blank=True)
     bot_s = models.CharField(max_length=40, default="", blank=True)
     bot_w = models.CharField(max_length=40, default="", blank=True)
+    study_condition = models.PositiveIntegerField(default=0, help_text="as on Table")
+    pilot = models.BooleanField(default=False, help_text="as on Table")
 
     def __str__(self) -> str:
         return f"{self.table_id}: {self.get_winner_display()} {self.score_ns}-{self.score_ew}"
@@ -356,8 +368,9 @@ class RoundTally(models.Model):
 
     One row per span (a day, a month, or all time), rule set, stand-in or not, measured
     partnership (make-up, bot key, the opponents' make-up, whether the opponents'
-    bot key is the same) and figure cell (``game.research.tally_keys``): the dashboard reads
-    these few rows instead of every round. A cell may be spread over several rows
+    bot key is the same), study condition and pilot flag, and figure cell
+    (``game.research.tally_keys``): the dashboard reads these few rows instead of
+    every round. A cell may be spread over several rows
     (``shard``, summed by every reader) so that live round ends seldom wait for one
     another's locks. Rebuilt by ``manage.py rebuild_tallies``.
     """
@@ -383,12 +396,17 @@ class RoundTally(models.Model):
     shard = models.SmallIntegerField(
         default=0, help_text="one of the rows the cell is spread over (readers sum them)"
     )
+    study_condition = models.PositiveIntegerField(
+        default=0, help_text="the rounds' study condition (Table.study_condition; 0: none)"
+    )
+    pilot = models.BooleanField(default=False, help_text="pilot data (Table.pilot)")
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
                 fields=["figure", "span", "start", "rules_key", "stand_in", "makeup", "bot",
-                        "opp_makeup", "same_bot", "who", "a", "b", "shard"],
+                        "opp_makeup", "same_bot", "who", "a", "b", "study_condition", "pilot",
+                        "shard"],
                 name="one_tally_row_per_cell_shard",
             ),
         ]  # fmt: skip

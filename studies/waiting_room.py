@@ -135,9 +135,12 @@ def form_table(condition: Condition, group: Sequence[Participant]) -> StudyTable
         stand_in_bots=True,
         bot_delay=definition["play"]["bot_delay"],
     )
-    if condition.disclosure == "names":  # its bots are shown as players
-        table.bots_as_players = True
-        table.save(update_fields=["bots_as_players"])
+    # Its bots shown as players in a "names" condition; its rounds counted under
+    # the condition, and as pilot data if the study or anyone seated is a pilot.
+    table.bots_as_players = condition.disclosure == "names"
+    table.study_condition = condition.pk
+    table.pilot = study.pilot or any(p.pilot for p in group)
+    table.save(update_fields=["bots_as_players", "study_condition", "pilot"])
     # Started below, in this transaction: never one of the lobby's open tables.
     study_table = StudyTable.objects.create(
         study=study,

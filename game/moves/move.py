@@ -155,7 +155,7 @@ def parse_submission(
 
 
 def finished_round_row(
-    table_pk: int,
+    table: Table,
     r: RoundState,
     stand_ins: Iterable[StandIn],
     last: StandIn | None,
@@ -166,7 +166,7 @@ def finished_round_row(
 ) -> RoundRecordRow:
     """The record row (not tallied yet) of the finished round ``r``, with its
     stand-in moves from the match's ``stand_ins`` (the log's) and ``last``,
-    its last card if a stand-in's not in the log yet."""
+    its last card if a stand-in's not in the log yet; the table's study too."""
     count, plays, bids = last_round_stand_ins(stand_ins, r.round_number, last)
     values = round_values(
         record_of(r),
@@ -178,7 +178,8 @@ def finished_round_row(
         stand_in_plays=plays,
         stand_in_bids=bids,
     )
-    return RoundRecordRow(table_id=table_pk, tallied=False, **values)
+    study = {"study_condition": table.study_condition, "pilot": table.pilot}
+    return RoundRecordRow(table_id=table.pk, tallied=False, **study, **values)
 
 
 def last_card_due(r: RoundState) -> bool:
@@ -222,7 +223,7 @@ def step(
         else:
             last = (current.round_number, seat, "play") if by_stand_in else None
             round_row = finished_round_row(
-                table.pk, current, loaded.stand_ins, last, match.version, kinds, bot_names, now
+                table, current, loaded.stand_ins, last, match.version, kinds, bot_names, now
             )
     if match.is_over:
         assert match.winner is not None
@@ -236,6 +237,7 @@ def step(
             round_types=held_round_types(round_types_of(r) for r in match.rounds if r.result),
         )  # fmt: skip
         result_row = MatchResult(table_id=table.pk, **values)
+        result_row.study_condition, result_row.pilot = table.study_condition, table.pilot
         table.status, table.finished_at = Table.Status.FINISHED, now
     action_dict = action_to_dict(action)
     seat_change = _away_change(seats.get(seat), action_dict, by_stand_in)
