@@ -18,6 +18,14 @@ GUEST_NAME_MAX = 40
 # {table public id: URL}: where the player goes when that table's match is
 # over, instead of a rematch (a study's next page, set by the study).
 AFTER_MATCH_KEY = "after_match"
+# The public id of the one table this session may play at (a study
+# participant's, set by the study): every other table's page, seats and
+# socket, and new tables, are refused it (``lobby``), with BOUND_MESSAGE.
+BOUND_TABLE_KEY = "bound_table"
+BOUND_MESSAGE = (
+    "You are taking part in a study: this browser plays at your study table only, "
+    "and cannot open or take another table."
+)
 
 
 def clean_guest_name(name: str) -> str:
@@ -41,6 +49,19 @@ def after_match_url(session: Mapping[str, Any] | None, public_id: str) -> str:
     if session is None:
         return ""
     return str((session.get(AFTER_MATCH_KEY) or {}).get(public_id) or "")
+
+
+def bound_table(session: Mapping[str, Any] | None) -> str:
+    """The public id of the one table the session may play at ('': any)."""
+    if session is None:
+        return ""
+    return str(session.get(BOUND_TABLE_KEY) or "")
+
+
+def bound_elsewhere(session: Mapping[str, Any] | None, public_id: str = "") -> bool:
+    """Whether the session is bound to a table other than ``public_id`` ('': a new one)."""
+    bound = bound_table(session)
+    return bool(bound) and bound != public_id
 
 
 def guest_of(session: Mapping[str, Any] | None) -> tuple[str, str]:

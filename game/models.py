@@ -20,6 +20,10 @@ from django.db import models
 from django.utils import timezone
 
 from game.engine import new_match_seed
+from game.research.tally_model import RoundTally
+
+__all__ = ["Action", "ChatLine", "MatchResult", "PendingRound", "Rating", "RatingChange",
+           "RoundRecordRow", "RoundTally", "Seat", "Table"]  # fmt: skip
 
 SEAT_COUNT = 4
 POSITION_CHOICES = [(0, "North"), (1, "East"), (2, "South"), (3, "West")]
@@ -81,6 +85,13 @@ class Table(models.Model):
     # A study's "names" disclosure: its bots look like players in every frame and page.
     bots_as_players = models.BooleanField(default=False)
     rated = models.BooleanField(default=True, help_text="its match counts for ratings")
+    # A study's table (set by ``studies`` when it forms one; the game knows no
+    # study): its condition's id, 0 for none, and whether it is pilot data (a
+    # pilot study, or a pilot participant seated). Copied to the table's round
+    # rows and match result, and a key of the tallies, so that the dashboard
+    # filters by study and condition and leaves pilot data out.
+    study_condition = models.PositiveIntegerField(default=0)
+    pilot = models.BooleanField(default=False)
     # When the current turn began (for the turn timer); set on every move.
     turn_started_at = models.DateTimeField(null=True, blank=True)
     # A player was last here (a seat change, a socket opened, closed or still
@@ -279,6 +290,9 @@ class RoundRecordRow(models.Model):
     round_type_e = models.PositiveSmallIntegerField(default=0)
     round_type_s = models.PositiveSmallIntegerField(default=0)
     round_type_w = models.PositiveSmallIntegerField(default=0)
+    # The table's study condition (0: none) and pilot flag (Table's), as the round ended.
+    study_condition = models.PositiveIntegerField(default=0)
+    pilot = models.BooleanField(default=False)
     # False from a live round's end until a tally flush adds it to the tallies
     # (game.research.tally_flush): the move's transaction leaves the tallies alone.
     tallied = models.BooleanField(default=True)
@@ -345,56 +359,11 @@ class MatchResult(models.Model):
     bot_e = models.CharField(max_length=40, default="", blank=True)
     bot_s = models.CharField(max_length=40, default="", blank=True)
     bot_w = models.CharField(max_length=40, default="", blank=True)
+    study_condition = models.PositiveIntegerField(default=0, help_text="as on Table")
+    pilot = models.BooleanField(default=False, help_text="as on Table")
 
     def __str__(self) -> str:
         return f"{self.table_id}: {self.get_winner_display()} {self.score_ns}-{self.score_ew}"
-
-
-class RoundTally(models.Model):
-    """Counts and sums of stored rounds and matches, kept up to date on write
-    (``game.research.tallies``).
-
-    One row per span (a day, a month, or all time), rule set, stand-in or not, measured
-    partnership (make-up, bot key, the opponents' make-up, whether the opponents'
-    bot key is the same) and figure cell (``game.research.tally_keys``): the dashboard reads
-    these few rows instead of every round. A cell may be spread over several rows
-    (``shard``, summed by every reader) so that live round ends seldom wait for one
-    another's locks. Rebuilt by ``manage.py rebuild_tallies``.
-    """
-
-    span = models.CharField(max_length=1, help_text="d: a day, m: a month, a: all time")
-    start = models.DateField(help_text="the day, the month's first day, or 1970-01-01")
-    rules_key = models.CharField(max_length=12)
-    stand_in = models.BooleanField(help_text="stand-in rounds (matches with one)")
-    makeup = models.CharField(max_length=2, help_text="the measured partnership's make-up")
-    bot = models.CharField(max_length=81, blank=True, help_text="its bot key")
-    opp_makeup = models.CharField(max_length=2, help_text="the opponents' make-up")
-    same_bot = models.BooleanField(help_text="the opponents have the same bot key")
-    figure = models.CharField(max_length=1)
-    who = models.CharField(max_length=81, blank=True)
-    a = models.SmallIntegerField()
-    b = models.SmallIntegerField()
-    n = models.BigIntegerField(default=0)
-    won = models.BigIntegerField(default=0)
-    made = models.BigIntegerField(default=0)
-    points = models.BigIntegerField(default=0)
-    nil_bids = models.BigIntegerField(default=0)
-    nil_made = models.BigIntegerField(default=0)
-    shard = models.SmallIntegerField(
-        default=0, help_text="one of the rows the cell is spread over (readers sum them)"
-    )
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["figure", "span", "start", "rules_key", "stand_in", "makeup", "bot",
-                        "opp_makeup", "same_bot", "who", "a", "b", "shard"],
-                name="one_tally_row_per_cell_shard",
-            ),
-        ]  # fmt: skip
-
-    def __str__(self) -> str:
-        return f"{self.figure} {self.span}{self.start} {self.makeup} {self.bot}: {self.n}"
 
 
 from game.ratings.models import Rating, RatingChange  # noqa: E402, F401

@@ -16,6 +16,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 
+from game import identity
 from game.models import Table
 from game.moves.db import db_call
 from lobby.players import listing_of, may_see, player_of
@@ -33,7 +34,10 @@ class SocketRequest:
 
 
 def may_watch(scope: dict[str, Any], public_id: str) -> bool:
-    """May this socket watch the table? An unknown table passes (the consumer says 4404)."""
+    """May this socket watch the table? An unknown table passes (the consumer says 4404);
+    a session bound to another table (a study participant's) may watch none but its own."""
+    if identity.bound_elsewhere(scope.get("session"), public_id):
+        return False
     table = Table.objects.filter(public_id=public_id).first()
     if table is None:
         return True

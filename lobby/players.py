@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Q
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
 
 from game import identity, seating
 from game.models import Seat, Table
@@ -40,6 +42,21 @@ def player_of(request: HttpRequest) -> Player:
         return Player(request.user, guest_id, request.user.get_username())
     guest_id, name = identity.guest_of(request.session)
     return Player(None, guest_id if name else "", name)
+
+
+def bound_refusal(
+    request: HttpRequest, public_id: str = "", json: bool = False
+) -> HttpResponse | None:
+    """A 403 for a session bound to another table than ``public_id`` ('': a new
+    table), a study participant's (``game.identity.BOUND_TABLE_KEY``); None if
+    it may go on. The refusal changes nothing."""
+    if not identity.bound_elsewhere(request.session, public_id):
+        return None
+    if json:
+        return JsonResponse({"error": identity.BOUND_MESSAGE}, status=403)
+    own = reverse("lobby:table", args=[identity.bound_table(request.session)])
+    context = {"message": identity.BOUND_MESSAGE, "own_table": own}
+    return render(request, "lobby/bound.html", context, status=403)
 
 
 def listing_of(table: Table) -> TableListing:

@@ -27,6 +27,7 @@ from lobby.forms import GuestForm
 from lobby.models import TableListing
 from lobby.players import (
     INVITES_KEY,
+    bound_refusal,
     invited,
     is_host,
     listing_of,
@@ -47,6 +48,8 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     table = Table.objects.filter(invite_token=token).first()
     if table is None:
         raise Http404("this invite link is not valid")
+    if (refused := bound_refusal(request, table.public_id)) is not None:
+        return refused
     invited = list(request.session.get(INVITES_KEY, []))
     if table.pk not in invited:
         invited = [*invited[-49:], table.pk]
@@ -56,6 +59,8 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
 
 def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
     table = get_table(public_id)
+    if (refused := bound_refusal(request, public_id)) is not None:
+        return refused
     listing = listing_of(table)
     p = player_of(request)
     if not may_see(request, table, listing, p):
@@ -120,8 +125,10 @@ def _seating(request: HttpRequest, table: Table, listing: TableListing) -> dict[
 
 
 @require_GET
-def seating_json(request: HttpRequest, public_id: str) -> JsonResponse:
+def seating_json(request: HttpRequest, public_id: str) -> HttpResponse:
     table = get_table(public_id)
+    if (refused := bound_refusal(request, public_id, json=True)) is not None:
+        return refused
     listing = listing_of(table)
     if not may_see(request, table, listing, player_of(request)):
         return JsonResponse({"error": "this table is private"}, status=403)
@@ -129,9 +136,11 @@ def seating_json(request: HttpRequest, public_id: str) -> JsonResponse:
 
 
 @require_POST
-def seat_action(request: HttpRequest, public_id: str) -> JsonResponse:
+def seat_action(request: HttpRequest, public_id: str) -> HttpResponse:
     """Take, change or leave a seat; the host adds or removes bots and starts."""
     table = get_table(public_id)
+    if (refused := bound_refusal(request, public_id, json=True)) is not None:
+        return refused
     listing = listing_of(table)
     if not may_see(request, table, listing, player_of(request)):
         return JsonResponse({"error": "this table is private"}, status=403)

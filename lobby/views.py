@@ -39,6 +39,7 @@ from lobby.forms import (
 from lobby.models import TableListing
 from lobby.players import (
     Player,
+    bound_refusal,
     player_of,
     running_tables_of,
 )
@@ -201,6 +202,8 @@ def _new_listing(table: Table, p: Player, *, private: bool, reserved: list[int])
 @require_POST
 def play_now(request: HttpRequest) -> HttpResponse:
     """One click: you in the South seat, three bots, the match starts."""
+    if (refused := bound_refusal(request)) is not None:
+        return refused
     try:  # the level first: a name that does not exist changes nothing
         bot = levels.bot_of(request.POST.get("level") or levels.default_level())
     except levels.UnknownLevel as e:
@@ -224,6 +227,8 @@ def play_now(request: HttpRequest) -> HttpResponse:
 
 
 def new_table(request: HttpRequest) -> HttpResponse:
+    if (refused := bound_refusal(request)) is not None:
+        return refused
     p = player_of(request)
     if request.method == "POST":
         form = TableForm(request.POST)

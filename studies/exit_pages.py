@@ -21,6 +21,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from game import identity
 from studies import stages
 from studies.models import Participant, Study
 from studies.views import page_url, paragraphs, participant_page
@@ -115,6 +116,7 @@ def debrief(request: HttpRequest, study: Study, participant: Participant) -> Htt
 @require_GET
 def completion(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
     completion = study.definition["completion"]
+    request.session.pop(identity.BOUND_TABLE_KEY, None)  # done: free to play elsewhere
     context = {
         "study": study,
         "code": completion["code"],

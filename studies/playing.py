@@ -63,6 +63,8 @@ def sit_in_session(session: Any, participant: Participant) -> None:
         return
     session[identity.GUEST_ID_KEY] = guest_id_of(participant)
     session[identity.GUEST_NAME_KEY] = PLAYER_NAMES[seat.position]
+    # No other table for this browser until the study is done (``lobby`` refuses).
+    session[identity.BOUND_TABLE_KEY] = seat.study_table.table.public_id
     after = dict(session.get(identity.AFTER_MATCH_KEY) or {})
     after[seat.study_table.table.public_id] = reverse(
         "studies:table", args=[participant.study.slug]

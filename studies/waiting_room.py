@@ -158,15 +158,24 @@ def form_table(condition: Condition, group: Sequence[Participant]) -> StudyTable
     positions = [p for p, who in enumerate(plan) if who == PARTICIPANT]
     if not group or len(group) > len(positions):
         raise ValueError(f"{len(group)} participants for {len(positions)} participant seats")
+    seated = StudySeat.objects.filter(participant__in=group).select_related("participant")
+    if seated:  # one table per participant, ever (StudySeat's constraint says so too)
+        who = ", ".join(sorted(s.participant.pseudonym for s in seated))
+        raise ValueError(f"already at a study table: {who}; nobody was seated again")
     table = seating.create_table(
         rules=definition["rules"],
         turn_seconds=definition["play"]["turn_seconds"],
         stand_in_bots=True,
         bot_delay=definition["play"]["bot_delay"],
     )
-    table.bots_as_players = condition.disclosure == "names"  # its bots are shown as players
-    table.rated = definition["play"].get("rated", True)  # the study may keep them unrated
-    table.save(update_fields=["bots_as_players", "rated"])
+    # Its bots shown as players in a "names" condition; its rounds counted under
+    # the condition, and as pilot data if the study or anyone seated is a pilot;
+    # rated unless the study says not.
+    table.bots_as_players = condition.disclosure == "names"
+    table.rated = definition["play"].get("rated", True)
+    table.study_condition = condition.pk
+    table.pilot = study.pilot or any(p.pilot for p in group)
+    table.save(update_fields=["bots_as_players", "rated", "study_condition", "pilot"])
     # Started below, in this transaction: never one of the lobby's open tables.
     study_table = StudyTable.objects.create(
         study=study,

@@ -4,6 +4,7 @@ from django.db import migrations, models
 from django.utils import timezone
 
 from game.research.round_columns import is_stand_in_round, side_bot, stand_ins_of
+# KEY[:12]: the key as it was then (the study's columns came in 0018, 0 and False here).
 from game.research.tally_keys import KEY, SUMS, add, match_cells, round_cells
 
 ROUND_FIELDS = [
@@ -114,7 +115,7 @@ def backfill(apps, schema_editor):
         m["round_types_ns"] = m["round_types_ew"] = "0" * 10  # their tallies: migration 0009
         add(cells, timezone.localdate(m["finished_at"]), match_cells(m))
     RoundTally.objects.bulk_create(
-        [RoundTally(**dict(zip(KEY, k)), **dict(zip(SUMS, v))) for k, v in cells.items()],
+        [RoundTally(**dict(zip(KEY[:12], k)), **dict(zip(SUMS, v))) for k, v in cells.items()],
         batch_size=2000,
     )
 

@@ -4,6 +4,7 @@ from django.db import migrations, models
 from django.utils import timezone
 
 from game.research.round_columns import held_round_types, side_bot
+# KEY[:12]: the key as it was then (the study's columns came in 0018, 0 and False here).
 from game.research.tally_keys import KEY, MATCH_BY_TYPE, SUMS, add, match_cells
 
 
@@ -32,7 +33,7 @@ def backfill(apps, schema_editor):
         new = (c for c in match_cells(m) if c[0][6] == MATCH_BY_TYPE)
         add(cells, timezone.localdate(m["finished_at"]), new)
     RoundTally.objects.bulk_create(
-        [RoundTally(**dict(zip(KEY, k)), **dict(zip(SUMS, v))) for k, v in cells.items()],
+        [RoundTally(**dict(zip(KEY[:12], k)), **dict(zip(SUMS, v))) for k, v in cells.items()],
         batch_size=2000,
     )
 

@@ -16,14 +16,13 @@ A move is three steps, the same for every store (``game.moves.stores``):
    (``game.master.TableMaster.after_commit``).
 
 A move of a table whose rows this process's moves left (:func:`known`) is
-first tried as the quick move (:func:`quick_move_steps`, :func:`quick_step`):
-stepped on those rows, and saved by the compare-and-swap (which changes
-nothing unless the table is still at that version with the same seats) and
-the INSERT, with no row read. A round's last card inserts a pending round
-with the action; its record row is written after the move
-(``game.research.round_rows``). A match's end, a seat change and a refused
-action take the full path (docs/architecture.md, "What the write path
-guarantees"). The statements are generators of ``game.moves.rows`` queries.
+first tried as the quick move (:func:`quick_move_steps`): stepped on those
+rows, saved by the compare-and-swap (a no-op unless the table is at that
+version with the same seats) and the INSERT, no row read. A round's last
+card inserts a pending round (its record row is written after the move:
+``game.research.round_rows``). A match's end, a seat change and a refused
+action take the full path (docs/architecture.md). Every statement is a
+``game.moves.rows`` query.
 """
 
 from __future__ import annotations
@@ -156,7 +155,7 @@ def parse_submission(
 
 
 def finished_round_row(
-    table_pk: int,
+    table: Table,
     r: RoundState,
     stand_ins: Iterable[StandIn],
     last: StandIn | None,
@@ -167,19 +166,14 @@ def finished_round_row(
 ) -> RoundRecordRow:
     """The record row (not tallied yet) of the finished round ``r``, with its
     stand-in moves from the match's ``stand_ins`` (the log's) and ``last``,
-    its last card if a stand-in's not in the log yet."""
+    its last card if a stand-in's not in the log yet; the table's study too."""
     count, plays, bids = last_round_stand_ins(stand_ins, r.round_number, last)
     values = round_values(
-        record_of(r),
-        version=version,
-        kinds=kinds,
-        bot_names=bot_names,
-        finished_at=finished_at,
-        stand_in_moves=count,
-        stand_in_plays=plays,
-        stand_in_bids=bids,
-    )
-    return RoundRecordRow(table_id=table_pk, tallied=False, **values)
+        record_of(r), version=version, kinds=kinds, bot_names=bot_names, finished_at=finished_at,
+        stand_in_moves=count, stand_in_plays=plays, stand_in_bids=bids,
+    )  # fmt: skip
+    study = {"study_condition": table.study_condition, "pilot": table.pilot}
+    return RoundRecordRow(table_id=table.pk, tallied=False, **study, **values)
 
 
 def last_card_due(r: RoundState) -> bool:
@@ -223,7 +217,7 @@ def step(
         else:
             last = (current.round_number, seat, "play") if by_stand_in else None
             round_row = finished_round_row(
-                table.pk, current, loaded.stand_ins, last, match.version, kinds, bot_names, now
+                table, current, loaded.stand_ins, last, match.version, kinds, bot_names, now
             )
     if match.is_over:
         assert match.winner is not None
@@ -237,6 +231,7 @@ def step(
             round_types=held_round_types(round_types_of(r) for r in match.rounds if r.result),
         )  # fmt: skip
         result_row = MatchResult(table_id=table.pk, **values)
+        result_row.study_condition, result_row.pilot = table.study_condition, table.pilot
         table.status, table.finished_at = Table.Status.FINISHED, now
     action_dict = action_to_dict(action)
     seat_change = _away_change(seats.get(seat), action_dict, by_stand_in)

@@ -2,7 +2,8 @@
 
 ``round_columns`` (pure) and ``round_rows`` store a finished round's record
 and query columns; ``tally_keys``, ``tallies`` and ``tally_flush`` keep the
-dashboard's rollups (``RoundTally``), added after each round's move; the
+dashboard's rollups (``RoundTally``, in ``tally_model``), added after each
+round's move; ``study_keys`` names the studies their keys hold; the
 ``analytics_*`` modules and ``analytics`` compute the dashboard's figures
 from them, served by ``views_dashboard`` (``urls_dashboard``);
 ``league_table`` reads the bidding league's results; ``exports``,

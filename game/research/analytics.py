@@ -40,7 +40,7 @@ from game.research.analytics_rounds import (
     points_histogram,
     win_rates,
 )
-from game.research.analytics_types import round_type_win_rates
+from game.research.analytics_types import round_type_win_rates, round_types_by_condition
 from game.research.intervals import wilson_interval
 from game.research.tally_keys import ACCURACY, ALL_TIME, BID_SUM, MATCH
 
@@ -57,6 +57,7 @@ __all__ = [
     "points_by_bid_sum",
     "points_histogram",
     "round_type_win_rates",
+    "round_types_by_condition",
     "rule_sets",
     "seat_bids",
     "side_label",
@@ -70,16 +71,25 @@ __all__ = [
 
 
 def summary(filters: Filters) -> dict[str, Any]:
-    """Rounds and matches with a measured partnership, and those left out as stand-in
-    rounds (matches with a stand-in round), which ``Filters.stand_ins`` would count."""
-    out = {"rounds": 0, "matches": 0, "stand_in_rounds": 0, "stand_in_matches": 0}
+    """Rounds and matches with a measured partnership; those left out as stand-in
+    rounds (matches with a stand-in round), which ``Filters.stand_ins`` would count;
+    and the pilot data's, which ``Filters.pilot`` would count (each of the two
+    counted as the other filter says)."""
+    out = {"rounds": 0, "matches": 0, "stand_in_rounds": 0, "stand_in_matches": 0,
+           "pilot_rounds": 0, "pilot_matches": 0}  # fmt: skip
     for figure, name in ((BID_SUM, "rounds"), (MATCH, "matches")):
-        for g in tallied(filters, figure, "stand_in", any_stand_in=True):
-            if not g["stand_in"] or filters.stand_ins:
+        groups = tallied(filters, figure, "stand_in", "pilot", any_stand_in=True, any_pilot=True)
+        for g in groups:
+            stand_in_ok = not g["stand_in"] or filters.stand_ins
+            pilot_ok = not g["pilot"] or filters.pilot
+            if stand_in_ok and pilot_ok:
                 out[name] += once([g])
-            if g["stand_in"]:
+            if g["stand_in"] and pilot_ok:
                 out[f"stand_in_{name}"] += once([g])
+            if g["pilot"] and stand_in_ok:
+                out[f"pilot_{name}"] += once([g])
     out["left_out"] = not filters.stand_ins
+    out["pilot_left_out"] = not filters.pilot
     return out
 
 
@@ -106,8 +116,11 @@ def _run_all(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
         return {name: f.result() for name, f in futures.items()}
 
 
-def all_analyses(filters: Filters) -> dict[str, Any]:
-    """Every analysis for one set of filters (what the dashboard shows).
+def all_analyses(
+    filters: Filters, conditions: list[tuple[int, str]] | None = None
+) -> dict[str, Any]:
+    """Every analysis for one set of filters (what the dashboard shows); with a
+    study's ``conditions`` (id, name), the round-type win rates per condition too.
 
     Ten grouped queries of the tallies, independent of each other: PostgreSQL
     answers them side by side on its cores.
@@ -122,6 +135,8 @@ def all_analyses(filters: Filters) -> dict[str, Any]:
         "seat_bids": lambda: seat_bids(filters),
         "accuracy": lambda: seat_bids(filters, ACCURACY),
     }
+    if conditions:
+        jobs["by_condition"] = lambda: round_types_by_condition(filters, conditions)
     done = _run_all(jobs)
     groups: list[SeatGroup] = done["seat_bids"]
     figure_4, figure_5 = done["bid_sums"]
@@ -135,6 +150,7 @@ def all_analyses(filters: Filters) -> dict[str, Any]:
         "round_type_win_rates": done["round_type_win_rates"],
         "bidding_accuracy": bidding_accuracy(filters, done["accuracy"]),
         "nil_bids": nil_bids(filters, groups),
+        "round_types_by_condition": done.get("by_condition"),
     }
 
 

@@ -10,7 +10,7 @@ counts rounds, twice where it counts partnership-rounds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
@@ -88,7 +88,10 @@ class Filters:
     ``date_from``/``date_to``: inclusive days in the site's time zone; ``rules_key``: a
     rule set; ``bot``: the measured partnership's bot key; ``makeups``: its make-up;
     ``against``: its opponents' make-up; ``stand_ins``: count stand-in rounds too
-    (left out by default). An export holds the rounds with a measured partnership.
+    (left out by default); ``conditions``: the study conditions of the tables
+    (``Table.study_condition``: ``(0,)`` for no study; empty for any); ``pilot``:
+    count pilot data too (a pilot study's or a pilot participant's tables, left
+    out by default). An export holds the rounds with a measured partnership.
     """
 
     date_from: date | None = None
@@ -98,6 +101,16 @@ class Filters:
     makeups: tuple[str, ...] = field(default_factory=tuple)
     against: tuple[str, ...] = field(default_factory=tuple)
     stand_ins: bool = False
+    conditions: tuple[int, ...] = field(default_factory=tuple)
+    pilot: bool = False
+
+    def _study_q(self) -> Q:
+        """The rows and tallies of the chosen study conditions, pilot data left out
+        unless asked (the same column names on both)."""
+        q = Q() if self.pilot else Q(pilot=False)
+        if self.conditions:
+            q &= Q(study_condition__in=list(self.conditions))
+        return q
 
     # ----- rounds (exports) -----
 
@@ -125,16 +138,18 @@ class Filters:
             q &= self._side_q("ns", "ew") | self._side_q("ew", "ns")
         if not self.stand_ins:
             q &= Q(stand_in_round=False)
-        return q
+        return q & self._study_q()
 
     def rounds(self) -> QuerySet[RoundRecordRow]:
         return RoundRecordRow.objects.filter(self.q())
 
     # ----- tallies (analyses) -----
 
-    def tally_q(self, *, any_stand_in: bool = False) -> Q:
-        """The tallies of the measured partnerships (``any_stand_in``: both kinds of round)."""
+    def tally_q(self, *, any_stand_in: bool = False, any_pilot: bool = False) -> Q:
+        """The tallies of the measured partnerships (``any_stand_in``: both kinds of
+        round; ``any_pilot``: pilot data or not)."""
         q = span_q(self.date_from, self.date_to)
+        q &= replace(self, pilot=self.pilot or any_pilot)._study_q()
         if self.rules_key:
             q &= Q(rules_key=self.rules_key)
         if self.bot:
@@ -161,11 +176,16 @@ class Filters:
 
 
 def tallied(
-    filters: Filters, figure: str, *values: str, any_stand_in: bool = False
+    filters: Filters,
+    figure: str,
+    *values: str,
+    any_stand_in: bool = False,
+    any_pilot: bool = False,
 ) -> list[dict[str, Any]]:
     """The measured partnerships' tallies of ``figure`` summed by ``values``; each group
     has the sums and ``both``: the part of ``n`` whose opponents are measured too."""
-    qs = RoundTally.objects.filter(filters.tally_q(any_stand_in=any_stand_in), figure=figure)
+    where = filters.tally_q(any_stand_in=any_stand_in, any_pilot=any_pilot)
+    qs = RoundTally.objects.filter(where, figure=figure)
     mirror = filters.opponents_measured_q()
     both: Any = F("n")  # no partnership filter: every opponent is measured too
     if mirror:

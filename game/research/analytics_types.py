@@ -107,3 +107,32 @@ def round_type_win_rates(filters: Filters) -> dict[str, Any]:
             }
         )
     return {"kinds": kinds, "rows": rows}
+
+
+def round_types_by_condition(
+    filters: Filters, conditions: list[tuple[int, str]]
+) -> list[dict[str, Any]]:
+    """The round-type win rates read per study condition (the dashboard's, when a
+    study is chosen): for each of ``conditions`` (id, name), the kinds of measured
+    partnership it has rounds of, and per round type each kind's n, won and win
+    rate with its 95% Wilson interval. One grouped query of the tallies."""
+    groups = tallied(filters, ROUND_TYPE, "study_condition", "a", "makeup", "bot")
+    out = []
+    for condition, name in conditions:
+        bots: set[str] = set()
+        cells = _by_kind([g for g in groups if g["study_condition"] == condition], bots)
+        # Bot+bot per bot key only where the condition has several (else the same column).
+        keys = [k for k, _ in POOLED] + ["BB:" + b for b in sorted(bots) if len(bots) > 1]
+        present = [k for k in keys if any(cells[int(t), k][0] for t in RoundType)]
+        kinds = [{"key": k, "label": _kind_label(k)} for k in present]
+        rows = [
+            {"type": int(t), "label": t.label,
+             "cells": [_cell(cells[int(t), k["key"]]) for k in kinds]}
+            for t in RoundType
+        ]  # fmt: skip
+        out.append({"id": condition, "name": name, "kinds": kinds, "rows": rows})
+    return out
+
+
+def _kind_label(key: str) -> str:
+    return side_label("BB", key[3:]) if key.startswith("BB:") else dict(POOLED)[key]

@@ -101,5 +101,5 @@ def _rows(pending: list[PendingRound], failed: set[int]) -> dict[int, RoundRecor
 def _row(p: PendingRound, table: Table, stand_ins: list[tuple[int, int, str]]) -> RoundRecordRow:
     finished = load_match(table, p.version).rounds[p.round_number - 1]
     return finished_round_row(
-        table.pk, finished, stand_ins, None, p.version, p.seat_kinds, p.bot_names, p.finished_at
+        table, finished, stand_ins, None, p.version, p.seat_kinds, p.bot_names, p.finished_at
     )

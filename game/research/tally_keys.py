@@ -10,10 +10,14 @@ Monday, ``m`` a month, ``a`` all time, with the span's first day: a date range
 reads whole months, then whole weeks, then the days at its ends), the rule set, whether the round is
 a stand-in round, the *measured partnership* — its make-up, its bot key (see
 ``game.research.round_columns.side_bot``), the opponents' make-up, and whether the
-opponents have the same bot key — and the figure's cell (``figure``, ``who``,
-``a``, ``b``). A round adds to the cells of both of its partnerships; figures
-that count rounds rather than partnership-rounds correct for rounds whose two
-partnerships are both measured (``game.research.analytics_filters``).
+opponents have the same bot key — the figure's cell (``figure``, ``who``,
+``a``, ``b``), and last the study: the study condition of the table the round
+or match was played at (``Table.study_condition``, 0 for no study) and whether
+it is pilot data (``Table.pilot``), so that the dashboard filters by study and
+condition and leaves pilot data out without reading a round. A round adds to
+the cells of both of its partnerships; figures that count rounds rather than
+partnership-rounds correct for rounds whose two partnerships are both measured
+(``game.research.analytics_filters``).
 
 The figures and their cells:
 
@@ -51,7 +55,7 @@ from typing import Any
 from game.research.round_columns import NIL_CATEGORIES, SEATS
 
 KEY = ("span", "start", "rules_key", "stand_in", "makeup", "bot", "opp_makeup", "same_bot",
-       "figure", "who", "a", "b")  # fmt: skip
+       "figure", "who", "a", "b", "study_condition", "pilot")  # fmt: skip
 SUMS = ("n", "won", "made", "points", "nil_bids", "nil_made")
 
 ROUND_TYPE, NIL_POSITION, BID_SUM, POINTS, SEAT, MATCH = "T", "N", "B", "P", "S", "M"
@@ -82,11 +86,22 @@ def nil_outcome(bid: int, tricks: int, blind: bool) -> int:
     return NIL_MADE if tricks == 0 else NIL_SET
 
 
+def _study(r: Mapping[str, Any]) -> tuple[int, bool]:
+    """The key's last columns: study condition (0: none) and pilot (absent: neither)."""
+    return int(r.get("study_condition") or 0), bool(r.get("pilot"))
+
+
 def round_cells(r: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
     """The cells (key without the span) a stored round adds to, with its sums.
 
     ``r`` holds the round's columns (``RoundRecordRow``'s names).
     """
+    study = _study(r)
+    for key, sums in _round_cells(r):
+        yield (*key, *study), sums
+
+
+def _round_cells(r: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
     bids = [r[f"bid_{s}"] for s in SEATS]
     tricks = [r[f"tricks_{s}"] for s in SEATS]
     bid_sum = sum(b for b in bids if b > 0)
@@ -118,6 +133,12 @@ def round_cells(r: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
 def match_cells(m: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
     """The cells a stored match result adds to (``MatchResult``'s columns, with the
     partnerships' bot keys as ``bot_ns``/``bot_ew``)."""
+    study = _study(m)
+    for key, sums in _match_cells(m):
+        yield (*key, *study), sums
+
+
+def _match_cells(m: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
     for p, side, opp in SIDES:
         head = (m["rules_key"], m["stand_in_rounds"] > 0, m[f"makeup_{side}"], m[f"bot_{side}"],
                 m[f"makeup_{opp}"], m[f"bot_{side}"] == m[f"bot_{opp}"])  # fmt: skip

@@ -19,11 +19,12 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from game.research import analytics, exports, league_table, tally_flush
+from game.research import analytics, exports, league_table, study_keys, tally_flush
 from game.research.analytics import Filters
 from game.research.round_columns import MAKEUPS
 
 View = Callable[..., HttpResponse]
+NOT_A_STUDY = "none"  # the study filter's choice for the tables no study formed
 
 
 def staff_required(view: View) -> View:
@@ -60,6 +61,9 @@ class DashboardFilterForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
     )
     stand_ins = forms.BooleanField(required=False, label="Include stand-in rounds")
+    study = forms.ChoiceField(required=False, label="Study")
+    condition = forms.ChoiceField(required=False, label="Condition")
+    pilot = forms.BooleanField(required=False, label="Include pilot data")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -70,6 +74,16 @@ class DashboardFilterForm(forms.Form):
         self.fields["bot"].choices = [("", "Any (or none)")] + [
             (b, b.replace("/", " & ")) for b in analytics.bot_names_in_use()
         ]
+        self.studies = {s.slug: s for s in study_keys.studies()}
+        self.fields["study"].choices = [("", "Any (or none)"), (NOT_A_STUDY, "Not in a study")] + [
+            (s.slug, f"{s.title} ({s.slug}{', pilot' if s.pilot else ''})")
+            for s in self.studies.values()
+        ]
+        self.fields["condition"].choices = [("", "Any condition")] + [
+            (str(pk), f"{s.slug}: {name}")
+            for s in self.studies.values()
+            for pk, name in s.conditions
+        ]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -78,7 +92,24 @@ class DashboardFilterForm(forms.Form):
             raise forms.ValidationError("the start date is after the end date")
         if data.get("bot") and data.get("makeup") == ["HH"]:
             raise forms.ValidationError("a human+human partnership has no bot")
+        study, condition = data.get("study"), data.get("condition")
+        if study and condition and int(condition) not in dict(self.conditions_of(study)):
+            raise forms.ValidationError("that condition is not one of the study's")
         return data
+
+    def conditions_of(self, study: str) -> tuple[tuple[int, str], ...]:
+        """(id, name) of a study's conditions; ``NOT_A_STUDY`` is the one key 0."""
+        if study == NOT_A_STUDY:
+            return ((study_keys.NO_STUDY, "not in a study"),)
+        return self.studies[study].conditions
+
+    def chosen_conditions(self) -> list[tuple[int, str]]:
+        """The conditions the filters keep (empty: any table's rounds)."""
+        d = self.cleaned_data
+        if d.get("condition"):
+            pk = int(d["condition"])
+            return [(c, n) for s in self.studies.values() for c, n in s.conditions if c == pk]
+        return list(self.conditions_of(d["study"])) if d.get("study") else []
 
     def filters(self) -> Filters:
         d = self.cleaned_data
@@ -90,6 +121,10 @@ class DashboardFilterForm(forms.Form):
             makeups=tuple(d.get("makeup") or ()),
             against=tuple(d.get("against") or ()),
             stand_ins=bool(d.get("stand_ins")),
+            # A study with no condition keeps nothing (no table has condition -1).
+            conditions=tuple(c for c, _ in self.chosen_conditions())
+            or ((-1,) if d.get("study") else ()),
+            pilot=bool(d.get("pilot")),
         )
 
 
@@ -102,7 +137,8 @@ def measured(filters: Filters) -> str:
         text += f" whose bots are {filters.bot.replace('/', ' & ')}"
     if filters.against:
         text += " against " + " or ".join(labels[m] for m in filters.against)
-    return text + ("" if filters.stand_ins else "; stand-in rounds left out")
+    text += "" if filters.stand_ins else "; stand-in rounds left out"
+    return text + ("" if filters.pilot else "; pilot data left out")
 
 
 def _form(request: HttpRequest) -> DashboardFilterForm:
@@ -121,7 +157,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     tally_flush.flush_pending()  # rounds ended in the last second: exact to this moment
     form = _form(request)
     filters = _filters_or_none(form)
-    data = analytics.all_analyses(filters) if filters is not None else None
+    data = None
+    if filters is not None:
+        # A study chosen: the round-type table per condition too.
+        by_condition = [c for c in form.chosen_conditions() if c[0]] if form.is_bound else []
+        data = analytics.all_analyses(filters, by_condition)
     charts = None
     if data is not None and filters is not None:
         data["measured"] = measured(filters)

@@ -37,13 +37,16 @@ def test_staff_dashboard_in_chromium(live_server: LiveServer, page: Page,
     page.get_by_role("button", name="Apply filters").click()
     expect(page).to_have_url(
         live_server.url + "/dashboard/?date_from=&date_to=&rules=&bot=RB%2BSRP&makeup=HB&against=BB"
+        "&study=&condition="
     )
     expect(page.locator("#dash-total")).to_contain_text("5 rounds, 2 finished matches")  # A and C
     expect(page.locator("#dash-stand-ins")).to_contain_text("Left out: 1 stand-in rounds")
     expect(page.locator("#dash-measured")).to_have_text(
         "Measured: human+bot partnership whose bots are RB+SRP against bot+bot; "
-        "stand-in rounds left out."
+        "stand-in rounds left out; pilot data left out."
     )
+    expect(page.locator("#dash-pilot")).to_contain_text("Left out as pilot data")
+    expect(page.locator("#round-types-by-condition")).to_have_count(0)  # no study chosen
     # Win rates by round type: only the human+bot columns have partnership-rounds.
     table = page.locator("#round-type-win-rates table")
     expect(table.locator("thead th").nth(2)).to_have_text("human+bot")

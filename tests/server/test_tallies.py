@@ -12,6 +12,7 @@ import os
 import random
 import threading
 import time
+from dataclasses import replace
 from datetime import date, timedelta
 from typing import Any
 
@@ -20,7 +21,7 @@ from django.apps import apps as django_apps
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from game import master
+from game import master, seating
 from game.driver import sweeper
 from game.engine import Rules
 from game.models import Action, MatchResult, RoundRecordRow, RoundTally, Table
@@ -109,7 +110,9 @@ def _by_hand(f: Filters) -> tuple[int, dict[tuple[int, str], list[int]]]:
     measured partnerships, counted from the round rows one by one."""
     rounds = 0
     cells: dict[tuple[int, str], list[int]] = {}
-    for r in f.rounds():
+    for r in replace(f, conditions=(), pilot=True).rounds():  # the study's filters by hand
+        if (r.pilot and not f.pilot) or (f.conditions and r.study_condition not in f.conditions):
+            continue
         measured = False
         for side, opp, seats in (("ns", "ew", "ns"), ("ew", "ns", "ew")):
             mk, bot = getattr(r, f"makeup_{side}"), getattr(r, f"bot_{side}")
@@ -152,6 +155,8 @@ def _matches_by_hand(f: Filters) -> tuple[int, dict[tuple[int, str], list[int]]]
         if (f.date_from and day < f.date_from) or (f.date_to and day > f.date_to):
             continue
         if m.stand_in_rounds and not f.stand_ins:
+            continue
+        if (m.pilot and not f.pilot) or (f.conditions and m.study_condition not in f.conditions):
             continue
         measured = False
         for p, side, opp in ((0, "ns", "ew"), (1, "ew", "ns")):
@@ -209,12 +214,29 @@ def test_live_round_ends_add_to_the_flushing_process_shard_and_readers_sum_the_s
     assert analytics.summary(Filters()) == before
 
 
+STUDY_KEYS = ((0, False), (7, False), (7, True), (8, False))  # (study condition, pilot)
+
+
 def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
     rng = random.Random(20)
     _varied_import(rng)
-    for kinds in ("HBHB", "HHBB", "HHHH"):
-        table = make_table(kinds, QUICK_RULES, bot="Random+Random", stand_in_bots=True)
+    # Imported tables of studies (as the migration of studies' older tables would mark them).
+    for table in Table.objects.all():
+        condition, pilot = rng.choice(STUDY_KEYS)
+        for model in (Table, RoundRecordRow, MatchResult):
+            rows = model.objects.filter(
+                **({"pk": table.pk} if model is Table else {"table": table})
+            )
+            rows.update(study_condition=condition, pilot=pilot)
+    tallies.rebuild()
+    for kinds, (condition, pilot) in zip(("HBHB", "HHBB", "HHHH"), STUDY_KEYS[1:], strict=True):
+        # A study's live table: its rounds and match carry its keys as they end.
+        table = make_table(kinds, QUICK_RULES, bot="Random+Random", stand_in_bots=True, start=False)
+        table.study_condition, table.pilot = condition, pilot
+        table.save(update_fields=["study_condition", "pilot"])
+        seating.start_table(table)
         _play_with_timeouts(table, rng, live)
+    assert set(RoundRecordRow.objects.values_list("study_condition", "pilot")) == set(STUDY_KEYS)
     assert RoundRecordRow.objects.filter(stand_in_round=True).exists()
     assert RoundRecordRow.objects.filter(stand_in_round=False).count() >= 40
     tally_flush.flush_pending()  # as the dashboard does before it reads
@@ -229,6 +251,8 @@ def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
             makeups=tuple(rng.sample(("BB", "HB", "HH"), rng.randrange(3))),
             against=tuple(rng.sample(("BB", "HB", "HH"), rng.randrange(3))),
             stand_ins=rng.random() < 0.5,
+            conditions=tuple(rng.sample((0, 7, 8), rng.randrange(3))),
+            pilot=rng.random() < 0.5,
         )
         rounds, cells = _by_hand(f)
         assert analytics.summary(f)["rounds"] == rounds, f
@@ -242,15 +266,17 @@ def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
         got = {(r["type"], mk): [r["matches_by_kind"][mk]["n"], r["matches_by_kind"][mk]["won"]]
                for r in table["rows"] for mk in ("BB", "HB", "HH")}  # fmt: skip
         assert {k: v for k, v in got.items() if v[0]} == held, f
-    before = analytics.all_analyses(Filters(stand_ins=True))
+    before = analytics.all_analyses(Filters(stand_ins=True, pilot=True), [(7, "a"), (8, "b")])
     RoundTally.objects.update(n=0)  # spoil them; the rebuild puts them right
-    assert analytics.all_analyses(Filters(stand_ins=True)) != before
+    assert analytics.all_analyses(Filters(stand_ins=True, pilot=True)) != before
     with pytest.raises(CommandError, match="differ"):
         call_command("rebuild_tallies", "--check")
     out = io.StringIO()
     call_command("rebuild_tallies", stdout=out)
     assert "rebuilt" in out.getvalue()
-    assert analytics.all_analyses(Filters(stand_ins=True)) == before
+    assert (
+        analytics.all_analyses(Filters(stand_ins=True, pilot=True), [(7, "a"), (8, "b")]) == before
+    )
     call_command("rebuild_tallies", "--check", stdout=out)
     assert "match the stored rows" in out.getvalue()
 

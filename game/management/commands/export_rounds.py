@@ -1,5 +1,9 @@
 """``manage.py export_rounds --format csv|jsonl [filters] [--output FILE]``: the round log.
 
+Pilot data (a pilot study's tables, or a pilot participant's) is left out
+unless ``--include-pilot``, as on the dashboard; ``--study SLUG`` keeps a
+study's tables only.
+
 Writes to stdout unless ``--output``; streams (memory stays flat). The
 columns and the line format are in docs/exports.md.
 """
@@ -12,7 +16,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from game.research import exports
+from game.research import exports, study_keys
 from game.research.analytics import Filters
 from game.research.round_columns import MAKEUPS
 
@@ -55,8 +59,23 @@ class Command(BaseCommand):
             action="store_true",
             help="include stand-in rounds (left out by default, as on the dashboard)",
         )
+        parser.add_argument(
+            "--study", default="", help="only the rounds of this study's tables (its slug)"
+        )
+        parser.add_argument(
+            "--include-pilot",
+            action="store_true",
+            help="include pilot data (a pilot study's or pilot participant's tables; "
+            "left out by default, as on the dashboard)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        conditions: tuple[int, ...] = ()
+        if opts["study"]:
+            found = study_keys.conditions_of(opts["study"])
+            if found is None:
+                raise CommandError(f"there is no study {opts['study']!r}")
+            conditions = tuple(pk for pk, _ in found) or (-1,)
         filters = Filters(
             date_from=_day(opts["date_from"]) if opts["date_from"] else None,
             date_to=_day(opts["date_to"]) if opts["date_to"] else None,
@@ -65,6 +84,8 @@ class Command(BaseCommand):
             makeups=tuple(opts["makeup"]),
             against=tuple(opts["against"]),
             stand_ins=opts["stand_ins"],
+            conditions=conditions,
+            pilot=opts["include_pilot"],
         )
         chunks = exports.iter_csv(filters) if opts["format"] == "csv" else exports.iter_jsonl(
             filters)  # fmt: skip

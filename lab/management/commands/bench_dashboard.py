@@ -8,16 +8,19 @@ bot-vs-bot rounds is played (``--pool-matches`` matches, seeded) and each
 stored row takes one of those records, with its own seats (a varied mix of
 humans and bots, one bot kind per partnership but for ``MIXED_SHARE`` of them),
 stand-in moves for a few human seat-rounds, and finish times over a year;
-tables of ``ROUNDS_PER_MATCH`` rounds get a match result. On PostgreSQL the
+tables of ``ROUNDS_PER_MATCH`` rounds get a match result; one table in
+``STUDY_EVERY`` is a table of the bench study (``bench-study``, two
+conditions; one of its tables in ``PILOT_EVERY`` pilot data). On PostgreSQL the
 rows go in with COPY (the fast bulk path) and the tallies are then rebuilt
 (``tallies.rebuild``, timed: it is ``manage.py rebuild_tallies``); elsewhere
 with ``bulk_create`` and the tallies added batch by batch, as the imports do.
 Then it times the dashboard page (as a staff user, through Django's test
 client; the median of ``--loads`` loads after a warm-up), unfiltered and
-with each one filter, and both exports (rounds/s). The bench tables (public
-ids ``bench-...``) are deleted afterwards unless ``--keep`` (and the tallies
-rebuilt). Targets: the dashboard's median under 300 ms unfiltered and under
-500 ms with one filter; exports at least 10,000 rounds/s.
+with each one filter (the study's and its per-condition table among them),
+and both exports (rounds/s). The bench tables (public ids ``bench-...``) and
+study are deleted afterwards unless ``--keep`` (and the tallies rebuilt).
+Targets: the dashboard's median under 300 ms unfiltered and under 500 ms with
+one filter; exports at least 10,000 rounds/s.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from game.research.round_columns import (
 )
 from game.research.storage import result_row, round_row_from_record
 from lab.tournaments.tournament import ProgressBar
+from studies.models import Study
 
 ROUNDS_PER_MATCH = 10
 KINDS = ["BBBB", "HBBB", "BHBB", "BBHB", "BBBH", "HHBB", "HBHB", "HHHH", "HBBH"]
@@ -61,6 +65,8 @@ STAND_IN_BID, STAND_IN_PLAYS = 0.02, 0.02  # of human seat-rounds: a stand-in bi
 PREFIX = "bench-"
 TARGET_UNFILTERED, TARGET_FILTERED, TARGET_EXPORT = 0.300, 0.500, 10_000
 BATCH_TABLES = 2000
+STUDY_EVERY, PILOT_EVERY = 20, 5  # a study's table; of those, a pilot one
+BENCH_STUDY = "bench-study"
 ROUNDS_SHOWN = re.compile(r'id="dash-total"><strong>(\d+)</strong> rounds')
 
 Plan = tuple[str, list[str | None], Any, list[dict[str, Any]], list[tuple[list[int], str]], int]
@@ -105,6 +111,33 @@ def _plan(rng: random.Random, pool: list[list[dict[str, Any]]], now: Any) -> Pla
                 plays[p] = 5
         stand_ins.append((plays, "".join(bids)))
     return kinds, bots, finished, recs, stand_ins, rng.randrange(2)
+
+
+def _bench_conditions() -> list[int]:
+    """The bench study's two conditions (made if need be): real rows, so that the
+    dashboard's filters offer them (``studies.dashboard_keys``)."""
+    from studies.models import Condition, Study
+
+    study, _ = Study.objects.get_or_create(
+        slug=BENCH_STUDY,
+        defaults={"title": "Bench study", "source": "", "source_name": "bench_dashboard",
+                  "definition": {}, "definition_hash": "", "seed": 0},
+    )  # fmt: skip
+    plan = ["participant", "BIS+SRP", "participant", "BIS+SRP"]
+    return [
+        Condition.objects.get_or_create(
+            study=study, position=k, defaults={"name": f"bench-{k}", "seat_plan": plan}
+        )[0].pk
+        for k in range(2)
+    ]
+
+
+def _study_of(i: int, conditions: list[int]) -> dict[str, Any]:
+    """The bench table ``i``'s study columns."""
+    if i % STUDY_EVERY:
+        return {"study_condition": 0, "pilot": False}
+    k = i // STUDY_EVERY
+    return {"study_condition": conditions[k % 2], "pilot": k % PILOT_EVERY == 0}
 
 
 def _held(recs: list[dict[str, Any]]) -> tuple[str, str]:
@@ -196,6 +229,7 @@ class _Copier:
 
 class Command(BaseCommand):
     help = "Fill the database with synthetic rounds and time the dashboard and the exports."
+    conditions: list[int]  # the bench study's
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--rounds", type=int, default=200_000)
@@ -223,6 +257,7 @@ class Command(BaseCommand):
                 "delete them (Table.objects.filter(public_id__startswith="
                 f"{PREFIX!r}).delete() in manage.py shell, then manage.py rebuild_tallies)"
             )
+        self.conditions = _bench_conditions()
         try:
             if not opts["reuse"]:
                 self._fill(opts["rounds"], opts["pool_matches"], opts["seed"])
@@ -231,6 +266,7 @@ class Command(BaseCommand):
             if not opts["keep"] and not opts["reuse"]:
                 t0 = time.perf_counter()
                 Table.objects.filter(public_id__startswith=PREFIX).delete()
+                Study.objects.filter(slug=BENCH_STUDY).delete()
                 tallies.rebuild()  # the bench rows were deleted outside the write paths
                 self.stdout.write(f"bench rows deleted in {time.perf_counter() - t0:.1f} s")
 
@@ -287,13 +323,14 @@ class Command(BaseCommand):
             copiers = {m: _Copier(m, cursor) for m in (Table, Seat, RoundRecordRow, MatchResult)}
             for i, (kinds, bots, finished, recs, stand_ins, winner) in enumerate(batch, start):
                 rules = recs[0]["rules"]
+                study = _study_of(i, self.conditions)
                 table_id = copiers[Table].add(
                     {"public_id": f"{PREFIX}{i}", "created_at": finished, "started_at": finished,
                      "finished_at": finished, "host_id": None, "rules": rules,
                      "status": Table.Status.FINISHED.value, "seed": f"{PREFIX}{i}",
                      "version": 0, "invite_token": f"{PREFIX}{i}-token", "turn_seconds": 30,
                      "stand_in_bots": False, "bot_delay": None, "turn_started_at": None,
-                     "last_human_at": finished},
+                     "last_human_at": finished, **study},
                     ("rules",),
                 )  # fmt: skip
                 for p, k in enumerate(kinds):
@@ -312,7 +349,7 @@ class Command(BaseCommand):
                         stand_in_moves=sum(plays) + bids.count("1"), stand_in_plays=plays,
                         stand_in_bids=bids,
                     )  # fmt: skip
-                    values.update(table_id=table_id, round_number=n)
+                    values.update(table_id=table_id, round_number=n, **study)
                     stand_in_rounds += values["stand_in_round"]
                     copiers[RoundRecordRow].add(values, ("record", "rules"))
                 last = recs[-1]
@@ -322,7 +359,7 @@ class Command(BaseCommand):
                     finished_at=finished, stand_in_rounds=stand_in_rounds,
                     round_types=_held(recs),
                 )  # fmt: skip
-                result["table_id"] = table_id
+                result.update(table_id=table_id, **study)
                 copiers[MatchResult].add(result)
             for copier in copiers.values():
                 copier.finish(cursor)
@@ -330,7 +367,8 @@ class Command(BaseCommand):
     def _orm_batch(self, batch: list[Plan], start: int) -> None:
         tables = [
             Table(public_id=f"{PREFIX}{i}", rules=recs[0]["rules"], finished_at=finished,
-                  status=Table.Status.FINISHED, stand_in_bots=False)
+                  status=Table.Status.FINISHED, stand_in_bots=False,
+                  **_study_of(i, self.conditions))
             for i, (_, _, finished, recs, _, _) in enumerate(batch, start)
         ]  # fmt: skip
         Table.objects.bulk_create(tables)
@@ -355,6 +393,7 @@ class Command(BaseCommand):
                     stand_in_plays=plays, stand_in_bids=bids,
                 )  # fmt: skip
                 row.round_number = n
+                row.study_condition, row.pilot = table.study_condition, table.pilot
                 rows.append(row)
             last = recs[-1]
             result = result_row(
@@ -363,6 +402,7 @@ class Command(BaseCommand):
                 round_types=_held(recs),
             )  # fmt: skip
             result.stand_in_rounds = sum(r.stand_in_round for r in rows[-len(recs) :])
+            result.study_condition, result.pilot = table.study_condition, table.pilot
             results.append(result)
         Seat.objects.bulk_create(seats)
         RoundRecordRow.objects.bulk_create(rows, batch_size=1000)
@@ -401,6 +441,9 @@ class Command(BaseCommand):
             ("stand-in rounds included", {"stand_ins": "on"}, TARGET_FILTERED),
             ("BIS+SRP human+bot v bot+bot (three filters)",
              {"bot": "BIS+SRP", "makeup": "HB", "against": "BB"}, TARGET_FILTERED),
+            ("a study, with its per-condition table", {"study": BENCH_STUDY}, TARGET_FILTERED),
+            ("one study condition", {"condition": str(self.conditions[1])}, TARGET_FILTERED),
+            ("pilot data included", {"pilot": "on"}, TARGET_FILTERED),
         ]  # fmt: skip
         for label, params, target in cases:
             times = []
@@ -423,7 +466,7 @@ class Command(BaseCommand):
         user.delete()
         if not with_exports:
             return
-        everything = Filters(stand_ins=True)
+        everything = Filters(stand_ins=True, pilot=True)
         for fmt, make in (("csv", exports.iter_csv), ("jsonl", exports.iter_jsonl)):
             t0 = time.perf_counter()
             size = 0

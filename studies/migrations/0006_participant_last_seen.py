@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('studies', '0004_view_payments_permission'),
+        ('studies', '0005_tables_study_keys'),
     ]
 
     operations = [
