@@ -272,6 +272,9 @@ def create_rematch(table: Table | int | str) -> Table:
             stand_in_bots=old.stand_in_bots,
             bot_delay=old.bot_delay,
             bots_as_players=old.bots_as_players,
+            rated=old.rated,
+            study_condition=old.study_condition,  # a study's next match (studies.playing)
+            pilot=old.pilot,
         )
         for s in old.seats.all():
             Seat.objects.create(

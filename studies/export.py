@@ -27,10 +27,18 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
-from game.models import Action, Table
+from game.models import Action, MatchResult, Table
 from studies.export_files import BOOL, TIME, ExportFile, col
 from studies.export_rounds import ROUNDS, round_rows_of
-from studies.models import Answer, Participant, RecruitmentId, Study, StudySeat, StudyTable
+from studies.models import (
+    Answer,
+    Participant,
+    RecruitmentId,
+    Study,
+    StudyMatch,
+    StudySeat,
+    StudyTable,
+)
 
 Stage = Participant.Stage
 SEAT_LETTERS = ("N", "E", "S", "W")
@@ -99,9 +107,9 @@ ACTIONS = ExportFile(
 PAYMENTS = ExportFile(
     "payments.csv",
     "For paying participants: the only file with the raw recruitment ID. Keep it apart. "
-    "`points` (the final score of the participant's partnership) and `bonus` are empty "
-    "until their match is finished; the bonus is per_point x max(points, 0), capped, "
-    "rounded to 0.01.",
+    "`points` (the final scores of the participant's partnership, added up over the "
+    "study's matches) and `bonus` are empty until a match is finished; the bonus is "
+    "per_point x max(points, 0), capped, rounded to 0.01.",
     (
         PSEUDONYM,
         col("recruitment_id", "text", "the raw recruitment ID (e.g. PROLIFIC_PID)"),
@@ -128,17 +136,18 @@ class StudyTableSeats:
 
 
 def study_tables(study: Study) -> list[StudyTableSeats]:
-    """The study's tables (``studies.waiting_room`` formed them) and the
-    pseudonym at each participant's seat, in the order they were formed."""
+    """The study's game tables, one per match (``studies.waiting_room`` formed
+    each study table, ``studies.playing`` its next matches), and the pseudonym
+    at each participant's seat, in the order they were formed."""
     found = (
         StudyTable.objects.filter(study=study)
-        .select_related("table")
-        .prefetch_related("seats__participant")
+        .prefetch_related("seats__participant", "matches__table")
         .order_by("pk")
     )
     return [
-        StudyTableSeats(t.table, {s.position: s.participant.pseudonym for s in t.seats.all()})
+        StudyTableSeats(m.table, {s.position: s.participant.pseudonym for s in t.seats.all()})
         for t in found
+        for m in t.matches.all()
     ]
 
 
@@ -186,7 +195,9 @@ def condition_rows(study: Study) -> Iterator[dict[str, Any]]:
 
 def conditions_by_table(study: Study) -> dict[int, str]:
     """The condition's name of each of the study's game tables (by table pk)."""
-    found = StudyTable.objects.filter(study=study).values_list("table_id", "condition__name")
+    found = StudyMatch.objects.filter(study_table__study=study).values_list(
+        "table_id", "study_table__condition__name"
+    )
     return dict(found)
 
 
@@ -210,17 +221,16 @@ def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
 
 
 def points_won(participant: Participant) -> int | None:
-    """The final score of the participant's partnership at their study table;
-    None while the match is not finished (or they were never seated)."""
-    seat = (
-        StudySeat.objects.filter(participant=participant)
-        .select_related("study_table__table__result")
-        .first()
-    )
-    result = getattr(seat.study_table.table, "result", None) if seat is not None else None
-    if result is None:
+    """The final scores of the participant's partnership in their study
+    table's finished matches, added up; None while none is finished (or they
+    were never seated)."""
+    seat = StudySeat.objects.filter(participant=participant).first()
+    if seat is None:
         return None
-    return int(result.score_ns if seat.position % 2 == 0 else result.score_ew)
+    results = MatchResult.objects.filter(table__study_match__study_table=seat.study_table_id)
+    column = "score_ns" if seat.position % 2 == 0 else "score_ew"
+    scores = list(results.values_list(column, flat=True))
+    return sum(scores) if scores else None
 
 
 def bonus_for(points: int, rule: Mapping[str, Any]) -> Decimal:

@@ -201,6 +201,28 @@ class StudyTable(models.Model):
         return f"{self.study.slug}/{self.condition.name}: table {self.table_id}"
 
 
+class StudyMatch(models.Model):
+    """One match of a study table's participants: the first when the waiting
+    room seats them, then one more at a new game table (a rematch, the same
+    seats) until the study's ``matches = N`` are played (``studies.playing``).
+    ``StudyTable.table`` is the one being played now."""
+
+    study_table = models.ForeignKey(StudyTable, on_delete=models.CASCADE, related_name="matches")
+    number = models.PositiveSmallIntegerField(help_text="the match of the study table, from 1")
+    table = models.OneToOneField("game.Table", on_delete=models.PROTECT, related_name="study_match")
+
+    class Meta:
+        ordering = ["study_table", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study_table", "number"], name="one_study_match_per_number"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study_table_id} match {self.number}: table {self.table_id}"
+
+
 class StudySeat(models.Model):
     """A participant's seat at a study table: one table per participant, ever."""
 

@@ -8,10 +8,12 @@ their seat; the pseudonym itself, which exports name, proves nothing, and the
 recruitment ID is never used.
 
 Their stage moves on lazily, when their state is next read
-(``studies.waiting_room.advance``): to ``questionnaire`` once the match is
-over, to ``dropped`` once their turn timer has run out the study's
-``dropout.missed_turns`` times in a row (their stand-in's moves in the action
-log) or they have left the seat. The stand-in keeps their seat either way.
+(``studies.waiting_room.advance``): to their next match at a new table while
+the study's ``matches = N`` are not all played (:func:`next_match`), to
+``questionnaire`` once the last match is over, to ``dropped`` once their turn
+timer has run out the study's ``dropout.missed_turns`` times in a row (their
+stand-in's moves in the action log) or they have left the seat. The
+stand-in keeps their seat either way.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
 
-from game import identity
+from game import identity, seating
 from game.models import Action, Seat, Table
 from studies import stages
-from studies.models import Participant, StudySeat
+from studies.models import Participant, StudyMatch, StudySeat, StudyTable
 
 log = logging.getLogger(__name__)
 Stage = Participant.Stage
@@ -97,16 +99,43 @@ def has_dropped(seat: StudySeat, missed_turns: int) -> bool:
     return False
 
 
+def next_match(study_table: StudyTable, matches: int) -> bool:
+    """Start the study table's next match if its match is over and fewer than
+    ``matches`` were played: a rematch at a new game table with the same seats
+    (``game.seating.create_rematch``), which becomes ``StudyTable.table``.
+    Whether a match is (now) in play; the first poll of the group starts it,
+    under the study table's lock."""
+    with transaction.atomic():
+        locked = (
+            StudyTable.objects.select_for_update().select_related("table").get(pk=study_table.pk)
+        )
+        if locked.table.status != Table.Status.FINISHED:
+            return locked.table.status == Table.Status.PLAYING  # started by another poll
+        played = locked.matches.count()
+        if played >= matches:
+            return False
+        new = seating.create_rematch(locked.table)
+        StudyMatch.objects.create(study_table=locked, number=played + 1, table=new)
+        locked.table = new
+        locked.save(update_fields=["table"])
+    log.info("study table %s: match %d at table %s", locked.pk, played + 1, new.public_id)
+    return True
+
+
 def check(participant: Participant) -> None:
-    """Move a ``playing`` participant on if their match is over or they dropped."""
+    """Move a ``playing`` participant on: to their next match (``matches = N``),
+    or once the last is over to the questionnaire, or if they dropped out."""
     seat = seat_of(participant)
     if seat is None or participant.stage != Stage.PLAYING:
         return
     missed = participant.study.definition["timeouts"]["dropout_missed_turns"]
     status = seat.study_table.table.status
+    matches = participant.study.definition["play"].get("matches") or 1
     if has_dropped(seat, missed) or status == Table.Status.ABANDONED:
         to = Stage.DROPPED
     elif status == Table.Status.FINISHED:
+        if next_match(seat.study_table, matches):
+            return
         to = Stage.QUESTIONNAIRE
     else:
         return

@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from game import seating
 from studies import playing, stages
-from studies.models import Condition, Participant, StudySeat, StudyTable
+from studies.models import Condition, Participant, StudyMatch, StudySeat, StudyTable
 from studies.study_types import PARTICIPANT
 
 log = logging.getLogger(__name__)
@@ -183,6 +183,7 @@ def form_table(condition: Condition, group: Sequence[Participant]) -> StudyTable
         table=table,
         filled_by_stand_in=len(positions) - len(group),
     )
+    StudyMatch.objects.create(study_table=study_table, number=1, table=table)
     for position, participant in zip(positions, group, strict=False):
         seating.take_seat(
             table,

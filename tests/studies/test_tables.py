@@ -451,3 +451,62 @@ def test_a_study_that_says_so_keeps_its_tables_out_of_the_ratings(study_file) ->
     bad = example_text().replace("rated = true", 'rated = "no"')
     with pytest.raises(Exception, match="rated"):
         load_study(study_file(bad, "bad.toml"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_study_of_two_matches_plays_the_second_at_a_new_table_with_the_same_seats(
+    study_file: Any, live: Any, tmp_path: Path
+) -> None:
+    import csv
+    import random
+
+    from game import master
+    from game.engine import view_for
+    from game.models import MatchResult
+    from game.moves import matches
+    from studies import export
+    from studies.models import StudyMatch
+
+    text = example_text().replace("BIS+SRP", CHEAP).replace("RB+SRP", CHEAP)
+    two = load_study(study_file(text.replace("matches = 1 ", "matches = 2 ")))[0]
+    p = poll(arrive(two, ONE))
+    study_table = StudyTable.objects.get()
+    first = study_table.table
+    rng = random.Random(5)
+
+    def play_out(table: Table) -> None:
+        while True:  # the participant (South) at random; the bots inline
+            table.refresh_from_db()
+            if table.status != Table.Status.PLAYING:
+                return
+            match = matches.load_match(table)
+            seat = match.round.to_act
+            action = rng.choice(view_for(match, seat).legal_actions)
+            master.submit(table.pk, seat, action, table.version)
+
+    play_out(first)
+    assert poll(p).stage == Stage.PLAYING  # one match of two: on to the next
+    assert poll(p).stage == Stage.PLAYING  # a second poll starts no third
+    study_table.refresh_from_db()
+    second = study_table.table
+    assert second != first and second.status == Table.Status.PLAYING
+    assert seats_of(second) == seats_of(first)
+    assert (second.study_condition, second.pilot) == (first.study_condition, first.pilot)
+    assert list(StudyMatch.objects.values_list("number", "table")) == [
+        (1, first.pk),
+        (2, second.pk),
+    ]
+    assert waiting_room.state(poll(p))["table"] == f"/t/{second.public_id}/"
+    play_out(second)
+    assert poll(p).stage == Stage.QUESTIONNAIRE
+    assert StudyMatch.objects.count() == 2  # no third match
+    results = {r.table_id: r for r in MatchResult.objects.all()}
+    assert export.points_won(p) == results[first.pk].score_ns + results[second.pk].score_ns
+    export.export_study(two, tmp_path, include_pilot=True)
+    with (tmp_path / "actions.csv").open() as f:
+        tables = {row["table"] for row in csv.DictReader(f)}
+    assert tables == {first.public_id, second.public_id}
+    with (tmp_path / "rounds.csv").open() as f:
+        rounds = list(csv.DictReader(f))
+    assert len(rounds) == results[first.pk].rounds + results[second.pk].rounds
+    assert [r["match_winner"] != "" for r in rounds].count(True) == 2
