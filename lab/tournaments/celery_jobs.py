@@ -37,12 +37,18 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import redis
+from celery.signals import worker_process_init
 
 from bots.base import Bot
 from bots.registry import make_bot
 from lab.tournaments.identity import differences, identity
 from lab.tournaments.tournament import TournamentConfig, play_game
-from spadesite.celery import app
+from spadesite.celery import _load_search_kernels, app
+
+# A research worker plays no search against a clock (tournaments give searches
+# fixed playouts or samples), so its children compile the search kernels when a
+# game first needs them rather than all of them at their start.
+worker_process_init.disconnect(_load_search_kernels)
 
 QUEUE = "research"
 TASK = "lab.research.play_games"

@@ -66,14 +66,15 @@ class RunStats:
         }
 
 
-def broker_url() -> str:
+def broker_url(broker: str | None = None) -> str:
+    """``broker``, or the Celery app's (REDIS_URL): a Redis URL, or a clear error."""
     from spadesite.celery import app
 
-    url = str(app.conf.broker_url or "")
+    url = broker or str(app.conf.broker_url or "")
     if not url.startswith(("redis://", "rediss://", "unix://")):
         raise TournamentError(
-            "--celery needs the research broker: set REDIS_URL (e.g. redis://host:6379/0) "
-            "here and on every worker"
+            "--celery needs the research broker, a Redis URL: give --broker or set "
+            "REDIS_URL (e.g. redis://host:6379/0); the workers' REDIS_URL names the same"
         )
     return url
 
@@ -87,9 +88,15 @@ def run_id(configs: Sequence[TournamentConfig], fingerprint: dict[str, Any]) -> 
 class CeleryRun:
     """Send a run's units and yield ``(config index, record)`` once per game."""
 
-    def __init__(self, configs: Sequence[TournamentConfig], lease: float = LEASE_SECONDS) -> None:
+    def __init__(
+        self,
+        configs: Sequence[TournamentConfig],
+        lease: float = LEASE_SECONDS,
+        broker: str | None = None,
+    ) -> None:
         from lab.tournaments.celery_jobs import RunKeys
         from lab.tournaments.identity import identity
+        from spadesite.celery import app
 
         if lease <= 0:
             raise TournamentError("the lease must be positive")
@@ -98,7 +105,9 @@ class CeleryRun:
         self.identity = identity()
         self.run = run_id(self.configs, self.identity)
         self.keys = RunKeys(self.run)
-        self.redis = redis.Redis.from_url(broker_url(), socket_timeout=30)
+        self.broker = broker_url(broker)
+        self.redis = redis.Redis.from_url(self.broker, socket_timeout=30)
+        self.connection = app.connection_for_write(self.broker)
         self.me = f"{socket.gethostname()}:{os.getpid()}"
         self.stats = RunStats()
         self.outstanding: dict[str, Unit] = {}  # "ci/g" -> (ci, [g])
@@ -115,7 +124,8 @@ class CeleryRun:
         payload = {"run": self.run, "identity": self.identity, "config_index": index,
                    "config": self.configs[index].to_dict(), "games": games,
                    "lease": self.lease}  # fmt: skip
-        app.send_task(TASK, args=[payload], queue=QUEUE)
+        with app.amqp.Producer(self.connection) as producer:
+            app.send_task(TASK, args=[payload], queue=QUEUE, producer=producer)
         self.last_send = time.monotonic()
 
     def _send_again(self, games: list[str]) -> None:
@@ -234,3 +244,4 @@ class CeleryRun:
             if self.redis.get(self.keys.coordinator) == self.me.encode():
                 self.redis.delete(self.keys.coordinator)
             self.redis.close()
+            self.connection.release()

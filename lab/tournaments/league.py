@@ -127,8 +127,9 @@ def _play_all(todo: list[tuple[TournamentConfig, int]], workers: int) -> Iterato
 
 
 def _celery_games(
-    todo: list[tuple[TournamentConfig, int]], bar: ProgressBar, lease: float | None
-) -> tuple[Any, Iterator[Any]]:
+    todo: list[tuple[TournamentConfig, int]], bar: ProgressBar, lease: float | None,
+    broker: str | None,
+) -> tuple[Any, Iterator[Any]]:  # fmt: skip
     """The games on the Celery ``research`` queue (``lab.tournaments.celery_run``),
     a task per deal sequence of a pair, in ``todo``'s order: (the run, its games)."""
     from lab.tournaments.celery_run import LEASE_SECONDS, CeleryRun
@@ -141,7 +142,7 @@ def _celery_games(
             index[(t.ns, t.ew)] = len(configs)
             configs.append(t)
         units.setdefault((index[(t.ns, t.ew)], g // 2), []).append(g)
-    run = CeleryRun(configs, lease or LEASE_SECONDS)
+    run = CeleryRun(configs, lease or LEASE_SECONDS, broker)
     plays = run.play([(i, games) for (i, _), games in units.items()], bar)
     return run, ((configs[i].ns, configs[i].ew, rec) for i, rec in plays)
 
@@ -149,6 +150,7 @@ def _celery_games(
 def run_league(
     config: LeagueConfig, logs: str | os.PathLike[str], workers: int = 1,
     progress: TextIO | None = None, celery: bool = False, lease: float | None = None,
+    broker: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Play every game not yet in the pairs' logs; return the league's summary.
     ``celery``: on the Celery ``research`` queue instead of ``workers`` processes."""
@@ -174,7 +176,9 @@ def run_league(
     todo.sort(key=lambda t: (max(rank[t[0].ns], rank[t[0].ew]), rank[t[0].ns], rank[t[0].ew], t[1]))
     bar = ProgressBar(len(config.pairs()) * config.games, sum(map(len, done.values())), progress)
     t0 = time.perf_counter()
-    run, games = _celery_games(todo, bar, lease) if celery else (None, _play_all(todo, workers))
+    run, games = (
+        _celery_games(todo, bar, lease, broker) if celery else (None, _play_all(todo, workers))
+    )
     try:
         with exit_on_sigterm() if celery else nullcontext():
             for ns, ew, rec in games:

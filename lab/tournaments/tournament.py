@@ -446,6 +446,7 @@ def run_tournament(
     on_game: Callable[[dict[str, Any]], None] | None = None,
     celery: bool = False,
     lease: float | None = None,
+    broker: str | None = None,
 ) -> dict[str, Any]:
     """Play every game not yet in ``log`` and return the summary of all of them.
 
@@ -453,7 +454,8 @@ def run_tournament(
     come and skipped when the run is started again). ``progress``: a stream
     for the progress bar (stderr), or None for none. ``celery``: the games go
     to the Celery ``research`` queue instead of ``workers`` processes
-    (``lab.tournaments.celery_run``; ``lease``: its game lease in seconds).
+    (``lab.tournaments.celery_run``; ``lease``: its game lease in seconds;
+    ``broker``: its Redis URL, by default the Celery app's).
     """
     config.validate()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -473,7 +475,7 @@ def run_tournament(
     if celery:
         from lab.tournaments.celery_run import LEASE_SECONDS, CeleryRun
 
-        run = CeleryRun([config], lease or LEASE_SECONDS)
+        run = CeleryRun([config], lease or LEASE_SECONDS, broker)
         records = run.play(units_of(config, todo), bar)
     else:
         records = ((0, rec) for rec in _play_all(config, todo, workers))
@@ -659,6 +661,11 @@ def add_celery_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --celery: seconds a dead worker's game waits before it is sent again "
         "(default 20)",
     )
+    parser.add_argument(
+        "--broker",
+        help="with --celery: the research broker's Redis URL (default: REDIS_URL); "
+        "the workers' REDIS_URL must name the same",
+    )
 
 
 def _seed_value(text: str) -> int | str:
@@ -691,6 +698,7 @@ def run_from_options(opts: dict[str, Any], progress: TextIO | None) -> dict[str,
         progress=None if opts.get("no_progress") else progress,
         celery=bool(opts.get("celery")),
         lease=opts.get("lease"),
+        broker=opts.get("broker"),
     )
     if output:
         write_summary(summary, output)

@@ -80,7 +80,8 @@ class Command(BaseCommand):
             else:
                 progress = None if opts["no_progress"] else getattr(self.stderr, "_out", sys.stderr)
                 summary = run_league(config, opts["logs"], opts["workers"], progress,
-                                     celery=opts["celery"], lease=opts["lease"])  # fmt: skip
+                                     celery=opts["celery"], lease=opts["lease"],
+                                     broker=opts["broker"])  # fmt: skip
         except TournamentError as e:
             raise CommandError(str(e)) from None
         # The command as it reproduces the tables (the worker count does not change them).
