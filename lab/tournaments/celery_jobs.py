@@ -10,12 +10,13 @@ played from its own seed by ``play_game``, so which worker plays it, and in
 what order, changes nothing. Faults, with the run's keys in Redis
 (:class:`RunKeys`), collected by ``lab.tournaments.celery_run``:
 
-- a game is *leased* while it is played (a key renewed by a thread, gone a
-  few seconds after its worker dies), and marked done in the same Redis
-  transaction that hands its record over: a second delivery of the task
-  (Redis gives an unacknowledged message to another worker after the broker's
-  visibility timeout, a killed pool child's message comes back at once) skips
-  the games that are done or leased by a live worker;
+- a game is *leased* while it is played (a key renewed by a thread, gone
+  soon after its worker dies), and marked done in the same Redis transaction
+  that hands its record over: a second delivery of the task (Redis gives an
+  unacknowledged message to another worker after the broker's visibility
+  timeout, a killed pool child's message comes back at once) skips the games
+  that are done or leased by a live worker, and every task of a run already
+  collected;
 - the message is acknowledged only after its games (``acks_late``), so a
   worker killed with them loses nothing;
 - a task whose sender's fingerprint (``lab.tournaments.identity``: commit,
@@ -37,7 +38,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import redis
-from celery.signals import worker_process_init
+from celery.signals import celeryd_init, worker_process_init
 
 from bots.base import Bot
 from bots.registry import make_bot
@@ -49,6 +50,23 @@ from spadesite.celery import _load_search_kernels, app
 # fixed playouts or samples), so its children compile the search kernels when a
 # game first needs them rather than all of them at their start.
 worker_process_init.disconnect(_load_search_kernels)
+# A game may take minutes, and the broker's visibility timeout (5 s for the
+# bots' moves, spadesite/settings.py) would have this worker hand a task it is
+# still playing to another every 5 s; the copies would only be skipped (the
+# games are leased), but pile up. A research worker restores a message after an
+# hour: a dead worker's games come back sooner through the collector, which
+# sends a game again once its lease has run out.
+VISIBILITY_TIMEOUT = 3600
+
+
+@celeryd_init.connect
+def _long_visibility_timeout(conf: Any, **_: Any) -> None:
+    """Before the worker connects (only in a worker process, not in a collector)."""
+    conf.broker_transport_options = {
+        **(conf.broker_transport_options or {}),
+        "visibility_timeout": VISIBILITY_TIMEOUT,
+    }
+
 
 QUEUE = "research"
 TASK = "lab.research.play_games"
@@ -66,6 +84,7 @@ class RunKeys:
         self.done = self.prefix + "done"  # set: games whose record was handed over
         self.started = self.prefix + "started"  # hash: game -> the worker that took it
         self.coordinator = self.prefix + "coordinator"  # who collects the run now
+        self.finished = self.prefix + "finished"  # set when every record was collected
 
     def lease(self, game: str) -> str:
         return self.prefix + "lease:" + game
@@ -115,6 +134,8 @@ def play_unit(payload: dict[str, Any], worker: str) -> dict[str, int]:
     over to the run. What the task does, callable without Celery."""
     r = _redis()
     keys = RunKeys(payload["run"])
+    if r.exists(keys.finished):  # a copy of a task of a run already collected
+        return {"played": 0, "refused": 0}
     index, lease = payload["config_index"], float(payload["lease"])
     differ = differences(payload["identity"], identity())
     if differ:

@@ -33,9 +33,16 @@ from typing import Any
 
 import redis
 
+from lab.tournaments.celery_jobs import KEY_TTL, QUEUE, TASK, RunKeys
+from lab.tournaments.identity import identity
 from lab.tournaments.tournament import ProgressBar, TournamentConfig, TournamentError
 
-LEASE_SECONDS = 20.0  # a game's lease, renewed every third of it while played
+# A game's lease, renewed every third of it while the game is played. The
+# compiled search kernels hold the GIL, so the renewing thread waits for the
+# longest kernel call: a 13-card PIMC solve, two minutes at its p99
+# (docs/bots.md). A shorter lease would only have live workers' games played
+# twice (each counted once); a dead worker's games wait this long.
+LEASE_SECONDS = 300.0
 Unit = tuple[int, list[int]]  # (the tournament's index among the run's, its games)
 
 
@@ -94,8 +101,6 @@ class CeleryRun:
         lease: float = LEASE_SECONDS,
         broker: str | None = None,
     ) -> None:
-        from lab.tournaments.celery_jobs import RunKeys
-        from lab.tournaments.identity import identity
         from spadesite.celery import app
 
         if lease <= 0:
@@ -111,13 +116,13 @@ class CeleryRun:
         self.me = f"{socket.gethostname()}:{os.getpid()}"
         self.stats = RunStats()
         self.outstanding: dict[str, Unit] = {}  # "ci/g" -> (ci, [g])
+        self.unit_of: dict[str, list[str]] = {}  # "ci/g" -> the games sent with it
         self.got: list[tuple[int, dict[str, Any]]] = []
         self.bar: ProgressBar | None = None
 
     # ----- sending ---------------------------------------------------------------
 
     def _send(self, unit: Unit) -> None:
-        from lab.tournaments.celery_jobs import QUEUE, TASK
         from spadesite.celery import app
 
         index, games = unit
@@ -196,10 +201,10 @@ class CeleryRun:
         lost = [k for k, a in zip(taken, alive, strict=True) if not a and k in self.outstanding]
         if lost:
             self.redis.hdel(self.keys.started, *lost)
-            self._send_again(lost)
+            # The games sent with a lost one and not started died with its worker too.
+            mates = {m for k in lost for m in self.unit_of.get(k, []) if m not in started}
+            self._send_again(sorted(set(lost) | mates))
         now = time.monotonic()
-        from lab.tournaments.celery_jobs import QUEUE
-
         quiet = 3 * self.lease
         if (self.outstanding and not any(alive) and not self.redis.llen(QUEUE)
                 and now - self.last_progress > quiet and now - self.last_send > quiet):  # fmt: skip
@@ -216,7 +221,9 @@ class CeleryRun:
         for index, games in units:
             for g in games:
                 self.outstanding[f"{index}/{g}"] = (index, [g])
+                self.unit_of[f"{index}/{g}"] = [f"{index}/{x}" for x in games]
         try:
+            self.redis.delete(self.keys.finished)  # the same games played again
             self._drain()  # handed over while no one collected: resume from them
             # Done in Redis but not in the caller's log (a collector killed between
             # taking a record and logging it): to be played again.
@@ -239,7 +246,10 @@ class CeleryRun:
                     self._hold()
                     self._check()
                     last_check = time.monotonic()
-            self.redis.delete(*self.keys.all())  # finished: every record is the caller's
+            # Finished: every record is the caller's; copies of its tasks still
+            # queued are skipped by the workers.
+            self.redis.delete(*self.keys.all())
+            self.redis.set(self.keys.finished, 1, ex=KEY_TTL)
         finally:
             if self.redis.get(self.keys.coordinator) == self.me.encode():
                 self.redis.delete(self.keys.coordinator)
