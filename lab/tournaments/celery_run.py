@@ -27,7 +27,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,11 +63,17 @@ class RunStats:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        cpu = self.cpu_seconds
+        cpu = sorted(self.cpu_seconds)
+
+        def quantile(q: float) -> float | None:
+            return round(cpu[min(len(cpu) - 1, int(q * len(cpu)))], 4) if cpu else None
+
         return {
             "workers_seen": sorted(self.workers),
             "refused_by": self.refused,
             "cpu_seconds_per_game": round(sum(cpu) / len(cpu), 4) if cpu else None,
+            # the spread: a cluster's last games wait for the slowest
+            "cpu_seconds_p50_p90_max": [quantile(0.5), quantile(0.9), quantile(1.0)],
             "duplicates_ignored": self.duplicates_ignored,
             "games_sent_again": self.sent_again,
         }
@@ -255,3 +261,38 @@ class CeleryRun:
                 self.redis.delete(self.keys.coordinator)
             self.redis.close()
             self.connection.release()
+
+
+# ----- the commands' options ------------------------------------------------------
+
+
+def add_celery_arguments(parser: Any) -> None:
+    """``--celery``, ``--lease`` and ``--broker`` (the tournament's and the league's commands)."""
+    parser.add_argument(
+        "--celery",
+        action="store_true",
+        help="send the games to the Celery 'research' queue (workers: celery -A "
+        "lab.tournaments.celery_jobs worker -Q research) instead of --workers processes",
+    )
+    parser.add_argument(
+        "--lease",
+        type=float,
+        default=None,
+        help="with --celery: seconds a dead worker's game waits before it is sent again "
+        "(default 300)",
+    )
+    parser.add_argument(
+        "--broker",
+        help="with --celery: the research broker's Redis URL (default: REDIS_URL); "
+        "the workers' REDIS_URL must name the same",
+    )
+
+
+def remote_from_options(
+    opts: dict[str, Any],
+) -> Callable[[list[TournamentConfig]], CeleryRun] | None:
+    """With ``--celery``: what makes the run of a tournament's or the league's games."""
+    if not opts.get("celery"):
+        return None
+    lease, broker = opts.get("lease") or LEASE_SECONDS, opts.get("broker")
+    return lambda configs: CeleryRun(configs, lease, broker)

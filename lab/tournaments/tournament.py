@@ -444,18 +444,16 @@ def run_tournament(
     log: str | os.PathLike[str] | None = None,
     progress: TextIO | None = None,
     on_game: Callable[[dict[str, Any]], None] | None = None,
-    celery: bool = False,
-    lease: float | None = None,
-    broker: str | None = None,
+    remote: Callable[[list[TournamentConfig]], Any] | None = None,
 ) -> dict[str, Any]:
     """Play every game not yet in ``log`` and return the summary of all of them.
 
     ``log`` is the JSONL results log (finished games are appended as they
     come and skipped when the run is started again). ``progress``: a stream
-    for the progress bar (stderr), or None for none. ``celery``: the games go
-    to the Celery ``research`` queue instead of ``workers`` processes
-    (``lab.tournaments.celery_run``; ``lease``: its game lease in seconds;
-    ``broker``: its Redis URL, by default the Celery app's).
+    for the progress bar (stderr), or None for none. ``remote``: instead of
+    ``workers`` processes, the games go to the run it makes for the configs
+    (``lab.tournaments.celery_run.CeleryRun``: Celery workers), which plays units
+    of games (``units_of``) and yields ``(config index, record)`` once a game.
     """
     config.validate()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -472,15 +470,13 @@ def run_tournament(
     t0 = time.perf_counter()
     played = 0
     records: Iterator[tuple[int, dict[str, Any]]]
-    if celery:
-        from lab.tournaments.celery_run import LEASE_SECONDS, CeleryRun
-
-        run = CeleryRun([config], lease or LEASE_SECONDS, broker)
+    if remote is not None:
+        run = remote([config])
         records = run.play(units_of(config, todo), bar)
     else:
         records = ((0, rec) for rec in _play_all(config, todo, workers))
     try:
-        with exit_on_sigterm() if celery else nullcontext():
+        with exit_on_sigterm() if remote is not None else nullcontext():
             for _, rec in records:
                 done[rec["game"]] = rec
                 played += 1
@@ -496,13 +492,13 @@ def run_tournament(
     elapsed = time.perf_counter() - t0
     summary = summarize(config, done.values())
     summary["run"] = {
-        "workers": "celery" if celery else workers,
+        "workers": "celery" if remote is not None else workers,
         "games_played_now": played,
         "games_resumed": config.games - played,
         "elapsed_seconds": round(elapsed, 3),
         "seconds_per_game": round(elapsed / played, 4) if played else None,
     }
-    if celery:
+    if remote is not None:
         summary["run"].update(run.stats.to_dict())
     return summary
 
@@ -638,33 +634,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "and a run started again with the same options resumes from it",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    add_celery_arguments(parser)
     parser.add_argument(
         "--report",
         action="store_true",
         help="play nothing: summarize the games the --output log holds so far",
-    )
-
-
-def add_celery_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--celery`` and ``--lease`` (the tournament's and the league's)."""
-    parser.add_argument(
-        "--celery",
-        action="store_true",
-        help="send the games to the Celery 'research' queue (workers: celery -A "
-        "lab.tournaments.celery_jobs worker -Q research) instead of --workers processes",
-    )
-    parser.add_argument(
-        "--lease",
-        type=float,
-        default=None,
-        help="with --celery: seconds a dead worker's game waits before it is sent again "
-        "(default 20)",
-    )
-    parser.add_argument(
-        "--broker",
-        help="with --celery: the research broker's Redis URL (default: REDIS_URL); "
-        "the workers' REDIS_URL must name the same",
     )
 
 
@@ -684,7 +657,11 @@ def config_from_options(opts: dict[str, Any]) -> TournamentConfig:
     )
 
 
-def run_from_options(opts: dict[str, Any], progress: TextIO | None) -> dict[str, Any]:
+def run_from_options(
+    opts: dict[str, Any],
+    progress: TextIO | None,
+    remote: Callable[[list[TournamentConfig]], Any] | None = None,
+) -> dict[str, Any]:
     config = config_from_options(opts)
     output = opts.get("output")
     if opts.get("report"):
@@ -696,9 +673,7 @@ def run_from_options(opts: dict[str, Any], progress: TextIO | None) -> dict[str,
         workers=opts["workers"],
         log=log_path_for(output) if output else None,
         progress=None if opts.get("no_progress") else progress,
-        celery=bool(opts.get("celery")),
-        lease=opts.get("lease"),
-        broker=opts.get("broker"),
+        remote=remote,
     )
     if output:
         write_summary(summary, output)

@@ -22,6 +22,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from lab.tournaments.celery_run import add_celery_arguments, remote_from_options
 from lab.tournaments.league import (
     LeagueConfig,
     default_bidders,
@@ -30,7 +31,7 @@ from lab.tournaments.league import (
     run_league,
     write_json,
 )
-from lab.tournaments.tournament import TournamentError, add_celery_arguments
+from lab.tournaments.tournament import TournamentError
 
 
 def _commit() -> str:
@@ -80,8 +81,7 @@ class Command(BaseCommand):
             else:
                 progress = None if opts["no_progress"] else getattr(self.stderr, "_out", sys.stderr)
                 summary = run_league(config, opts["logs"], opts["workers"], progress,
-                                     celery=opts["celery"], lease=opts["lease"],
-                                     broker=opts["broker"])  # fmt: skip
+                                     remote=remote_from_options(opts))  # fmt: skip
         except TournamentError as e:
             raise CommandError(str(e)) from None
         # The command as it reproduces the tables (the worker count does not change them).
