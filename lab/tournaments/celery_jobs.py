@@ -74,6 +74,17 @@ KEY_TTL = 7 * 24 * 3600  # a run's keys outlive a stopped coordinator by a week
 
 log = logging.getLogger(__name__)
 
+# Take a game's lease if no one holds it, and note it in play, at once:
+# KEYS lease, started; ARGV worker, lease ms, game, the keys' TTL.
+TAKE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('HSET', KEYS[2], ARGV[3], ARGV[1])
+  redis.call('EXPIRE', KEYS[2], ARGV[4])
+  return 1
+end
+return 0
+"""
+
 
 class RunKeys:
     """A run's keys in Redis. ``game``: ``"{config index}/{game index}"``."""
@@ -82,7 +93,7 @@ class RunKeys:
         self.prefix = f"research:{run}:"
         self.results = self.prefix + "results"  # list: records, refusals (JSON)
         self.done = self.prefix + "done"  # set: games whose record was handed over
-        self.started = self.prefix + "started"  # hash: game -> the worker that took it
+        self.started = self.prefix + "started"  # hash: game in play -> the worker that took it
         self.coordinator = self.prefix + "coordinator"  # who collects the run now
         self.finished = self.prefix + "finished"  # set when every record was collected
 
@@ -151,11 +162,8 @@ def play_unit(payload: dict[str, Any], worker: str) -> dict[str, int]:
         game = f"{index}/{g}"
         if r.sismember(keys.done, game):
             continue
-        with r.pipeline() as p:
-            p.set(keys.lease(game), worker, nx=True, px=int(lease * 1000))
-            p.hset(keys.started, game, worker)
-            p.expire(keys.started, KEY_TTL)
-            took = p.execute()[0]
+        took = r.eval(TAKE, 2, keys.lease(game), keys.started, worker, int(lease * 1000), game,
+                      KEY_TTL)  # fmt: skip
         if not took:
             continue  # a live worker plays it now
         if r.sismember(keys.done, game):  # finished elsewhere since the look above
@@ -170,6 +178,7 @@ def play_unit(payload: dict[str, Any], worker: str) -> dict[str, int]:
             p.rpush(keys.results, json.dumps(result))
             p.sadd(keys.done, game)
             p.delete(keys.lease(game))
+            p.hdel(keys.started, game)  # "started": the games in play (and the lost)
             p.expire(keys.results, KEY_TTL)
             p.expire(keys.done, KEY_TTL)
             p.execute()

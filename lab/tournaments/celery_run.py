@@ -43,6 +43,7 @@ from lab.tournaments.tournament import ProgressBar, TournamentConfig, Tournament
 # (docs/bots.md). A shorter lease would only have live workers' games played
 # twice (each counted once); a dead worker's games wait this long.
 LEASE_SECONDS = 300.0
+HOLD_SECONDS = 30  # a collector's hold on its run, renewed every 10 s at most
 Unit = tuple[int, list[int]]  # (the tournament's index among the run's, its games)
 
 
@@ -181,7 +182,7 @@ class CeleryRun:
 
     def _hold(self) -> None:
         """Be the run's one collector (a second would take records from the first)."""
-        ttl = max(int(3 * self.lease), 10)
+        ttl = HOLD_SECONDS
         k = self.keys.coordinator
         if self.redis.set(k, self.me, nx=True, ex=ttl):
             return
@@ -248,7 +249,7 @@ class CeleryRun:
                 self._drain(wait=1.0)
                 if bar is not None:
                     bar.note = self.stats.note()
-                if time.monotonic() - last_check >= self.lease / 2:
+                if time.monotonic() - last_check >= min(self.lease / 2, HOLD_SECONDS / 3):
                     self._hold()
                     self._check()
                     last_check = time.monotonic()

@@ -278,6 +278,7 @@ def test_a_task_plays_only_the_games_not_done_or_leased(own_redis: redis.Redis) 
     assert results[0]["worker"] == "w1@here" and results[0]["cpu"] > 0
     assert own_redis.smembers(keys.done) == {b"0/0", b"0/2", b"0/3"}
     assert not own_redis.exists(keys.lease("0/2"))  # handed over with the record
+    assert own_redis.hkeys(keys.started) == []  # no game in play
     # A second delivery of the same task plays nothing again.
     assert play_unit(payload([2, 3]), "w2@here") == {"played": 0, "refused": 0}
 
