@@ -29,6 +29,7 @@ import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -126,6 +127,9 @@ class CeleryRun:
         self.unit_of: dict[str, list[str]] = {}  # "ci/g" -> the games sent with it
         self.got: list[tuple[int, dict[str, Any]]] = []
         self.bar: ProgressBar | None = None
+        # Each game's worker and CPU seconds, a JSON line a game (the caller
+        # names the file): what a cluster's run of these games will cost.
+        self.timings: Path | None = None
 
     # ----- sending ---------------------------------------------------------------
 
@@ -168,6 +172,12 @@ class CeleryRun:
             return
         del self.outstanding[key]
         self.stats.cpu_seconds.append(float(msg["cpu"]))
+        if self.timings is not None:
+            config = self.configs[index]
+            line = {"ns": config.ns, "ew": config.ew, "game": record["game"], "worker": worker,
+                    "cpu_seconds": round(float(msg["cpu"]), 4)}  # fmt: skip
+            with self.timings.open("a") as f:
+                f.write(json.dumps(line) + "\n")
         self.got.append((index, record))
         self.last_progress = time.monotonic()
 

@@ -128,7 +128,7 @@ def _play_all(todo: list[tuple[TournamentConfig, int]], workers: int) -> Iterato
 
 def _remote_games(
     todo: list[tuple[TournamentConfig, int]], bar: ProgressBar,
-    remote: Callable[[list[TournamentConfig]], Any],
+    remote: Callable[[list[TournamentConfig]], Any], logs: Path,
 ) -> tuple[Any, Iterator[Any]]:  # fmt: skip
     """The games on a remote run (``lab.tournaments.celery_run``: Celery workers),
     a unit per deal sequence of a pair, in ``todo``'s order: (the run, its games)."""
@@ -141,6 +141,7 @@ def _remote_games(
             configs.append(t)
         units.setdefault((index[(t.ns, t.ew)], g // 2), []).append(g)
     run = remote(configs)
+    run.timings = logs / "celery.timings.jsonl"
     plays = run.play([(i, games) for (i, _), games in units.items()], bar)
     return run, ((configs[i].ns, configs[i].ew, rec) for i, rec in plays)
 
@@ -175,7 +176,9 @@ def run_league(
     todo.sort(key=lambda t: (max(rank[t[0].ns], rank[t[0].ew]), rank[t[0].ns], rank[t[0].ew], t[1]))
     bar = ProgressBar(len(config.pairs()) * config.games, sum(map(len, done.values())), progress)
     t0 = time.perf_counter()
-    run, games = _remote_games(todo, bar, remote) if remote else (None, _play_all(todo, workers))
+    run, games = (
+        _remote_games(todo, bar, remote, logs) if remote else (None, _play_all(todo, workers))
+    )
     try:
         with exit_on_sigterm() if remote else nullcontext():
             for ns, ew, rec in games:

@@ -472,6 +472,8 @@ def run_tournament(
     records: Iterator[tuple[int, dict[str, Any]]]
     if remote is not None:
         run = remote([config])
+        if log_path is not None:  # results.games.jsonl -> results.timings.jsonl
+            run.timings = log_path.with_name(log_path.name.replace(".games.", ".timings."))
         records = run.play(units_of(config, todo), bar)
     else:
         records = ((0, rec) for rec in _play_all(config, todo, workers))

@@ -142,6 +142,10 @@ def test_a_celery_tournament_reports_what_the_process_pool_does(
     run = json.loads(out.read_text())["run"]
     assert run["workers"] == "celery" and run["games_played_now"] == 200
     assert len(run["workers_seen"]) == 2 and "2 Celery worker(s)" in text
+    timings = [json.loads(x) for x in (research.logs / "plain.timings.jsonl").open()]
+    assert sorted(t["game"] for t in timings) == list(range(200))
+    assert {t["worker"] for t in timings} == set(run["workers_seen"])
+    assert sum(t["cpu_seconds"] for t in timings) > 0
     assert run["duplicates_ignored"] == 0 and run["refused_by"] == {}
     # A finished run leaves only its mark (copies of its tasks are skipped).
     (left,) = research.client().keys("research:*")
