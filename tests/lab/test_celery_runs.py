@@ -91,7 +91,6 @@ def research(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Research]:
     logs = tmp_path_factory.mktemp("research")
     url, server = services.own_redis_server(logs)
     env = stackprocs.stack_env(None, url)
-    env.pop("CI", None)
     cluster = Research(url, server, env, logs)
     try:
         for name in ("research0", "research1"):
