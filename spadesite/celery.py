@@ -2,7 +2,9 @@
 
 Start workers per queue, e.g. `celery -A spadesite worker -Q bots` for fast
 moves and `celery -A spadesite worker -Q search` for UCT searches, so a long
-search never delays a quick move.
+search never delays a quick move. Research runs (the lab's tournaments and
+league) have workers of their own: `celery -A lab.tournaments.celery_jobs
+worker -Q research`.
 """
 
 import logging
@@ -81,11 +83,15 @@ class SweepAfterReconnect(bootsteps.StartStopStep):
 app.steps["consumer"].add(SweepAfterReconnect)
 
 # A list of (glob, route) pairs is matched in order, first match wins, so the
-# narrower search pattern must come before the catch-all for bot tasks.
+# narrower search pattern must come before the catch-all for bot tasks. The
+# lab's research games (tournaments, the league: lab/tournaments/celery_jobs.py,
+# which the site never imports) have a queue of their own, so that a research
+# run never delays a live table's move or search.
 app.conf.task_routes = (
     [
         ("game.bot_turns.search*", {"queue": "search"}),
         ("game.bot_turns.*", {"queue": "bots"}),
+        ("lab.research.*", {"queue": "research"}),
     ],
 )
 

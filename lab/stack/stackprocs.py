@@ -175,11 +175,16 @@ def daphne_command(port: int, host: str = "127.0.0.1", proxied: bool = False) ->
 
 
 def celery_worker_command(
-    queues: str = "bots,search", concurrency: int = 4, pool: str = "threads", name: str = ""
+    queues: str = "bots,search",
+    concurrency: int = 4,
+    pool: str = "threads",
+    name: str = "",
+    app: str = "spadesite",
 ) -> list[str]:
-    """A Celery worker; ``name``: its node name (``-n``), for several on one host."""
+    """A Celery worker; ``name``: its node name (``-n``), for several on one host;
+    ``app``: ``lab.tournaments.celery_jobs`` for the research queue."""
     return [
-        sys.executable, "-m", "celery", "-A", "spadesite", "worker",
+        sys.executable, "-m", "celery", "-A", app, "worker",
         "-Q", queues, "--pool", pool, "-c", str(concurrency), "-l", "info",
         "--without-gossip", "--without-mingle", "--without-heartbeat",
         *(["-n", name] if name else []),

@@ -24,7 +24,8 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -37,7 +38,7 @@ from bots.registry import BIDDERS, make_bot
 from game.engine.rules import Rules
 from game.engine.scoring import score_partnership
 from lab.tournaments import runlog
-from lab.tournaments.pool import worker_pool
+from lab.tournaments.pool import exit_on_sigterm, worker_pool
 from lab.tournaments.tournament import (
     Z_95,
     ProgressBar,
@@ -125,11 +126,34 @@ def _play_all(todo: list[tuple[TournamentConfig, int]], workers: int) -> Iterato
         yield from pool.imap_unordered(_play, todo, chunksize=1)
 
 
+def _remote_games(
+    todo: list[tuple[TournamentConfig, int]], bar: ProgressBar,
+    remote: Callable[[list[TournamentConfig]], Any], logs: Path,
+) -> tuple[Any, Iterator[Any]]:  # fmt: skip
+    """The games on a remote run (``lab.tournaments.celery_run``: Celery workers),
+    a unit per deal sequence of a pair, in ``todo``'s order: (the run, its games)."""
+    index: dict[tuple[str, str], int] = {}  # a pair's bots -> its index among the run's
+    configs: list[TournamentConfig] = []
+    units: dict[tuple[int, int], list[int]] = {}
+    for t, g in todo:
+        if (t.ns, t.ew) not in index:
+            index[(t.ns, t.ew)] = len(configs)
+            configs.append(t)
+        units.setdefault((index[(t.ns, t.ew)], g // 2), []).append(g)
+    run = remote(configs)
+    run.timings = logs / "celery.timings.jsonl"
+    plays = run.play([(i, games) for (i, _), games in units.items()], bar)
+    return run, ((configs[i].ns, configs[i].ew, rec) for i, rec in plays)
+
+
 def run_league(
     config: LeagueConfig, logs: str | os.PathLike[str], workers: int = 1,
     progress: TextIO | None = None,
+    remote: Callable[[list[TournamentConfig]], Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Play every game not yet in the pairs' logs; return the league's summary."""
+    """Play every game not yet in the pairs' logs; return the league's summary.
+    ``remote``: the run it makes for the pairs plays the games instead of
+    ``workers`` processes (``lab.tournaments.celery_run``: Celery workers)."""
     config.validate()
     if workers < 1:
         raise TournamentError("--workers must be at least 1")
@@ -152,18 +176,25 @@ def run_league(
     todo.sort(key=lambda t: (max(rank[t[0].ns], rank[t[0].ew]), rank[t[0].ns], rank[t[0].ew], t[1]))
     bar = ProgressBar(len(config.pairs()) * config.games, sum(map(len, done.values())), progress)
     t0 = time.perf_counter()
+    run, games = (
+        _remote_games(todo, bar, remote, logs) if remote else (None, _play_all(todo, workers))
+    )
     try:
-        for ns, ew, rec in _play_all(todo, workers):
-            t, path = configs[(ns, ew)]
-            done[(ns, ew)][rec["game"]] = rec
-            runlog.append(path, log_header(t), rec)
-            bar.update()
+        with exit_on_sigterm() if remote else nullcontext():
+            for ns, ew, rec in games:
+                t, path = configs[(ns, ew)]
+                done[(ns, ew)][rec["game"]] = rec
+                runlog.append(path, log_header(t), rec)
+                bar.update()
     finally:
+        games.close()
         if progress is not None:
             bar.close()
     summary = summarize_league(config, {k: list(v.values()) for k, v in done.items()})
-    summary["run"] = {"workers": workers, "games_played_now": len(todo),
+    summary["run"] = {"workers": "celery" if remote else workers, "games_played_now": len(todo),
                       "elapsed_seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
+    if run is not None:
+        summary["run"].update(run.stats.to_dict())
     return summary
 
 

@@ -33,18 +33,28 @@ def _start_worker(initializer: Callable[..., None] | None, initargs: tuple[Any, 
 
 
 @contextmanager
+def exit_on_sigterm() -> Iterator[None]:
+    """While open (on the main thread), SIGTERM exits through the callers'
+    ``finally`` blocks, as Ctrl-C does: a Celery run's collector lets go of its run."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
 def worker_pool(
     workers: int,
     initializer: Callable[..., None] | None = None,
     initargs: tuple[Any, ...] = (),
 ) -> Iterator[Pool]:
     """``multiprocessing.Pool(workers)`` whose workers end with the run, SIGTERM included."""
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    try:
-        with multiprocessing.Pool(workers, _start_worker, (initializer, initargs)) as pool:
-            yield pool
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    with (
+        exit_on_sigterm(),
+        multiprocessing.Pool(workers, _start_worker, (initializer, initargs)) as pool,
+    ):
+        yield pool

@@ -31,6 +31,7 @@ import random
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -45,7 +46,7 @@ from game.engine.rules import Rules, RulesError
 from game.engine.view import view_for
 from game.research.intervals import Z_95, wilson_interval
 from lab.tournaments import runlog
-from lab.tournaments.pool import worker_pool
+from lab.tournaments.pool import exit_on_sigterm, worker_pool
 
 # A match that has not ended after this many rounds is stopped and counted as a draw.
 MAX_ROUNDS = 1000
@@ -370,6 +371,7 @@ class ProgressBar:
         self.t0 = time.monotonic()
         self.last = 0.0
         self.drawn = -1
+        self.note = ""  # drawn after the ETA (a Celery run: the workers seen)
 
     def update(self, n: int = 1) -> None:
         self.done += n
@@ -389,6 +391,7 @@ class ProgressBar:
         eta = time.strftime("%H:%M:%S", time.gmtime(left)) if rate > 0 else "--:--:--"
         self.stream.write(
             f"\r[{bar}] {self.done}/{self.total} games  {rate:.2f} games/s  ETA {eta} "
+            + (f" {self.note} " if self.note else "")
         )
         self.stream.flush()
 
@@ -414,6 +417,17 @@ def _play_in_worker(index: int) -> dict[str, Any]:
     return play_game(config, index, bot_a, bot_b)
 
 
+def units_of(config: TournamentConfig, todo: list[int]) -> list[tuple[int, list[int]]]:
+    """The Celery tasks of game indexes ``todo`` (config index 0): one game each,
+    or in duplicate mode the games of one deal sequence together."""
+    if not config.duplicate:
+        return [(0, [g]) for g in todo]
+    pairs: dict[int, list[int]] = {}
+    for g in todo:
+        pairs.setdefault(g // 2, []).append(g)
+    return [(0, games) for _, games in sorted(pairs.items())]
+
+
 def _play_all(config: TournamentConfig, todo: list[int], workers: int) -> Iterator[dict[str, Any]]:
     if workers <= 1 or len(todo) <= 1:
         _init_worker(config)
@@ -430,12 +444,16 @@ def run_tournament(
     log: str | os.PathLike[str] | None = None,
     progress: TextIO | None = None,
     on_game: Callable[[dict[str, Any]], None] | None = None,
+    remote: Callable[[list[TournamentConfig]], Any] | None = None,
 ) -> dict[str, Any]:
     """Play every game not yet in ``log`` and return the summary of all of them.
 
     ``log`` is the JSONL results log (finished games are appended as they
     come and skipped when the run is started again). ``progress``: a stream
-    for the progress bar (stderr), or None for none.
+    for the progress bar (stderr), or None for none. ``remote``: instead of
+    ``workers`` processes, the games go to the run it makes for the configs
+    (``lab.tournaments.celery_run.CeleryRun``: Celery workers), which plays units
+    of games (``units_of``) and yields ``(config index, record)`` once a game.
     """
     config.validate()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -451,27 +469,39 @@ def run_tournament(
     bar = ProgressBar(config.games, len(done), progress)
     t0 = time.perf_counter()
     played = 0
+    records: Iterator[tuple[int, dict[str, Any]]]
+    if remote is not None:
+        run = remote([config])
+        if log_path is not None:  # results.games.jsonl -> results.timings.jsonl
+            run.timings = log_path.with_name(log_path.name.replace(".games.", ".timings."))
+        records = run.play(units_of(config, todo), bar)
+    else:
+        records = ((0, rec) for rec in _play_all(config, todo, workers))
     try:
-        for rec in _play_all(config, todo, workers):
-            done[rec["game"]] = rec
-            played += 1
-            if log_path is not None:
-                runlog.append(log_path, log_header(config), rec)
-            if on_game is not None:
-                on_game(rec)
-            bar.update()
+        with exit_on_sigterm() if remote is not None else nullcontext():
+            for _, rec in records:
+                done[rec["game"]] = rec
+                played += 1
+                if log_path is not None:
+                    runlog.append(log_path, log_header(config), rec)
+                if on_game is not None:
+                    on_game(rec)
+                bar.update()
     finally:
+        records.close()  # a Celery run lets go of its run in Redis
         if progress is not None:
             bar.close()
     elapsed = time.perf_counter() - t0
     summary = summarize(config, done.values())
     summary["run"] = {
-        "workers": workers,
+        "workers": "celery" if remote is not None else workers,
         "games_played_now": played,
         "games_resumed": config.games - played,
         "elapsed_seconds": round(elapsed, 3),
         "seconds_per_game": round(elapsed / played, 4) if played else None,
     }
+    if remote is not None:
+        summary["run"].update(run.stats.to_dict())
     return summary
 
 
@@ -562,12 +592,20 @@ def format_summary(summary: dict[str, Any]) -> str:
     run = summary.get("run")
     if run:
         spg = run["seconds_per_game"]
+        workers = (f"{len(run['workers_seen'])} Celery worker(s)" if run["workers"] == "celery"
+                   else f"{run['workers']} worker(s)")  # fmt: skip
         lines.append(
-            f"  played now {run['games_played_now']} games with {run['workers']} worker(s) in "
+            f"  played now {run['games_played_now']} games with {workers} in "
             f"{run['elapsed_seconds']:.1f} s"
             + (f" ({1000 * spg:.1f} ms per game)" if spg else "")
             + (f"; {run['games_resumed']} resumed from the log" if run["games_resumed"] else "")
         )
+        if run.get("cpu_seconds_per_game") is not None:
+            lines.append(
+                f"  CPU per game on the workers: {run['cpu_seconds_per_game']:.3f} s"
+                + (f"; refused by {', '.join(sorted(run['refused_by']))}"
+                   if run["refused_by"] else "")
+            )  # fmt: skip
     return "\n".join(lines)
 
 
@@ -621,7 +659,11 @@ def config_from_options(opts: dict[str, Any]) -> TournamentConfig:
     )
 
 
-def run_from_options(opts: dict[str, Any], progress: TextIO | None) -> dict[str, Any]:
+def run_from_options(
+    opts: dict[str, Any],
+    progress: TextIO | None,
+    remote: Callable[[list[TournamentConfig]], Any] | None = None,
+) -> dict[str, Any]:
     config = config_from_options(opts)
     output = opts.get("output")
     if opts.get("report"):
@@ -633,6 +675,7 @@ def run_from_options(opts: dict[str, Any], progress: TextIO | None) -> dict[str,
         workers=opts["workers"],
         log=log_path_for(output) if output else None,
         progress=None if opts.get("no_progress") else progress,
+        remote=remote,
     )
     if output:
         write_summary(summary, output)

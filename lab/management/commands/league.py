@@ -1,6 +1,6 @@
 """``manage.py league``: the bidding league, every bidder against every other with SRP play.
 
-    python manage.py league [--games 1000] [--seed 1] [--workers N]
+    python manage.py league [--games 1000] [--seed 1] [--workers N | --celery]
         [--bidders BIS,BIS*,RB,...] [--logs artifacts/league]
         [--markdown docs/league.md] [--json docs/league.json] [--report]
 
@@ -22,6 +22,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from lab.tournaments.celery_run import add_celery_arguments, remote_from_options
 from lab.tournaments.league import (
     LeagueConfig,
     default_bidders,
@@ -63,6 +64,7 @@ class Command(BaseCommand):
         parser.add_argument("--lose", type=int, default=-100)
         parser.add_argument("--report", action="store_true", help="play nothing: tables only")
         parser.add_argument("--no-progress", action="store_true")
+        add_celery_arguments(parser)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         bidders = tuple(opts["bidders"].split(",")) if opts["bidders"] else tuple(default_bidders())
@@ -78,7 +80,8 @@ class Command(BaseCommand):
                 summary = read_league(config, opts["logs"])
             else:
                 progress = None if opts["no_progress"] else getattr(self.stderr, "_out", sys.stderr)
-                summary = run_league(config, opts["logs"], opts["workers"], progress)
+                summary = run_league(config, opts["logs"], opts["workers"], progress,
+                                     remote=remote_from_options(opts))  # fmt: skip
         except TournamentError as e:
             raise CommandError(str(e)) from None
         # The command as it reproduces the tables (the worker count does not change them).

@@ -2,6 +2,7 @@
 
     python manage.py tournament --ns BIS+SRP --ew RB+SRP --games 10000 \\
         --goal 200 --lose -100 --seed 1 --workers 2 [--duplicate] [--output results.json]
+        [--celery [--broker redis://host:6379/2]]   # on Celery workers instead
 
 The work is done by :mod:`lab.tournaments.tournament` (no Django needed there); with
 ``--output`` the finished games are logged beside it and a stopped run
@@ -14,6 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from lab.tournaments.celery_run import add_celery_arguments, remote_from_options
 from lab.tournaments.storage import add_store_option, store_if_asked
 from lab.tournaments.tournament import (
     TournamentError,
@@ -32,11 +34,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         add_arguments(parser)
         add_store_option(parser)
+        add_celery_arguments(parser)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
             # The raw stream: OutputWrapper would end every progress redraw with a newline.
-            summary = run_from_options(opts, getattr(self.stderr, "_out", self.stderr))
+            summary = run_from_options(
+                opts, getattr(self.stderr, "_out", self.stderr), remote_from_options(opts)
+            )
         except TournamentError as e:
             raise CommandError(str(e)) from None
         except OSError as e:
