@@ -16,7 +16,6 @@ the forced card loses nothing.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -288,21 +287,3 @@ def alternatives_at(solver: Values, spot: Spot) -> list[dict[str, Any]]:
             )
     out.sort(key=lambda a: (a["points_lost"], a["tricks_lost"], a["card"]))
     return out
-
-
-def analyse_round(doc: dict[str, Any], with_alternatives: bool = False) -> dict[str, Any]:
-    """The whole analysis of a finished round's record: the play, the bids
-    (what BIS would have bid) and the double-dummy makeable tricks."""
-    from .bids import analyse_bids
-
-    started = time.perf_counter()
-    result = analyse_play(doc)
-    result["bids"] = analyse_bids(doc)
-    # double-dummy makeable tricks per partnership from the first lead
-    result["makeable"] = [result["tricks"][0], 13 - result["tricks"][0]]
-    if with_alternatives:
-        start, spots = spots_of(doc)
-        solver = Values(start)
-        result["alternatives"] = [alternatives_at(solver, s) for s in reversed(spots)][::-1]
-    result["seconds"] = round(time.perf_counter() - started, 3)
-    return result

@@ -16,10 +16,10 @@ from game.replays.analysis import (
     AnalysisError,
     alternatives,
     analyse_play,
-    analyse_round,
     mark_of,
     spots_of,
 )
+from game.replays.rounds import analyse_round
 from tests.server.replay_rounds import played_record, written_record
 
 
