@@ -86,6 +86,7 @@ app.conf.task_routes = (
     [
         ("game.bot_turns.search*", {"queue": "search"}),
         ("game.bot_turns.*", {"queue": "bots"}),
+        ("game.replays.*", {"queue": "replays"}),
     ],
 )
 

@@ -29,6 +29,7 @@ TESTS = ROOT / "tests"
 
 SMOKE_RUNS = {
     # the server's commands
+    "analyse_rounds": "test_analyse_rounds_resumes_after_ctrl_c_and_never_analyses_a_round_twice",
     "close_abandoned_tables": "test_the_command_closes_them",
     "export_rounds": "test_export_and_import_commands",
     "import_rounds": "test_export_and_import_commands",
