@@ -18,6 +18,9 @@ GUEST_NAME_MAX = 40
 # {table public id: URL}: where the player goes when that table's match is
 # over, instead of a rematch (a study's next page, set by the study).
 AFTER_MATCH_KEY = "after_match"
+# The tables whose invite (share) link this browser opened: the lobby lets it
+# see a private table, and the replays its finished rounds.
+INVITES_KEY = "invited_tables"
 
 
 def clean_guest_name(name: str) -> str:
