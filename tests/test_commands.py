@@ -40,6 +40,7 @@ SMOKE_RUNS = {
     "load_study": "test_load_study_prints_the_slug_and_updates_while_nobody_took_part",
     "export_study": "test_the_export_study_command_writes_the_files",
     # the benchmarks
+    "bench_analysis": "test_bench_analysis_times_a_round",
     "bench_bots": "test_prints_every_figure_and_writes_json",
     "bench_dashboard": "test_bench_dashboard_fills_times_and_removes_its_rows_on_sqlite",
     "bench_engine": "test_bench_engine_times_a_few_rounds",

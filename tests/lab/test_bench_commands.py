@@ -46,6 +46,19 @@ def manage(database_url: str, *args: str) -> str:
     return done.stdout
 
 
+def test_bench_analysis_times_a_round(tmp_path: Path) -> None:
+    out = StringIO()
+    figures = tmp_path / "analysis.json"
+    call_command("bench_analysis", "--rounds", "1", "--seed", "3", "--alternatives",
+                 "--json", str(figures), stdout=out)  # fmt: skip
+    text = out.getvalue()
+    assert "analysis of a round" in text and "alternatives (every legal card" in text
+    data = json.loads(figures.read_text())
+    assert data["rounds"] == 1 and len(data["rows"]) == 1
+    assert all(r["solves"] == 104 and r["cpu_s"] > 0 for r in data["rows"])
+    assert data["ratio_median"] > 0
+
+
 def test_bench_engine_times_a_few_rounds(tmp_path: Path) -> None:
     out = StringIO()
     figures = tmp_path / "engine.json"
