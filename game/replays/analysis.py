@@ -287,3 +287,13 @@ def alternatives_at(solver: Values, spot: Spot) -> list[dict[str, Any]]:
             )
     out.sort(key=lambda a: (a["points_lost"], a["tricks_lost"], a["card"]))
     return out
+
+
+def seat_sums(result: dict[str, Any]) -> dict[str, list[int]]:
+    """Per seat (N, E, S, W): the points and the tricks its cards gave away."""
+    points, tricks = [0, 0, 0, 0], [0, 0, 0, 0]
+    for c in result["cards"]:
+        s = SEATS.index(c["seat"])
+        points[s] += c["points_lost"]
+        tricks[s] += c["tricks_lost"]
+    return {"dd_points_lost": points, "dd_tricks_lost": tricks}

@@ -3,8 +3,10 @@ the schedulers after a round ends and by ``manage.py analyse_rounds``."""
 
 from __future__ import annotations
 
+import csv
 import datetime
 import io
+import json
 import time
 from typing import Any
 
@@ -150,3 +152,35 @@ def test_analyse_rounds_resumes_after_ctrl_c_and_never_analyses_a_round_twice(
     assert out.getvalue().rstrip().endswith("no round to analyse")
     with pytest.raises(CommandError):
         call_command("analyse_rounds", "--since", "yesterday")
+
+
+def test_the_exports_carry_the_analysis_per_card_and_per_seat() -> None:
+    from game.research import exports
+    from game.research.analytics import Filters
+
+    done, waiting = stored_rounds(2)
+    tasks.analyse_row(done, with_alternatives=False)
+    head, *lines = csv.reader(io.StringIO("".join(exports.iter_csv(Filters()))))
+    rows = {r[0]: dict(zip(head, r, strict=True)) for r in lines}
+    result = RoundAnalysis.objects.get(round=done).result
+    cards = result["cards"]
+    for seat in "NESW":
+        mine = [c for c in cards if c["seat"] == seat]
+        assert rows[str(done.pk)][f"dd_points_lost_{seat.lower()}"] == str(
+            sum(c["points_lost"] for c in mine)
+        )
+        assert rows[str(done.pk)][f"dd_tricks_lost_{seat.lower()}"] == str(
+            sum(c["tricks_lost"] for c in mine)
+        )
+        assert rows[str(waiting.pk)][f"dd_points_lost_{seat.lower()}"] == ""
+    assert rows[str(done.pk)]["dd_points_lost_s"] == str(79)  # the 5H; the 2S, AH, 9D lose 0
+    items = {
+        x["round_id"]: x
+        for x in (json.loads(line) for line in "".join(exports.iter_jsonl(Filters())).splitlines())
+    }
+    assert items[waiting.pk]["analysis"] is None
+    got = items[done.pk]["analysis"]
+    assert [(c["card"], c["dd_points_lost"], c["dd_tricks_lost"]) for c in got["cards"]] == [
+        (c["card"], c["points_lost"], c["tricks_lost"]) for c in cards
+    ]
+    assert got["dd_points_lost"][3] == 1 and got["makeable"] == result["makeable"]
