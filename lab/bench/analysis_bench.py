@@ -24,8 +24,10 @@ from bots.solver_compiled import max_tricks, warm_up
 from game.engine import Rules, record_of, view_for
 from game.engine.deal import deal_hands
 from game.engine.state import Phase, RoundState
+from game.engine.tricks import legal_play_mask_for, trick_winner
 from game.replays.analysis import analyse_play, spots_of
 from game.replays.rounds import all_alternatives
+from lab.bench.solver_bench import time_dds
 
 
 def played_round(seed: int, i: int, bot: str) -> dict[str, Any]:
@@ -92,3 +94,72 @@ def run(
         out(f"alternatives (every legal card at every card), CPU s: median {alt['median']:.3f}, "
             f"p90 {alt['p90']:.3f}, max {alt['max']:.3f}")  # fmt: skip
     return figures
+
+
+# ----- the per-card tricks given away against DDS ------------------------------------------
+
+
+def _ns_tricks(
+    hands: tuple[int, ...], leader: int, trick: tuple[int, ...], won: int, dds: dict
+) -> int:
+    """North/South's tricks in the round under best play for tricks: the current
+    trick searched here card by card, every later trick start from ``dds`` (a
+    position missing from it is recorded there as None, to be solved)."""
+    if len(trick) == 4:
+        winner = trick_winner(leader, trick)
+        won += winner % 2 == 0
+        if not any(hands):
+            return won
+        key = (hands, winner)
+        if dds.get(key) is None:
+            dds[key] = None
+            return won
+        return won + dds[key]
+    seat = (leader + len(trick)) & 3
+    legal = legal_play_mask_for(hands[seat], trick, True, False)
+    values = []
+    for c in range(52):
+        if legal >> c & 1:
+            h = list(hands)
+            h[seat] &= ~(1 << c)
+            values.append(_ns_tricks(tuple(h), leader, (*trick, c), won, dds))
+    return max(values) if seat % 2 == 0 else min(values)
+
+
+def dds_check(
+    rounds: int, seed: int, bot: str, how: str, from_trick: int, out: Callable[[str], Any]
+) -> dict[str, Any]:
+    """Every card from trick ``from_trick`` on, in a trick that starts with spades
+    broken (DDS plays bridge: a trump may be led at any time): the tricks it
+    gives away by the analysis and by DDS (each later trick start solved by
+    DDS, the current trick searched in Python). Returns the counts."""
+    checked, disagreements = 0, []
+    for i in range(rounds):
+        doc = played_round(seed, i, bot)
+        a = analyse_play(doc, first_trick=from_trick)
+        _, spots = spots_of(doc)
+        chosen = [s for s in spots[4 * (from_trick - 1) :] if s.spades_broken]
+        dds: dict = {}
+        for _ in range(2):  # first gather the trick starts, then solve them and look again
+            got = []
+            for s in chosen:
+                won = s.tricks_won[0] + s.tricks_won[2]
+                before = _ns_tricks(s.hands, s.leader, s.trick, won, dds)
+                h = list(s.hands)
+                h[s.seat] &= ~(1 << s.card)
+                after = _ns_tricks(tuple(h), s.leader, (*s.trick, s.card), won, dds)
+                got.append((1 if s.seat % 2 == 0 else -1) * (before - after))
+            missing = [k for k, v in dds.items() if v is None]
+            if not missing:
+                break
+            ps = [Position(k[0], k[1], (), True) for k in missing]  # type: ignore[arg-type]
+            solved, _ = time_dds(ps, how)
+            dds.update(zip(missing, solved, strict=True))
+        for s, lost in zip(chosen, got, strict=True):
+            checked += 1
+            mine = a["cards"][s.index - 4 * (from_trick - 1)]["tricks_lost"]
+            if mine != lost:
+                disagreements.append({"round": i, "card": s.index, "solver": mine, "dds": lost})
+    out(f"DDS check: {checked} cards from trick {from_trick} with spades broken, "
+        f"{len(disagreements)} disagreements")  # fmt: skip
+    return {"checked": checked, "disagreements": disagreements, "from_trick": from_trick}

@@ -59,6 +59,23 @@ def test_bench_analysis_times_a_round(tmp_path: Path) -> None:
     assert data["ratio_median"] > 0
 
 
+def test_the_analysis_gives_away_the_tricks_dds_says() -> None:
+    """Every card of the last five tricks of random rounds with spades broken: the
+    tricks it gives away by the analysis equal DDS's (in its side virtualenv,
+    as bench_solver; skipped without one)."""
+    import os
+
+    from lab.bench import analysis_bench
+    from lab.bench.solver_bench import dds_available
+
+    how = dds_available(os.environ.get("SPADES_PEER_PYTHON", "/tmp/peers/bin/python"))
+    if how is None:
+        pytest.skip("no DDS: python3 -m venv /tmp/peers && /tmp/peers/bin/pip install endplay")
+    lines: list[str] = []
+    got = analysis_bench.dds_check(4, 11, "BIS+Random", how, 9, lines.append)
+    assert got["checked"] > 20 and got["disagreements"] == []
+
+
 def test_bench_engine_times_a_few_rounds(tmp_path: Path) -> None:
     out = StringIO()
     figures = tmp_path / "engine.json"
