@@ -100,7 +100,11 @@ def replay_page(request: HttpRequest, round_id: int) -> HttpResponse:
         "marks": {"small": SMALL_FROM, "large": LARGE_FROM},
     }
     marks = {"small": SMALL_FROM, "large": LARGE_FROM, "large_less": LARGE_FROM - 1}
-    return render(request, "replays/replay.html", {"row": row, "config": config, **marks})
+    rounds = RoundRecordRow.objects.filter(table=row.table).order_by("round_number")
+    earlier = rounds.filter(round_number__lt=row.round_number).last()
+    later = rounds.filter(round_number__gt=row.round_number).first()
+    return render(request, "replays/replay.html", {"row": row, "config": config, **marks,
+                  "earlier": earlier, "later": later})  # fmt: skip
 
 
 @require_GET

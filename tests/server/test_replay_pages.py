@@ -117,3 +117,19 @@ def test_the_dashboards_list_of_rounds_is_for_staff(
     staff.force_login(get_user_model().objects.create_user("boss", is_staff=True))
     listed = staff.get("/rounds/").content.decode()
     assert f'href="/rounds/{row.pk}/"' in listed and "analysing" in listed
+
+
+def test_the_profile_and_the_next_round_link_the_replays(live: Any) -> None:
+    short = play_humans(make_table("HHHH"), random.Random(5))
+    assert short.status == Table.Status.FINISHED
+    seated = guest("g3", "Guest 3")
+    profile = seated.get("/profile/").content.decode()
+    assert f'href="/t/{short.public_id}/round/1/"' in profile
+    table = make_table("HHHH", LONG)
+    play_humans(table, random.Random(5), until_version=130)
+    rows = list(RoundRecordRow.objects.filter(table=table).order_by("round_number"))
+    assert len(rows) >= 2
+    first = seated.get(f"/rounds/{rows[0].pk}/").content.decode()
+    assert f'href="/rounds/{rows[1].pk}/" rel="next"' in first and 'rel="prev"' not in first
+    second = seated.get(f"/rounds/{rows[1].pk}/").content.decode()
+    assert f'href="/rounds/{rows[0].pk}/" rel="prev"' in second
