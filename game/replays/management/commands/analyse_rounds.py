@@ -58,9 +58,9 @@ class Command(BaseCommand):
             # a fresh read per batch: rows stay small in memory, and a round
             # analysed meanwhile by the task is skipped (analyse_rows checks)
             for i in range(0, len(wanted), 100):
-                batch = rows.filter(pk__in=wanted[i : i + 100])
+                batch = list(rows.filter(pk__in=wanted[i : i + 100]))  # no cursor left open
                 done += analyse_rows(
-                    batch.iterator(),
+                    batch,
                     progress=lambda n, base=i: bar(base + n, total),
                     with_alternatives=not opts["no_alternatives"],
                 )
