@@ -57,13 +57,14 @@ def store_for(engine: str, *, async_moves: bool, db_threads: int) -> master.Stor
 
 
 def build_scheduler() -> master.Scheduler:
+    analyse = bool(getattr(settings, "SPADES_REPLAY_ANALYSIS", True))
     if not getattr(settings, "SPADES_BOTS_IN_PROCESS", True):
-        return CeleryScheduler()
+        return CeleryScheduler(analyse)
     mover = bot_turns.take_turn
     chosen = getattr(settings, "SPADES_SCHEDULER", None)
     if chosen:
         return import_string(chosen)(mover)  # type: ignore[no-any-return]
-    return ThreadScheduler(mover, int(getattr(settings, "SPADES_BOT_WORKERS", 4)))
+    return ThreadScheduler(mover, int(getattr(settings, "SPADES_BOT_WORKERS", 4)), analyse)
 
 
 def database_features(engine: str) -> db.Features:

@@ -26,6 +26,9 @@ BOUND_MESSAGE = (
     "You are taking part in a study: this browser plays at your study table only, "
     "and cannot open or take another table."
 )
+# The tables whose invite (share) link this browser opened: the lobby lets it
+# see a private table, and the replays its finished rounds.
+INVITES_KEY = "invited_tables"
 
 
 def clean_guest_name(name: str) -> str:

@@ -16,7 +16,7 @@ from game.moves.matches import load_match
 from lobby.forms import SEAT_NAMES
 from lobby.models import TableListing
 
-INVITES_KEY = "invited_tables"  # the tables whose invite link this browser opened
+INVITES_KEY = identity.INVITES_KEY  # the tables whose invite link this browser opened
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 Runs migrations and collectstatic, then starts ``STACK_DAPHNES`` Daphne
 processes behind nginx (``lab/stack/proxy.py``: websockets and HTTP balanced, no
-sticky sessions, ``/static/`` served by nginx), two Celery workers (queue
-``bots`` for quick moves, queue ``search`` for UCT searches) and Celery beat
+sticky sessions, ``/static/`` served by nginx), three Celery workers (queue
+``bots`` for quick moves, queue ``search`` for UCT searches, queue
+``replays`` for the rounds' double-dummy analyses) and Celery beat
 (the sweep for lost moves, ``game/driver/sweeper.py``) against PostgreSQL and
 Redis, prints the URL, and stops every child on Ctrl-C (or when one of them
 dies).
@@ -15,7 +16,8 @@ Environment (defaults are the local services):
 - ``REDIS_URL`` (``redis://127.0.0.1:6379/0``)
 - ``STACK_HOST`` / ``STACK_PORT`` (``127.0.0.1`` / ``8000``): where nginx listens
 - ``STACK_DAPHNES`` (2): Daphne processes, each on a free port of 127.0.0.1
-- ``STACK_BOT_WORKERS`` / ``STACK_SEARCH_WORKERS`` (2 / 1): worker concurrency
+- ``STACK_BOT_WORKERS`` / ``STACK_SEARCH_WORKERS`` / ``STACK_REPLAY_WORKERS``
+  (2 / 1 / 1): worker concurrency
 """
 
 from __future__ import annotations
@@ -88,6 +90,10 @@ def main() -> int:
         ),
         "worker search": stackprocs.celery_worker_command(
             "search", int(os.environ.get("STACK_SEARCH_WORKERS", "1")), pool="prefork"
+        ),
+        # each finished round's double-dummy analysis (game/replays/), apart from the moves
+        "worker replays": stackprocs.celery_worker_command(
+            "replays", int(os.environ.get("STACK_REPLAY_WORKERS", "1")), pool="prefork"
         ),
         # Lost moves (a worker killed mid-move, a broker restarted) are swept up.
         "beat": stackprocs.celery_beat_command(str(workdir / "celerybeat-schedule")),

@@ -92,6 +92,7 @@ app.conf.task_routes = (
         ("game.bot_turns.search*", {"queue": "search"}),
         ("game.bot_turns.*", {"queue": "bots"}),
         ("lab.research.*", {"queue": "research"}),
+        ("game.replays.*", {"queue": "replays"}),
     ],
 )
 

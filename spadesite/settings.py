@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "lobby",
     "studies",  # human-subject studies: consent, participants, assignment
     "game",
+    "game.replays",  # replays of finished rounds and their double-dummy analysis
     "bots",
     "lab",  # the lab: tournaments, training, benchmarks (their management commands)
 ]
@@ -144,6 +145,11 @@ SPADES_ASYNC_DB_CONNECTIONS = int(os.environ.get("SPADES_ASYNC_DB_CONNECTIONS", 
 SPADES_BOTS_INLINE = False
 SPADES_BOT_WORKERS = int(os.environ.get("SPADES_BOT_WORKERS", "4"))
 # Pause before a bot acts, so that play at the table feels human (seconds).
+# Each finished round analysed double-dummy after it is stored (game/replays/):
+# a Celery task on the "replays" queue, or a thread of the embedded server.
+SPADES_REPLAY_ANALYSIS = env_bool(
+    "SPADES_REPLAY_ANALYSIS", os.environ.get("SPADES_REPLAY_ANALYSIS"), default=True
+)
 SPADES_BOT_DELAY = float(os.environ.get("SPADES_BOT_DELAY", "0.6"))
 # Rate limits per player and per address (game/sockets/limits.py, where the defaults
 # are listed): SPADES_LIMITS and SPADES_MAX_SOCKETS override them; off only

@@ -10,6 +10,7 @@ admin.site.site_title = "Spades admin"
 
 urlpatterns = [
     path("", include("lobby.urls")),
+    path("", include("game.replays.urls")),
     path("admin/", admin.site.urls),
     path("study/", include("studies.urls")),
     path("dashboard/studies/", include("studies.urls_monitor")),

@@ -29,6 +29,7 @@ TESTS = ROOT / "tests"
 
 SMOKE_RUNS = {
     # the server's commands
+    "analyse_rounds": "test_analyse_rounds_resumes_after_ctrl_c_and_never_analyses_a_round_twice",
     "close_abandoned_tables": "test_the_command_closes_them",
     "export_rounds": "test_export_and_import_commands",
     "import_rounds": "test_export_and_import_commands",
@@ -40,6 +41,7 @@ SMOKE_RUNS = {
     "load_study": "test_load_study_prints_the_slug_and_updates_while_nobody_took_part",
     "export_study": "test_the_export_study_command_writes_the_files",
     # the benchmarks
+    "bench_analysis": "test_bench_analysis_times_a_round",
     "bench_bots": "test_prints_every_figure_and_writes_json",
     "bench_dashboard": "test_bench_dashboard_fills_times_and_removes_its_rows_on_sqlite",
     "bench_engine": "test_bench_engine_times_a_few_rounds",

@@ -8,9 +8,11 @@ schedulers run them, and ``game.builder`` picks one:
 - :class:`CeleryScheduler` (the production stack): every move is a Celery
   task on the ``bots`` queue, by name (``game.bot_turns.act``); a search goes
   to the ``search`` queue with a fallback on ``bots``; the tallies of a
-  batch of rounds go to a worker; Celery beat sweeps.
+  batch of rounds go to a worker, their double-dummy analysis to the
+  ``replays`` queue (``game.replays.tasks``); Celery beat sweeps.
 - :class:`ThreadScheduler` (the embedded default, no Redis): the same work
-  on a thread pool of this process (``game.driver.runner``).
+  on a thread pool of this process (``game.driver.runner``), the analyses
+  on a thread of their own.
 
 Either way a planned move is idempotent: it names the version it is for.
 """
@@ -30,6 +32,7 @@ from django.conf import settings
 from bots import solver_compiled
 from game.driver import runner, sweeper
 from game.master import TurnPlan
+from game.replays import tasks as replay_tasks
 from game.research import tally_flush
 
 log = logging.getLogger(__name__)
@@ -49,10 +52,12 @@ def held_at_most() -> float:
 
 
 class CeleryScheduler:
-    """Moves, searches and tally flushes as Celery tasks; beat sweeps."""
+    """Moves, searches, tally flushes and analyses as Celery tasks; beat sweeps."""
 
-    def __init__(self) -> None:
+    def __init__(self, analyse: bool = True) -> None:
         self._flusher = tally_flush.Flusher(tally_flush.send_to_worker)
+        # the same batching: a round's tables gathered for a second, then one task
+        self._analyses = tally_flush.Flusher(replay_tasks.send) if analyse else None
 
     def turn(self, plan: TurnPlan) -> None:
         """Send the move's task; on an event loop the send goes to a thread,
@@ -69,6 +74,8 @@ class CeleryScheduler:
 
     def flush_soon(self, table_id: int) -> None:
         self._flusher.soon(table_id)
+        if self._analyses is not None:
+            self._analyses.soon(table_id)
 
     def start_sweeping(self) -> None:
         """Nothing to start: Celery beat sweeps (``spadesite/celery.py``)."""
@@ -102,10 +109,12 @@ class ThreadScheduler:
     default): a human's turn timer is a timer of the runner, which waiting for
     idle ignores."""
 
-    def __init__(self, mover: Mover, workers: int = 4) -> None:
+    def __init__(self, mover: Mover, workers: int = 4, analyse: bool = True) -> None:
         self.mover = mover
         self.runner = runner.ThreadRunner(workers)
         self._flusher = tally_flush.Flusher(tally_flush.flush_here)
+        # the analyses on the gathering thread itself, one batch after another
+        self._analyses = tally_flush.Flusher(replay_tasks.analyse_here) if analyse else None
         self._sweeping = self._warming = False
         self._lock = threading.Lock()
 
@@ -126,6 +135,8 @@ class ThreadScheduler:
 
     def flush_soon(self, table_id: int) -> None:
         self._flusher.soon(table_id)
+        if self._analyses is not None:
+            self._analyses.soon(table_id)
 
     def start_sweeping(self) -> None:
         """Sweep every ``sweeper.SWEEP_EVERY_SECONDS`` on the runner's scheduler (a

@@ -28,6 +28,8 @@ from game.engine.cards import SEAT_LETTERS
 from game.engine.round_types import RoundType
 from game.models import MatchResult, RoundRecordRow, Seat
 from game.ratings.models import RatingChange
+from game.replays.analysis import seat_sums
+from game.replays.models import RoundAnalysis
 from game.research import round_rows
 from game.research.analytics import Filters
 from game.research.round_columns import NIL_CATEGORIES, SEATS, actor
@@ -141,8 +143,16 @@ def iter_rounds(
             )
         }  # fmt: skip
         starts = _ratings_at_start(tables)
+        # the stored double-dummy analyses (game/replays/), where there is one
+        analyses = {
+            a["round_id"]: a["result"]
+            for a in RoundAnalysis.objects.filter(
+                round_id__in=[r["id"] for r in rows], result__isnull=False
+            ).values("round_id", "result")
+        }
         seat_lists: dict[int, list[dict[str, Any]]] = {}
         for r in rows:
+            r["analysis"] = analyses.get(r["id"])
             listed = seat_lists.get(r["table_id"])
             if listed is None:
                 table_seats = seats.get(r["table_id"], {})
@@ -196,6 +206,7 @@ CSV_COLUMNS: list[str] = [
     *[f"stand_in_bid_{s}" for s in SEAT_NAMES],
     "stand_in_round", "match_winner",
     *[f"rating_{c}_{s}" for s in SEAT_NAMES for c in ("mu", "sigma")],
+    *[f"dd_{c}_lost_{s}" for c in ("points", "tricks") for s in SEAT_NAMES],
 ]  # fmt: skip
 
 
@@ -264,6 +275,12 @@ def csv_row(r: dict[str, Any]) -> list[Any]:
     for seat in r["seats"]:
         out += ["" if seat["rating_mu"] is None else seat["rating_mu"],
                 "" if seat["rating_sigma"] is None else seat["rating_sigma"]]  # fmt: skip
+    a = r["analysis"]
+    if a is None:  # not analysed (yet): empty
+        out += [""] * 8
+    else:
+        sums = seat_sums(a)
+        out += sums["dd_points_lost"] + sums["dd_tricks_lost"]
     return out
 
 
@@ -305,7 +322,17 @@ def jsonl_item(r: dict[str, Any]) -> dict[str, Any]:
             "bags": [m["bags_ns"], m["bags_ew"]],
             "rounds": m["rounds"],
         },
+        "analysis": _analysis_item(r["analysis"]),
     }
+
+
+def _analysis_item(a: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The double-dummy analysis per card and its sums per seat (docs/exports.md)."""
+    if a is None:
+        return None
+    cards = [{"seat": c["seat"], "card": c["card"], "dd_points_lost": c["points_lost"],
+              "dd_tricks_lost": c["tricks_lost"]} for c in a["cards"]]  # fmt: skip
+    return {"cards": cards, **seat_sums(a), "makeable": a["makeable"]}
 
 
 def jsonl_line(r: dict[str, Any]) -> str:

@@ -589,7 +589,13 @@
     }
     for (const h of rows) {
       const tr = el("tr");
-      tr.append(el("td", null, h.round_number));
+      // A finished round's replay (game/replays/): its number links to it.
+      const num = el("td");
+      const link = el("a", "replay-link", h.round_number);
+      link.href = `/t/${cfg.id}/round/${h.round_number}/`;
+      link.title = `Replay round ${h.round_number} with its double-dummy analysis`;
+      num.append(link);
+      tr.append(num);
       for (const [a, b] of [[0, 2], [1, 3]]) {
         tr.append(el("td", null, `${bidLabel(h.bids[a], h.blind[a])}+${bidLabel(h.bids[b], h.blind[b])} (${h.tricks_won[a] + h.tricks_won[b]})`));
       }

@@ -46,6 +46,36 @@ def manage(database_url: str, *args: str) -> str:
     return done.stdout
 
 
+def test_bench_analysis_times_a_round(tmp_path: Path) -> None:
+    out = StringIO()
+    figures = tmp_path / "analysis.json"
+    call_command("bench_analysis", "--rounds", "1", "--seed", "3", "--alternatives",
+                 "--json", str(figures), stdout=out)  # fmt: skip
+    text = out.getvalue()
+    assert "analysis of a round" in text and "alternatives (every legal card" in text
+    data = json.loads(figures.read_text())
+    assert data["rounds"] == 1 and len(data["rows"]) == 1
+    assert all(r["solves"] == 104 and r["cpu_s"] > 0 for r in data["rows"])
+    assert data["ratio_median"] > 0
+
+
+def test_the_analysis_gives_away_the_tricks_dds_says() -> None:
+    """Every card of the last five tricks of random rounds with spades broken: the
+    tricks it gives away by the analysis equal DDS's (in its side virtualenv,
+    as bench_solver; skipped without one)."""
+    import os
+
+    from lab.bench import analysis_bench
+    from lab.bench.solver_bench import dds_available
+
+    how = dds_available(os.environ.get("SPADES_PEER_PYTHON", "/tmp/peers/bin/python"))
+    if how is None:
+        pytest.skip("no DDS: python3 -m venv /tmp/peers && /tmp/peers/bin/pip install endplay")
+    lines: list[str] = []
+    got = analysis_bench.dds_check(4, 11, "BIS+Random", how, 9, lines.append)
+    assert got["checked"] > 20 and got["disagreements"] == []
+
+
 def test_bench_engine_times_a_few_rounds(tmp_path: Path) -> None:
     out = StringIO()
     figures = tmp_path / "engine.json"

@@ -26,7 +26,8 @@ SITE = ("game", "lobby", "spadesite", "studies")
 # What decides a process's store or scheduler: read by the builder alone.
 SWITCHES = {
     "SPADES_BOTS_IN_PROCESS", "SPADES_BOTS_INLINE", "SPADES_SCHEDULER", "SPADES_ASYNC_MOVES",
-    "SPADES_DB_THREADS", "moves_on_loop", "calls_on_loop", "vendor", "ENGINE",
+    "SPADES_DB_THREADS", "SPADES_REPLAY_ANALYSIS", "moves_on_loop", "calls_on_loop", "vendor",
+    "ENGINE",
 }  # fmt: skip
 ALLOWED = {
     "game/builder.py": "builds the master from the settings",

@@ -1,0 +1,29 @@
+"""A round's whole analysis: its play (``analysis``) and its bids (``bids``)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .analysis import Values, alternatives_at, analyse_play, spots_of
+from .bids import analyse_bids
+
+
+def analyse_round(doc: dict[str, Any]) -> dict[str, Any]:
+    """The whole analysis of a finished round's record: the play, the bids
+    (what BIS would have bid) and the double-dummy makeable tricks."""
+    started = time.perf_counter()
+    result = analyse_play(doc)
+    result["bids"] = analyse_bids(doc)
+    # double-dummy makeable tricks per partnership from the first lead
+    result["makeable"] = [result["tricks"][0], 13 - result["tricks"][0]]
+    result["seconds"] = round(time.perf_counter() - started, 3)
+    return result
+
+
+def all_alternatives(doc: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """Every card's legal alternatives with their values (``analysis.alternatives``)."""
+    start, spots = spots_of(doc)
+    solver = Values(start)
+    # Backwards: each trick's positions share the solvers' tables with the next.
+    return [alternatives_at(solver, s) for s in reversed(spots)][::-1]
