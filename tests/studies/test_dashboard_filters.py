@@ -141,6 +141,9 @@ def test_the_dashboard_reads_the_round_type_table_per_condition(
         )
         html = page.content.decode()
         assert 'id="round-types-by-condition"' in html and f'data-condition="{two.pk}"' in html
+    # The study's monitor links here.
+    monitor = admin_client.get(f"/dashboard/studies/{study.slug}/").content.decode()
+    assert f'id="mon-analyses" href="/dashboard/?study={study.slug}"' in monitor
     # One condition; a condition of another study is refused and the page says why.
     page = admin_client.get("/dashboard/", {"condition": str(two.pk)})
     assert [c["id"] for c in page.context["data"]["round_types_by_condition"]] == [two.pk]
