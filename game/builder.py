@@ -26,6 +26,7 @@ from game import master
 from game.driver import bot_turns
 from game.driver.scheduling import CeleryScheduler, ThreadScheduler
 from game.moves import db, sqlite_wal, stores
+from game.replays import child as replay_child
 from game.sockets.events import ChannelAnnouncer
 
 # The settings the master is built from.
@@ -64,7 +65,8 @@ def build_scheduler() -> master.Scheduler:
     chosen = getattr(settings, "SPADES_SCHEDULER", None)
     if chosen:
         return import_string(chosen)(mover)  # type: ignore[no-any-return]
-    return ThreadScheduler(mover, int(getattr(settings, "SPADES_BOT_WORKERS", 4)), analyse)
+    workers = int(getattr(settings, "SPADES_BOT_WORKERS", 4))
+    return ThreadScheduler(mover, workers, replay_child.analyse if analyse else None)
 
 
 def database_features(engine: str) -> db.Features:

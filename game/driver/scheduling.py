@@ -12,7 +12,7 @@ schedulers run them, and ``game.builder`` picks one:
   ``replays`` queue (``game.replays.tasks``); Celery beat sweeps.
 - :class:`ThreadScheduler` (the embedded default, no Redis): the same work
   on a thread pool of this process (``game.driver.runner``), the analyses
-  on a thread of their own.
+  in a child process (``game.replays.child``: the solver holds the GIL).
 
 Either way a planned move is idempotent: it names the version it is for.
 """
@@ -32,6 +32,7 @@ from django.conf import settings
 from bots import solver_compiled
 from game.driver import runner, sweeper
 from game.master import TurnPlan
+from game.replays import child as replay_child
 from game.replays import tasks as replay_tasks
 from game.research import tally_flush
 
@@ -41,6 +42,7 @@ ACT_TASK = "game.bot_turns.act"  # the Celery task of a bot's or stand-in's move
 
 # game.driver.bot_turns.play_turn(table_id, seat, version, stand_in, away): the bot driver.
 Mover = Callable[[int, int, int, bool, bool], str]
+Analyser = Callable[[list[int]], None]  # the stored rounds of these tables analysed
 
 
 def held_at_most() -> float:
@@ -109,12 +111,15 @@ class ThreadScheduler:
     default): a human's turn timer is a timer of the runner, which waiting for
     idle ignores."""
 
-    def __init__(self, mover: Mover, workers: int = 4, analyse: bool = True) -> None:
+    def __init__(
+        self, mover: Mover, workers: int = 4, analyse: Analyser | None = replay_child.analyse
+    ) -> None:
         self.mover = mover
         self.runner = runner.ThreadRunner(workers)
         self._flusher = tally_flush.Flusher(tally_flush.flush_here)
-        # the analyses on the gathering thread itself, one batch after another
-        self._analyses = tally_flush.Flusher(replay_tasks.analyse_here) if analyse else None
+        # One batch after another, from the gathering thread: by default in a
+        # child process (game.replays.child: the solver holds the GIL).
+        self._analyses = tally_flush.Flusher(analyse) if analyse is not None else None
         self._sweeping = self._warming = False
         self._lock = threading.Lock()
 

@@ -5,11 +5,11 @@ A round's end already has the scheduler flush its tallies a second later
 gather the same tables for the analysis (``game.driver.scheduling``): on the
 production stack a Celery task on the :data:`QUEUE` queue (its own workers,
 so a 13-card solve never delays a bot's move), in the embedded default a
-thread of the process (:func:`analyse_here`). Either way the task writes the
-tables' pending round rows first (as a tally flush does; a round gets one
-row whoever writes it), then analyses each stored round of those tables
-that has no analysis yet. ``manage.py analyse_rounds`` does the same for
-old rounds.
+child process (``game.replays.child``, which runs :func:`analyse_here`).
+Either way the task writes the tables' pending round rows first (as a tally
+flush does; a round gets one row whoever writes it), then analyses each
+stored round of those tables that has no analysis yet. ``manage.py
+analyse_rounds`` does the same for old rounds.
 
 Never twice: an analysis is keyed by its round (two workers on one round:
 the second's insert fails and is dropped), and a round whose record cannot

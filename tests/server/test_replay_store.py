@@ -79,7 +79,8 @@ def test_the_thread_scheduler_analyses_a_round_after_it_ends(live: Any) -> None:
     table = play_humans(make_table("HHHH"), __import__("random").Random(7))
     assert table.status == Table.Status.FINISHED
     rounds = RoundRecordRow.objects.filter(table=table)
-    scheduler = ThreadScheduler(lambda *a: "", workers=1)
+    # on a thread here: a child process would not see the tests' database
+    scheduler = ThreadScheduler(lambda *a: "", workers=1, analyse=tasks.analyse_here)
     try:
         scheduler.flush_soon(table.pk)
         deadline = time.monotonic() + 120
@@ -184,3 +185,45 @@ def test_the_exports_carry_the_analysis_per_card_and_per_seat() -> None:
         (c["card"], c["points_lost"], c["tricks_lost"]) for c in cards
     ]
     assert got["dd_points_lost"][3] == 1 and got["makeable"] == result["makeable"]
+
+
+CHILD_SCRIPT = """
+import random, sys
+import django
+django.setup()
+from game.models import RoundRecordRow
+from game.replays import child
+from game.replays.models import RoundAnalysis
+from tests.server.helpers import make_table, play_humans
+
+table = play_humans(make_table("HHHH"), random.Random(7), until_version=56)  # one round
+child.analyse([table.pk])
+rows = RoundRecordRow.objects.filter(table=table)
+done = RoundAnalysis.objects.filter(round__in=rows, error="")
+print(rows.count(), done.count(), len(done.first().result["cards"]))
+"""
+
+
+def test_the_embedded_default_analyses_in_a_child_process(tmp_path: Any) -> None:
+    """The solver holds the GIL: the embedded server's analyses run in a spawned
+    child (game.replays.child), which must find the server's own database."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "DJANGO_SETTINGS_MODULE": "spadesite.settings",
+        "SPADES_REPLAY_ANALYSIS": "0",  # the script calls the child itself
+    }
+    env.pop("REDIS_URL", None)
+    migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v0"]
+    subprocess.run(migrate, cwd=root, env=env, check=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD_SCRIPT], cwd=root, env=env, check=True, timeout=300,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.stdout.split() == ["1", "1", "52"], done.stderr[-2000:]

@@ -115,7 +115,7 @@ def test_the_command_and_celery_beat_sweep(
 
 
 def test_the_embedded_server_sweeps_on_its_runner() -> None:
-    threads = ThreadScheduler(bot_turns.take_turn)
+    threads = ThreadScheduler(bot_turns.take_turn, analyse=None)
     try:
         threads.start_sweeping()
         threads.start_sweeping()  # once per process
