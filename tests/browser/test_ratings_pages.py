@@ -70,6 +70,13 @@ def test_a_guest_is_rated_keeps_it_by_signing_up_and_reaches_the_leaderboard(
     expect(page.locator("#rated-matches")).to_have_text("2")
     expect(page.locator("#rating-mu")).to_have_text(seen[1])  # kept
     expect(page.locator(".profile-games tbody tr")).to_have_count(2)
+    # Both matches' figures: each was a round or more of the guest's bids and cards.
+    games = page.locator(".profile-games tbody tr")
+    for n in range(2):
+        expect(games.nth(n).locator("td").nth(2)).to_have_text(re.compile(r"^(Won|Lost)$"))
+    per_game = [int(games.nth(n).locator("td").nth(4).inner_text()) for n in range(2)]
+    rounds = page.locator("#play-figures tr", has_text="Rounds").locator("td").first
+    assert min(per_game) >= 1 and int(rounds.inner_text()) == sum(per_game)
     page.screenshot(path=str(screenshot_dir / "profile-account.png"), full_page=True)
     assert serious_violations(page) == []
 
