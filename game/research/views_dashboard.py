@@ -201,6 +201,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "query": request.GET.urlencode(),
             "league": league_table.latest(),
         },
+        status=400 if filters is None else 200,  # bad filters: said why, nothing shown
     )
 
 

@@ -128,6 +128,7 @@ def test_a_band_out_of_range_is_refused_with_a_clear_message(staff: Client, bad:
     tallies.rebuild()
     before = list(RoundTally.objects.order_by("pk").values_list("pk", "n"))
     response = staff.get(URL, {"band": bad})
+    assert response.status_code == 400
     html = response.content.decode()
     assert response.context["data"] is None
     assert f"rating band {bad} is out of range: the bands are 0 to 4" in html
