@@ -74,7 +74,9 @@ def test_a_guest_is_rated_keeps_it_by_signing_up_and_reaches_the_leaderboard(
     games = page.locator(".profile-games tbody tr")
     for n in range(2):
         expect(games.nth(n).locator("td").nth(2)).to_have_text(re.compile(r"^(Won|Lost)$"))
-    per_game = [int(games.nth(n).locator("td").nth(4).inner_text()) for n in range(2)]
+    # The rounds cell: "2", or "2 · replays" with the link to the match's replays.
+    cells = [games.nth(n).locator("td").nth(4).inner_text() for n in range(2)]
+    per_game = [int(re.match(r"\d+", c).group()) for c in cells]  # type: ignore[union-attr]
     rounds = page.locator("#play-figures tr", has_text="Rounds").locator("td").first
     assert min(per_game) >= 1 and int(rounds.inner_text()) == sum(per_game)
     page.screenshot(path=str(screenshot_dir / "profile-account.png"), full_page=True)
