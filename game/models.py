@@ -92,6 +92,10 @@ class Table(models.Model):
     # filters by study and condition and leaves pilot data out.
     study_condition = models.PositiveIntegerField(default=0)
     pilot = models.BooleanField(default=False)
+    # The N/S and E/W partnerships' rating bands as the match started (set by
+    # seating.start_table; game.ratings.bands), copied like the study's keys.
+    band_ns = models.PositiveSmallIntegerField(default=0)
+    band_ew = models.PositiveSmallIntegerField(default=0)
     # When the current turn began (for the turn timer); set on every move.
     turn_started_at = models.DateTimeField(null=True, blank=True)
     # A player was last here (a seat change, a socket opened, closed or still
@@ -293,6 +297,9 @@ class RoundRecordRow(models.Model):
     # The table's study condition (0: none) and pilot flag (Table's), as the round ended.
     study_condition = models.PositiveIntegerField(default=0)
     pilot = models.BooleanField(default=False)
+    # The partnerships' rating bands at the match's start (Table's; 0: no rated human).
+    band_ns = models.PositiveSmallIntegerField(default=0)
+    band_ew = models.PositiveSmallIntegerField(default=0)
     # False from a live round's end until a tally flush adds it to the tallies
     # (game.research.tally_flush): the move's transaction leaves the tallies alone.
     tallied = models.BooleanField(default=True)
@@ -361,6 +368,8 @@ class MatchResult(models.Model):
     bot_w = models.CharField(max_length=40, default="", blank=True)
     study_condition = models.PositiveIntegerField(default=0, help_text="as on Table")
     pilot = models.BooleanField(default=False, help_text="as on Table")
+    band_ns = models.PositiveSmallIntegerField(default=0, help_text="as on Table")
+    band_ew = models.PositiveSmallIntegerField(default=0, help_text="as on Table")
 
     def __str__(self) -> str:
         return f"{self.table_id}: {self.get_winner_display()} {self.score_ns}-{self.score_ew}"

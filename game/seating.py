@@ -20,6 +20,7 @@ from game.engine import Rules, RulesError
 from game.errors import NotPlaying, SeatError, ServiceError, TableNotFound
 from game.models import Seat, Table
 from game.moves.matches import load_match
+from game.ratings import bands
 from game.sockets import events
 
 
@@ -159,7 +160,10 @@ def start_table(table: Table | int | str) -> Table:
         now = timezone.now()
         locked.status = Table.Status.PLAYING
         locked.started_at = locked.turn_started_at = locked.last_human_at = now
-        locked.save(update_fields=["status", "started_at", "turn_started_at", "last_human_at"])
+        # The partnerships' rating bands now: ratings change only at a match's end.
+        locked.band_ns, locked.band_ew = bands.side_bands(seats.values())
+        locked.save(update_fields=["status", "started_at", "turn_started_at", "last_human_at",
+                                   "band_ns", "band_ew"])  # fmt: skip
         match = load_match(locked)
         plan = master.next_turn(locked, seats, match.round.to_act, locked.version)
         _announce_change(pk)

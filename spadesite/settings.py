@@ -181,6 +181,19 @@ SPADES_BOT_LEVELS = [
     ("Expert", "NNB+SRP"),
     ("Strongest", "SIM75+SRP"),
 ]
+# The rating bands of the dashboard's filter (docs/ratings.md, "Rating bands"):
+# a name and the lowest conservative rating (mu - 3 sigma, the leaderboard's)
+# of each, lowest first; band 1 is the first, and so on; band 0 is a partnership
+# with no rated human. A partnership's band is its rated human seats' (their
+# mean, for two) as the match started, stored on its table, round rows and
+# result: new edges apply to matches started afterwards (the migration's
+# backfill and bench_dashboard read them too).
+SPADES_RATING_BANDS = [
+    ("Newcomer", float("-inf")),
+    ("Improving", 5.0),
+    ("Established", 12.0),
+    ("Strong", 20.0),
+]
 # Rated matches an account needs before the leaderboard lists it.
 SPADES_LEADERBOARD_MIN_MATCHES = int(os.environ.get("SPADES_LEADERBOARD_MIN_MATCHES", "5"))
 

@@ -48,6 +48,7 @@ from game.errors import (
 from game.models import MatchResult, PendingRound, RoundRecordRow, Seat, Table
 from game.moves import matches, rows
 from game.ratings import match_end as ratings
+from game.ratings.bands import table_bands
 from game.research import tallies
 from game.research.round_columns import (
     StandIn,
@@ -166,14 +167,15 @@ def finished_round_row(
 ) -> RoundRecordRow:
     """The record row (not tallied yet) of the finished round ``r``, with its
     stand-in moves from the match's ``stand_ins`` (the log's) and ``last``,
-    its last card if a stand-in's not in the log yet; the table's study too."""
+    its last card if a stand-in's not in the log yet; the table's study and
+    rating bands too (those at the match's start: ratings change at its end)."""
     count, plays, bids = last_round_stand_ins(stand_ins, r.round_number, last)
     values = round_values(
         record_of(r), version=version, kinds=kinds, bot_names=bot_names, finished_at=finished_at,
         stand_in_moves=count, stand_in_plays=plays, stand_in_bids=bids,
     )  # fmt: skip
     study = {"study_condition": table.study_condition, "pilot": table.pilot}
-    return RoundRecordRow(table_id=table.pk, tallied=False, **study, **values)
+    return RoundRecordRow(table_id=table.pk, tallied=False, **study, **table_bands(table), **values)
 
 
 def last_card_due(r: RoundState) -> bool:
@@ -230,7 +232,7 @@ def step(
             finished_at=now, stand_in_rounds=stand_in_rounds,
             round_types=held_round_types(round_types_of(r) for r in match.rounds if r.result),
         )  # fmt: skip
-        result_row = MatchResult(table_id=table.pk, **values)
+        result_row = MatchResult(table_id=table.pk, **values, **table_bands(table))
         result_row.study_condition, result_row.pilot = table.study_condition, table.pilot
         table.status, table.finished_at = Table.Status.FINISHED, now
     action_dict = action_to_dict(action)

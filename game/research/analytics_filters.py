@@ -91,7 +91,9 @@ class Filters:
     (left out by default); ``conditions``: the study conditions of the tables
     (``Table.study_condition``: ``(0,)`` for no study; empty for any); ``pilot``:
     count pilot data too (a pilot study's or a pilot participant's tables, left
-    out by default). An export holds the rounds with a measured partnership.
+    out by default); ``bands``: the measured partnership's rating band as its match
+    started (``game.ratings.bands``; 0: no rated human; empty for any). An export
+    holds the rounds with a measured partnership.
     """
 
     date_from: date | None = None
@@ -103,6 +105,7 @@ class Filters:
     stand_ins: bool = False
     conditions: tuple[int, ...] = field(default_factory=tuple)
     pilot: bool = False
+    bands: tuple[int, ...] = field(default_factory=tuple)
 
     def _study_q(self) -> Q:
         """The rows and tallies of the chosen study conditions, pilot data left out
@@ -122,6 +125,8 @@ class Filters:
             q &= Q(**{f"makeup_{side}__in": list(self.makeups)})
         if self.against:
             q &= Q(**{f"makeup_{opp}__in": list(self.against)})
+        if self.bands:
+            q &= Q(**{f"band_{side}__in": list(self.bands)})
         return q
 
     def q(self) -> Q:
@@ -134,7 +139,7 @@ class Filters:
             q &= Q(finished_at__lt=end)
         if self.rules_key:
             q &= Q(rules_key=self.rules_key)
-        if self.bot or self.makeups or self.against:
+        if self.bot or self.makeups or self.against or self.bands:
             q &= self._side_q("ns", "ew") | self._side_q("ew", "ns")
         if not self.stand_ins:
             q &= Q(stand_in_round=False)
@@ -158,6 +163,8 @@ class Filters:
             q &= Q(makeup__in=list(self.makeups))
         if self.against:
             q &= Q(opp_makeup__in=list(self.against))
+        if self.bands:
+            q &= Q(band__in=list(self.bands))
         if not (self.stand_ins or any_stand_in):
             q &= Q(stand_in=False)
         return q
@@ -172,6 +179,8 @@ class Filters:
             q &= Q(opp_makeup__in=list(self.makeups))
         if self.against:
             q &= Q(makeup__in=list(self.against))
+        if self.bands:
+            q &= Q(opp_band__in=list(self.bands))
         return q
 
 

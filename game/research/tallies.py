@@ -45,11 +45,11 @@ ROUND_COLUMNS = (
     "nil_made_ew", "nil_category", "bid_n", "bid_e", "bid_s", "bid_w", "tricks_n", "tricks_e",
     "tricks_s", "tricks_w", "round_type_n", "round_type_e", "round_type_s", "round_type_w",
     "seat_kinds", "bot_n", "bot_e", "bot_s", "bot_w", "dealer", "blind_nils",
-    "study_condition", "pilot",
+    "study_condition", "pilot", "band_ns", "band_ew",
 )  # fmt: skip
 MATCH_COLUMNS = ("finished_at", "rules_key", "stand_in_rounds", "makeup_ns", "makeup_ew",
                  "winner", "bot_n", "bot_e", "bot_s", "bot_w", "round_types_ns",
-                 "round_types_ew", "study_condition", "pilot")  # fmt: skip
+                 "round_types_ew", "study_condition", "pilot", "band_ns", "band_ew")  # fmt: skip
 CHUNK = 500  # cells per statement on the bulk paths
 SHARDS = 16  # rows a cell may be spread over (see above)
 

@@ -14,7 +14,10 @@ opponents have the same bot key — the figure's cell (``figure``, ``who``,
 ``a``, ``b``), and last the study: the study condition of the table the round
 or match was played at (``Table.study_condition``, 0 for no study) and whether
 it is pilot data (``Table.pilot``), so that the dashboard filters by study and
-condition and leaves pilot data out without reading a round. A round adds to
+condition and leaves pilot data out without reading a round; and the rating
+bands of the measured partnership and of its opponents as the match started
+(``band_ns``/``band_ew`` of the row, ``game.ratings.bands``; 0: no rated human),
+so that it filters human seats by rating band. A round adds to
 the cells of both of its partnerships; figures that count rounds rather than
 partnership-rounds correct for rounds whose two partnerships are both measured
 (``game.research.analytics_filters``).
@@ -55,7 +58,7 @@ from typing import Any
 from game.research.round_columns import NIL_CATEGORIES, SEATS
 
 KEY = ("span", "start", "rules_key", "stand_in", "makeup", "bot", "opp_makeup", "same_bot",
-       "figure", "who", "a", "b", "study_condition", "pilot")  # fmt: skip
+       "figure", "who", "a", "b", "study_condition", "pilot", "band", "opp_band")  # fmt: skip
 SUMS = ("n", "won", "made", "points", "nil_bids", "nil_made")
 
 ROUND_TYPE, NIL_POSITION, BID_SUM, POINTS, SEAT, MATCH = "T", "N", "B", "P", "S", "M"
@@ -97,11 +100,17 @@ def round_cells(r: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
     ``r`` holds the round's columns (``RoundRecordRow``'s names).
     """
     study = _study(r)
-    for key, sums in _round_cells(r):
-        yield (*key, *study), sums
+    for side, key, sums in _round_cells(r):
+        yield (*key, *study, *_bands(r, side)), sums
 
 
-def _round_cells(r: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
+def _bands(r: Mapping[str, Any], side: str) -> tuple[int, int]:
+    """The key's band and opp_band for ``side`` (absent: 0, no rated human)."""
+    opp = "ew" if side == "ns" else "ns"
+    return int(r.get(f"band_{side}") or 0), int(r.get(f"band_{opp}") or 0)
+
+
+def _round_cells(r: Mapping[str, Any]) -> Iterator[tuple[str, Key, Sums]]:
     bids = [r[f"bid_{s}"] for s in SEATS]
     tricks = [r[f"tricks_{s}"] for s in SEATS]
     bid_sum = sum(b for b in bids if b > 0)
@@ -115,38 +124,42 @@ def _round_cells(r: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
         made = int(r[f"made_{side}"])
         nil_bids, nil_made = r[f"nil_bids_{side}"], r[f"nil_made_{side}"]
         for t in sorted({r[f"round_type_{SEATS[s]}"] for s in seats}):
-            yield (*head, ROUND_TYPE, "", t, 0), [1, won, made, points, nil_bids, nil_made]
-        yield (*head, NIL_POSITION, "", category, 0), [1, won, made, points, nil_bids, nil_made]
-        yield (*head, BID_SUM, "", bid_sum, int(r["nil_category"] == NIL_CATEGORIES[-1])), [
+            yield side, (*head, ROUND_TYPE, "", t, 0), [1, won, made, points, nil_bids, nil_made]
+        yield (
+            side,
+            (*head, NIL_POSITION, "", category, 0),
+            [1, won, made, points, nil_bids, nil_made],
+        )
+        yield side, (*head, BID_SUM, "", bid_sum, int(r["nil_category"] == NIL_CATEGORIES[-1])), [
             1, won, made, points, 0, 0]  # fmt: skip
         edge = (points // POINTS_BIN) * POINTS_BIN
-        yield (*head, POINTS, "", edge, nil_bids), [1, won, made, points, nil_bids, nil_made]
+        yield side, (*head, POINTS, "", edge, nil_bids), [1, won, made, points, nil_bids, nil_made]
         for s in seats:
             who = HUMAN if r["seat_kinds"][s] == "H" else (r[f"bot_{SEATS[s]}"] or "bot")
             position = (s - r["dealer"] - 1) % 4 + 1
             nil = nil_outcome(bids[s], tricks[s], r["blind_nils"][s] == "1")
-            yield (*head, SEAT, who, position, nil), [1, 0, 0, 0, 0, 0]
+            yield side, (*head, SEAT, who, position, nil), [1, 0, 0, 0, 0, 0]
             if bids[s] > 0:
-                yield (*head, ACCURACY, who, tricks[s] - bids[s], 0), [1, 0, 0, 0, 0, 0]
+                yield side, (*head, ACCURACY, who, tricks[s] - bids[s], 0), [1, 0, 0, 0, 0, 0]
 
 
 def match_cells(m: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
     """The cells a stored match result adds to (``MatchResult``'s columns, with the
     partnerships' bot keys as ``bot_ns``/``bot_ew``)."""
     study = _study(m)
-    for key, sums in _match_cells(m):
-        yield (*key, *study), sums
+    for side, key, sums in _match_cells(m):
+        yield (*key, *study, *_bands(m, side)), sums
 
 
-def _match_cells(m: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:
+def _match_cells(m: Mapping[str, Any]) -> Iterator[tuple[str, Key, Sums]]:
     for p, side, opp in SIDES:
         head = (m["rules_key"], m["stand_in_rounds"] > 0, m[f"makeup_{side}"], m[f"bot_{side}"],
                 m[f"makeup_{opp}"], m[f"bot_{side}"] == m[f"bot_{opp}"])  # fmt: skip
         won = int(m["winner"] == p)
-        yield (*head, MATCH, m[f"bot_{opp}"], won, 0), [1, won, 0, 0, 0, 0]
+        yield side, (*head, MATCH, m[f"bot_{opp}"], won, 0), [1, won, 0, 0, 0, 0]
         for t, held in enumerate(m[f"round_types_{side}"], start=1):
             if held == "1":
-                yield (*head, MATCH_BY_TYPE, "", t, 0), [1, won, 0, 0, 0, 0]
+                yield side, (*head, MATCH_BY_TYPE, "", t, 0), [1, won, 0, 0, 0, 0]
 
 
 def add(into: dict[Key, Sums], day: date, cells: Iterator[tuple[Key, Sums]]) -> None:

@@ -13,7 +13,8 @@ class RoundTally(models.Model):
 
     One row per span (a day, a month, or all time), rule set, stand-in or not, measured
     partnership (make-up, bot key, the opponents' make-up, whether the opponents'
-    bot key is the same), study condition and pilot flag, and figure cell
+    bot key is the same), study condition and pilot flag, the partnership's and its
+    opponents' rating bands (``game.ratings.bands``), and figure cell
     (``game.research.tally_keys``): the dashboard reads these few rows instead of
     every round. A cell may be spread over several rows
     (``shard``, summed by every reader) so that live round ends seldom wait for one
@@ -45,13 +46,17 @@ class RoundTally(models.Model):
         default=0, help_text="the rounds' study condition (Table.study_condition; 0: none)"
     )
     pilot = models.BooleanField(default=False, help_text="pilot data (Table.pilot)")
+    band = models.PositiveSmallIntegerField(
+        default=0, help_text="the measured partnership's rating band at its match's start"
+    )
+    opp_band = models.PositiveSmallIntegerField(default=0, help_text="its opponents' band")
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
                 fields=["figure", "span", "start", "rules_key", "stand_in", "makeup", "bot",
                         "opp_makeup", "same_bot", "who", "a", "b", "study_condition", "pilot",
-                        "shard"],
+                        "band", "opp_band", "shard"],
                 name="one_tally_row_per_cell_shard",
             ),
         ]  # fmt: skip

@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from game.ratings import bands
 from game.research import analytics, exports, league_table, study_keys, tally_flush
 from game.research.analytics import Filters
 from game.research.round_columns import MAKEUPS
@@ -64,6 +65,14 @@ class DashboardFilterForm(forms.Form):
     study = forms.ChoiceField(required=False, label="Study")
     condition = forms.ChoiceField(required=False, label="Condition")
     pilot = forms.BooleanField(required=False, label="Include pilot data")
+    band = forms.MultipleChoiceField(
+        required=False,
+        label="Rating band of its people",
+        widget=forms.CheckboxSelectMultiple,
+        help_text="the measured partnership's people's conservative rating (mu - 3 sigma, "
+        "their mean for two) as the match started; 0: no rated human (bots only, or "
+        "people with no rated match yet)",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -74,6 +83,11 @@ class DashboardFilterForm(forms.Form):
         self.fields["bot"].choices = [("", "Any (or none)")] + [
             (b, b.replace("/", " & ")) for b in analytics.bot_names_in_use()
         ]
+        self.fields["band"].choices = [(str(b), label) for b, label in bands.choices()]
+        top = len(self.fields["band"].choices) - 1
+        self.fields["band"].error_messages["invalid_choice"] = (
+            f"rating band %(value)s is out of range: the bands are 0 to {top}"
+        )
         self.studies = {s.slug: s for s in study_keys.studies()}
         self.fields["study"].choices = [("", "Any (or none)"), (NOT_A_STUDY, "Not in a study")] + [
             (s.slug, f"{s.title} ({s.slug}{', pilot' if s.pilot else ''})")
@@ -125,6 +139,7 @@ class DashboardFilterForm(forms.Form):
             conditions=tuple(c for c, _ in self.chosen_conditions())
             or ((-1,) if d.get("study") else ()),
             pilot=bool(d.get("pilot")),
+            bands=tuple(sorted(int(b) for b in d.get("band") or ())),
         )
 
 
@@ -137,6 +152,8 @@ def measured(filters: Filters) -> str:
         text += f" whose bots are {filters.bot.replace('/', ' & ')}"
     if filters.against:
         text += " against " + " or ".join(labels[m] for m in filters.against)
+    if filters.bands:
+        text += " with people in rating band " + " or ".join(str(b) for b in filters.bands)
     text += "" if filters.stand_ins else "; stand-in rounds left out"
     return text + ("" if filters.pilot else "; pilot data left out")
 
@@ -184,6 +201,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "query": request.GET.urlencode(),
             "league": league_table.latest(),
         },
+        status=400 if filters is None else 200,  # bad filters: said why, nothing shown
     )
 
 

@@ -1,57 +1,57 @@
-"""The ratings in Chromium: a guest plays two short matches against a named level,
-sees the rating move on the profile, signs up and keeps it, finds both matches,
-and the leaderboard lists the account and the level's bot; axe finds no serious
-violation on either page (screenshots in artifacts/screenshots/). The guest's
-cards are played by the test through the server's own write path (random legal
-moves), the bots inline: what is under test is the pages, not the table's
-clicking (tests/browser/test_table_play.py)."""
+"""The ratings in Chromium over a real Daphne server: a guest plays two short
+matches against a named level by clicking (bids and cards, as
+tests/browser/test_study_end_to_end.py's participants do), sees the rating
+move on the profile, signs up and keeps it, finds both matches with their
+figures, and the leaderboard lists the account and the level's bot; axe finds
+no serious violation on either page (screenshots in artifacts/screenshots/).
+Goals of 1 and 0 make each match one round (rarely two): well under a minute."""
 
 from __future__ import annotations
 
-import random
 import re
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
-from pytest_django.live_server_helper import LiveServer
 
-from game.engine import Rules
-from game.models import Table
 from tests.browser.test_accessibility import serious_violations
-from tests.server.conftest import live as live  # the fixture: bots inline, no pacing
-from tests.server.helpers import play_humans
+from tests.browser.test_study_end_to_end import step
+from tests.browser.test_table_play import become_guest, create_table
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.browser
+
+# The server's own settings (its environment): two rated matches reach the board.
+DAPHNE_ENV = {"SPADES_LEADERBOARD_MIN_MATCHES": "2"}
+MATCH_SECONDS = 60
+LEVEL = "level:Beginner"
 
 
-def play_a_match(page: Page, url: str, rng: random.Random) -> None:
-    page.goto(url + "/")
-    page.select_option("#id_level", "Beginner")
-    page.get_by_role("button", name=re.compile("Play now|Start a new game")).click()
-    expect(page).to_have_url(re.compile(r"/t/[\w-]+/$"))
-    table = Table.objects.get(public_id=page.url.rstrip("/").rsplit("/", 1)[1])
-    table.rules = Rules(winning_goal=1, losing_goal=0).to_dict()  # one round, rarely two
-    table.save(update_fields=["rules"])
-    assert [s.bot_name for s in table.seats.order_by("position")] == ["RB+WRP"] * 2 + [""] + [
-        "RB+WRP"
-    ]
-    assert play_humans(table, rng).status == Table.Status.FINISHED
+def play_a_match(page: Page, url: str) -> None:
+    """A new table, the guest at South and the Beginner level's bot at the other
+    three seats (each says which bot it is); every bid and card clicked."""
+    create_table(page, url, [LEVEL, LEVEL, "me", LEVEL], goal=1, losing_goal=0,
+                 unchecked=("blind_nil",))  # fmt: skip
+    page.get_by_role("button", name="Start the match").click()
+    expect(page.locator("#seating")).to_be_hidden()
+    kinds = [page.locator(f'.seat-box[data-rel="{r}"] .bot-kind').inner_text() for r in (1, 2, 3)]
+    assert kinds == ["bot · RB+WRP"] * 3, kinds
+    deadline = time.monotonic() + MATCH_SECONDS
+    while not step(page):
+        assert time.monotonic() < deadline, "the match did not end in time"
+        page.wait_for_timeout(50)
 
 
 def test_a_guest_is_rated_keeps_it_by_signing_up_and_reaches_the_leaderboard(
-    live_server: LiveServer, page: Page, screenshot_dir: Path, live: Any, settings: Any
+    daphne_server: str, new_page: Callable[..., Page], screenshot_dir: Path
 ) -> None:
-    settings.SPADES_LEADERBOARD_MIN_MATCHES = 2
-    url, rng = live_server.url, random.Random(45)
-    page.goto(url + "/")
-    page.locator(".guest-panel input[name=name]").fill("Rosa")
-    page.locator(".guest-panel button[type=submit]").click()
+    url, page = daphne_server, new_page(1280, 860)
+    become_guest(page, url, "Rosa")
     expect(page.locator("#id_level")).to_contain_text("Beginner — RB+WRP (not rated yet)")
     seen = []
     for number in (1, 2):
-        play_a_match(page, url, rng)
+        play_a_match(page, url)
         page.goto(url + "/profile/")
         expect(page.locator("#rated-matches")).to_have_text(str(number))
         seen.append(page.locator("#rating-mu").inner_text())
@@ -70,6 +70,15 @@ def test_a_guest_is_rated_keeps_it_by_signing_up_and_reaches_the_leaderboard(
     expect(page.locator("#rated-matches")).to_have_text("2")
     expect(page.locator("#rating-mu")).to_have_text(seen[1])  # kept
     expect(page.locator(".profile-games tbody tr")).to_have_count(2)
+    # Both matches' figures: each was a round or more of the guest's bids and cards.
+    games = page.locator(".profile-games tbody tr")
+    for n in range(2):
+        expect(games.nth(n).locator("td").nth(2)).to_have_text(re.compile(r"^(Won|Lost)$"))
+    # The rounds cell: "2", or "2 · replays" with the link to the match's replays.
+    cells = [games.nth(n).locator("td").nth(4).inner_text() for n in range(2)]
+    per_game = [int(re.match(r"\d+", c).group()) for c in cells]  # type: ignore[union-attr]
+    rounds = page.locator("#play-figures tr", has_text="Rounds").locator("td").first
+    assert min(per_game) >= 1 and int(rounds.inner_text()) == sum(per_game)
     page.screenshot(path=str(screenshot_dir / "profile-account.png"), full_page=True)
     assert serious_violations(page) == []
 

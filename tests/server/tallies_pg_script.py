@@ -11,10 +11,11 @@ import random
 import threading
 
 from django.db import connection
+from django.db.models import F
 
 from game import master, seating
 from game.engine import Rules, view_for
-from game.models import RoundRecordRow, Table
+from game.models import MatchResult, Rating, RoundRecordRow, Table
 from game.moves import matches
 from game.research import tallies, tally_flush
 
@@ -42,8 +43,13 @@ async def main() -> None:
     for number in range(6):
         table = seating.create_table(rules=RULES, stand_in_bots=False)
         for position in range(4):
-            seating.take_seat(table, position, guest_id=f"pg-{number}-{position}",
-                              guest_name=f"P{position}")  # fmt: skip
+            guest = f"pg-{number}-{position}"
+            seating.take_seat(table, position, guest_id=guest, guest_name=f"P{position}")
+            # Rated people (conservative 0, 20, 4, 22 at N, E, S, W), so that the
+            # rows carry their tables' rating bands through this store's paths.
+            mu, sigma = (0.0, 20.0, 4.0, 22.0)[position] + 6.0, 2.0
+            Rating.objects.create(key=f"g:{guest}", kind="guest", guest_id=guest, mu=mu,
+                                  sigma=sigma, conservative=mu - 3 * sigma, matches=1)  # fmt: skip
         seating.start_table(table)
         pks.append(table.pk)
     await asyncio.gather(*(play(pk, random.Random(rng.random())) for pk in pks))
@@ -74,4 +80,9 @@ print(json.dumps({
     "cells": len(tallies.stored()),
     "rounds": RoundRecordRow.objects.count(),
     "stand_in_rounds": RoundRecordRow.objects.filter(stand_in_round=True).count(),
+    "table_bands": sorted({(t.band_ns, t.band_ew) for t in Table.objects.all()}),
+    "rows_off_their_tables_bands": sum(
+        model.objects.exclude(band_ns=F("table__band_ns"), band_ew=F("table__band_ew")).count()
+        for model in (RoundRecordRow, MatchResult)
+    ),
 }))  # fmt: skip

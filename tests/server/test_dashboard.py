@@ -91,7 +91,7 @@ def test_filters_apply(staff: Client, tables: dict[str, Table]) -> None:
 
 def test_bad_filters_say_why_and_show_nothing(staff: Client, tables: dict[str, Table]) -> None:
     response = staff.get(URL, {"date_from": "2026-03-01", "date_to": "2026-01-01"})
-    assert response.status_code == 200
+    assert response.status_code == 400
     html = response.content.decode()
     assert "the start date is after the end date" in html
     assert response.context["data"] is None
@@ -105,6 +105,7 @@ def test_bad_filters_say_why_and_show_nothing(staff: Client, tables: dict[str, T
             assert response.context["data"] is not None
             continue
         assert response.context["data"] is None, bad
+        assert response.status_code == 400, bad
         assert "Select a valid choice" in response.content.decode()
         assert staff.get(URL + "export.jsonl", bad).status_code == 400
     response = staff.get(URL, {"bot": "RB+SRP", "makeup": "HH"})

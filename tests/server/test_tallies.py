@@ -24,7 +24,7 @@ from django.core.management import CommandError, call_command
 from game import master, seating
 from game.driver import sweeper
 from game.engine import Rules
-from game.models import Action, MatchResult, RoundRecordRow, RoundTally, Table
+from game.models import Action, MatchResult, Rating, RoundRecordRow, RoundTally, Table
 from game.moves import stores
 from game.research import analytics, exports, imports, tallies, tally_flush
 from game.research.analytics import Filters
@@ -120,6 +120,8 @@ def _by_hand(f: Filters) -> tuple[int, dict[tuple[int, str], list[int]]]:
                 continue
             if f.against and getattr(r, f"makeup_{opp}") not in f.against:
                 continue
+            if f.bands and getattr(r, f"band_{side}") not in f.bands:
+                continue
             measured = True
             won = getattr(r, f"points_{side}") > getattr(r, f"points_{opp}")
             for t in {getattr(r, f"round_type_{s}") for s in seats}:
@@ -165,6 +167,8 @@ def _matches_by_hand(f: Filters) -> tuple[int, dict[tuple[int, str], list[int]]]
             if (f.makeups and mk not in f.makeups) or (f.bot and bot != f.bot):
                 continue
             if f.against and getattr(m, f"makeup_{opp}") not in f.against:
+                continue
+            if f.bands and getattr(m, f"band_{side}") not in f.bands:
                 continue
             measured = True
             for t in types.get(m.table_id, [set(), set()])[p]:
@@ -221,21 +225,43 @@ def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
     rng = random.Random(20)
     _varied_import(rng)
     # Imported tables of studies (as the migration of studies' older tables would mark them).
+    # And rating bands (0 for a side with no human, as a live start gives it).
     for table in Table.objects.all():
         condition, pilot = rng.choice(STUDY_KEYS)
+        kinds = "".join("H" if s.kind == "human" else "B" for s in table.seats.order_by("position"))
+        band_ns, band_ew = (rng.randrange(5) if "H" in kinds[p::2] else 0 for p in (0, 1))
         for model in (Table, RoundRecordRow, MatchResult):
             rows = model.objects.filter(
                 **({"pk": table.pk} if model is Table else {"table": table})
             )
-            rows.update(study_condition=condition, pilot=pilot)
+            rows.update(study_condition=condition, pilot=pilot, band_ns=band_ns, band_ew=band_ew)
     tallies.rebuild()
+    # The live tables' people: rated guests (conservative 3, 24, 16: bands 1, 4, 3) and
+    # one with no rated match yet (left out of its side's band).
+    for g, mu, sigma, n in (("g0", 15.0, 4.0, 3), ("g1", 30.0, 2.0, 40), ("g2", 25.0, 3.0, 9),
+                            ("g3", 25.0, 25 / 3, 0)):  # fmt: skip
+        Rating.objects.create(key=f"g:{g}", kind="guest", guest_id=g, mu=mu, sigma=sigma,
+                              conservative=mu - 3 * sigma, matches=n)  # fmt: skip
+    expected = iter(((2, 0), (1, 4)))  # HBHB: mean of 3 and 16; HHBB: g0, g1
     for kinds, (condition, pilot) in zip(("HBHB", "HHBB", "HHHH"), STUDY_KEYS[1:], strict=True):
         # A study's live table: its rounds and match carry its keys as they end.
         table = make_table(kinds, QUICK_RULES, bot="Random+Random", stand_in_bots=True, start=False)
         table.study_condition, table.pilot = condition, pilot
         table.save(update_fields=["study_condition", "pilot"])
         seating.start_table(table)
+        table.refresh_from_db()
+        if kinds != "HHHH":  # (the first match has changed g0's and g2's ratings by then)
+            assert (table.band_ns, table.band_ew) == next(expected)
         _play_with_timeouts(table, rng, live)
+        # Its rows carry its bands at the start, though its end changed the ratings.
+        keys = {(table.band_ns, table.band_ew)}
+        assert (
+            set(RoundRecordRow.objects.filter(table=table).values_list("band_ns", "band_ew"))
+            == keys
+        )
+        assert (
+            set(MatchResult.objects.filter(table=table).values_list("band_ns", "band_ew")) == keys
+        )
     assert set(RoundRecordRow.objects.values_list("study_condition", "pilot")) == set(STUDY_KEYS)
     assert RoundRecordRow.objects.filter(stand_in_round=True).exists()
     assert RoundRecordRow.objects.filter(stand_in_round=False).count() >= 40
@@ -253,6 +279,7 @@ def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
             stand_ins=rng.random() < 0.5,
             conditions=tuple(rng.sample((0, 7, 8), rng.randrange(3))),
             pilot=rng.random() < 0.5,
+            bands=tuple(sorted(rng.sample(range(5), rng.randrange(3)))),
         )
         rounds, cells = _by_hand(f)
         assert analytics.summary(f)["rounds"] == rounds, f

@@ -32,3 +32,5 @@ def test_concurrent_round_ends_keep_the_tallies_exact(database_url: str) -> None
     assert result["rounds"] >= 6 and result["stand_in_rounds"] >= 1
     assert result["pending"] == result["rounds"] == result["added"], result
     assert result["left"] == 0 and result["equal"], result
+    # N/S: the mean of 0 and 4 (band 1, below 5); E/W: of 20 and 22 (band 4).
+    assert result["table_bands"] == [[1, 4]] and result["rows_off_their_tables_bands"] == 0

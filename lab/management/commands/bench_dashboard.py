@@ -10,7 +10,8 @@ humans and bots, one bot kind per partnership but for ``MIXED_SHARE`` of them),
 stand-in moves for a few human seat-rounds, and finish times over a year;
 tables of ``ROUNDS_PER_MATCH`` rounds get a match result; one table in
 ``STUDY_EVERY`` is a table of the bench study (``bench-study``, two
-conditions; one of its tables in ``PILOT_EVERY`` pilot data). On PostgreSQL the
+conditions; one of its tables in ``PILOT_EVERY`` pilot data); sides with people
+take the rating bands in turn. On PostgreSQL the
 rows go in with COPY (the fast bulk path) and the tallies are then rebuilt
 (``tallies.rebuild``, timed: it is ``manage.py rebuild_tallies``); elsewhere
 with ``bulk_create`` and the tallies added batch by batch, as the imports do.
@@ -132,12 +133,16 @@ def _bench_conditions() -> list[int]:
     ]
 
 
-def _study_of(i: int, conditions: list[int]) -> dict[str, Any]:
-    """The bench table ``i``'s study columns."""
+def _study_of(i: int, conditions: list[int], kinds: str) -> dict[str, Any]:
+    """The bench table ``i``'s study and rating band columns (a side with people in
+    band 0 to the last in turn, a side of bots in 0)."""
+    top = len(settings.SPADES_RATING_BANDS) + 1
+    keys: dict[str, Any] = {f"band_{side}": (i + p) % top if "H" in kinds[p::2] else 0
+                            for p, side in enumerate(("ns", "ew"))}  # fmt: skip
     if i % STUDY_EVERY:
-        return {"study_condition": 0, "pilot": False}
+        return {"study_condition": 0, "pilot": False, **keys}
     k = i // STUDY_EVERY
-    return {"study_condition": conditions[k % 2], "pilot": k % PILOT_EVERY == 0}
+    return {"study_condition": conditions[k % 2], "pilot": k % PILOT_EVERY == 0, **keys}
 
 
 def _held(recs: list[dict[str, Any]]) -> tuple[str, str]:
@@ -323,7 +328,7 @@ class Command(BaseCommand):
             copiers = {m: _Copier(m, cursor) for m in (Table, Seat, RoundRecordRow, MatchResult)}
             for i, (kinds, bots, finished, recs, stand_ins, winner) in enumerate(batch, start):
                 rules = recs[0]["rules"]
-                study = _study_of(i, self.conditions)
+                study = _study_of(i, self.conditions, kinds)
                 table_id = copiers[Table].add(
                     {"public_id": f"{PREFIX}{i}", "created_at": finished, "started_at": finished,
                      "finished_at": finished, "host_id": None, "rules": rules,
@@ -368,8 +373,8 @@ class Command(BaseCommand):
         tables = [
             Table(public_id=f"{PREFIX}{i}", rules=recs[0]["rules"], finished_at=finished,
                   status=Table.Status.FINISHED, stand_in_bots=False,
-                  **_study_of(i, self.conditions))
-            for i, (_, _, finished, recs, _, _) in enumerate(batch, start)
+                  **_study_of(i, self.conditions, kinds))
+            for i, (kinds, _, finished, recs, _, _) in enumerate(batch, start)
         ]  # fmt: skip
         Table.objects.bulk_create(tables)
         seats: list[Seat] = []
@@ -394,6 +399,7 @@ class Command(BaseCommand):
                 )  # fmt: skip
                 row.round_number = n
                 row.study_condition, row.pilot = table.study_condition, table.pilot
+                row.band_ns, row.band_ew = table.band_ns, table.band_ew
                 rows.append(row)
             last = recs[-1]
             result = result_row(
@@ -403,6 +409,7 @@ class Command(BaseCommand):
             )  # fmt: skip
             result.stand_in_rounds = sum(r.stand_in_round for r in rows[-len(recs) :])
             result.study_condition, result.pilot = table.study_condition, table.pilot
+            result.band_ns, result.band_ew = table.band_ns, table.band_ew
             results.append(result)
         Seat.objects.bulk_create(seats)
         RoundRecordRow.objects.bulk_create(rows, batch_size=1000)
@@ -444,6 +451,7 @@ class Command(BaseCommand):
             ("a study, with its per-condition table", {"study": BENCH_STUDY}, TARGET_FILTERED),
             ("one study condition", {"condition": str(self.conditions[1])}, TARGET_FILTERED),
             ("pilot data included", {"pilot": "on"}, TARGET_FILTERED),
+            ("one rating band", {"band": "2"}, TARGET_FILTERED),
         ]  # fmt: skip
         for label, params, target in cases:
             times = []
