@@ -485,13 +485,18 @@ def test_with_celery_workers_a_process_sends_its_batch_to_a_worker(
     master.get().scheduler.flush_soon(first.pk)
     master.get().scheduler.flush_soon(second.pk)
     deadline = time.monotonic() + 10
-    while not sent and time.monotonic() < deadline:
+    while len(sent) < 2 and time.monotonic() < deadline:  # the tallies' and the analysis'
         time.sleep(0.02)
-    time.sleep(0.2)  # no second task, and nothing flushed here
-    assert sent == [(tally_flush.FLUSH_TASK, [sorted([first.pk, second.pk])], "bots")]
+    time.sleep(0.2)  # no third task, and nothing flushed here
+    tables = [sorted([first.pk, second.pk])]
+    flushes = [s for s in sent if s[0] == tally_flush.FLUSH_TASK]
+    assert flushes == [(tally_flush.FLUSH_TASK, tables, "bots")]
+    # The same round ends go to the replays' queue for their analysis (game.replays).
+    analyses = [s for s in sent if s[0] != tally_flush.FLUSH_TASK]
+    assert analyses == [("game.replays.analyse_tables", tables, "replays")]
     assert tally_flush.pending() == pending
     # The worker's side: the task adds exactly those tables' rounds.
-    assert tally_flush.flush_tables(*sent[0][1]) == pending
+    assert tally_flush.flush_tables(*flushes[0][1]) == pending
     assert tally_flush.pending() == 0 and tallies.stored() == tallies.scan()
 
 
