@@ -149,6 +149,10 @@ def test_analyse_rounds_resumes_after_ctrl_c_and_never_analyses_a_round_twice(
     assert analysed == sorted(r.pk for r in old + new)
     # each round analysed once, but the one Ctrl-C interrupted (nothing stored for it)
     assert sorted(calls) == sorted([*{*calls}, calls[2]])
+    # without --no-alternatives: the second pass of the rounds analysed without it
+    call_command("analyse_rounds", stdout=out, stderr=err)
+    assert out.getvalue().splitlines()[-1].startswith(f"analysed {len(old + new)} round(s) in")
+    assert not RoundAnalysis.objects.filter(alternatives__isnull=True).exists()
     call_command("analyse_rounds", stdout=out, stderr=err)
     assert out.getvalue().rstrip().endswith("no round to analyse")
     with pytest.raises(CommandError):
