@@ -231,3 +231,12 @@ def test_the_embedded_default_analyses_in_a_child_process(tmp_path: Any) -> None
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.stdout.split() == ["1", "1", "52"], done.stderr[-2000:]
+
+
+def test_analyse_rounds_celery_needs_a_redis_broker_and_sane_batches() -> None:
+    (row,) = stored_rounds(1)
+    with pytest.raises(CommandError, match="a Redis URL"):
+        call_command("analyse_rounds", "--celery", "--broker", "memory://")
+    with pytest.raises(CommandError, match="--batch"):
+        call_command("analyse_rounds", "--celery", "--broker", "redis://x:1/0", "--batch", "0")
+    assert not RoundAnalysis.objects.exists()  # nothing sent, nothing changed
