@@ -77,8 +77,10 @@ class Spread:
             raise SpreadError("--timeout must be positive")
 
     def _send(self, batch: Batch) -> None:
-        current_app.send_task(ROUNDS_TASK, args=[batch.rounds, self.with_alternatives],
-                              queue=QUEUE, connection=self.connection)  # fmt: skip
+        # a producer that declares the queue: a broker no worker has used yet keeps the batch
+        with current_app.amqp.Producer(self.connection) as producer:
+            current_app.send_task(ROUNDS_TASK, args=[batch.rounds, self.with_alternatives],
+                                  queue=QUEUE, producer=producer)  # fmt: skip
 
     def left(self, rounds: list[int]) -> set[int]:
         """Those of ``rounds`` with no analysis yet (or none of its alternatives)."""
