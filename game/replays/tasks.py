@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 
 from celery import current_app, shared_task
 from django.db import close_old_connections
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from game.models import RoundRecordRow
 from game.research import round_rows
@@ -37,12 +37,23 @@ from .rounds import all_alternatives, analyse_round
 log = logging.getLogger(__name__)
 
 ANALYSE_TASK = "game.replays.analyse_tables"
+ROUNDS_TASK = "game.replays.analyse_rounds"  # analyse_rounds --celery (game.replays.spread)
 QUEUE = "replays"
 
 
 def unanalysed() -> QuerySet[RoundRecordRow]:
     """Stored rounds with no analysis, oldest first."""
     return RoundRecordRow.objects.filter(analysis__isnull=True).order_by("pk")
+
+
+def to_analyse(with_alternatives: bool = True) -> QuerySet[RoundRecordRow]:
+    """Stored rounds with no analysis, or (``with_alternatives``) an analysis
+    whose second write never came; oldest first."""
+    if not with_alternatives:
+        return unanalysed()
+    half = Q(analysis__alternatives__isnull=True, analysis__error="",
+             analysis__result__isnull=False)  # fmt: skip
+    return RoundRecordRow.objects.filter(Q(analysis__isnull=True) | half).order_by("pk")
 
 
 def analyse_row(row: RoundRecordRow, with_alternatives: bool = True) -> bool:
@@ -58,12 +69,18 @@ def analyse_row(row: RoundRecordRow, with_alternatives: bool = True) -> bool:
     _, made = RoundAnalysis.objects.get_or_create(
         round=row, defaults={"format": FORMAT, "seconds": seconds, "result": result, "error": error}
     )
-    if result is None or not with_alternatives:
-        return made
-    stored = RoundAnalysis.objects.filter(round=row, alternatives__isnull=True, error="")
-    if stored.exists():  # not if another writer got here first and finished
-        stored.update(alternatives=all_alternatives(row.record))
+    if result is not None and with_alternatives:
+        add_alternatives(row)
     return made
+
+
+def add_alternatives(row: RoundRecordRow) -> bool:
+    """The second pass and write, if the round's analysis lacks it (its writer
+    may have died between the two writes)."""
+    stored = RoundAnalysis.objects.filter(round=row, alternatives__isnull=True, error="")
+    if not stored.exists():  # not if another writer got here first and finished
+        return False
+    return bool(stored.update(alternatives=all_alternatives(row.record)))
 
 
 def analyse_rows(
@@ -71,11 +88,14 @@ def analyse_rows(
     progress: Callable[[int], None] | None = None,
     with_alternatives: bool = True,
 ) -> int:
-    """Analyse each of ``rows`` that has no analysis when its turn comes; how many here."""
+    """Analyse each of ``rows`` that has no analysis when its turn comes (or,
+    ``with_alternatives``, add the alternatives it lacks); how many here."""
     done = 0
     for i, row in enumerate(rows, 1):
         if not RoundAnalysis.objects.filter(round_id=row.pk).exists():
             done += analyse_row(row, with_alternatives)
+        elif with_alternatives:
+            done += add_alternatives(row)
         if progress:
             progress(i)
     return done
@@ -106,3 +126,10 @@ def send(tables: list[int]) -> None:
 @shared_task(name=ANALYSE_TASK, ignore_result=True)
 def analyse_tables_task(tables: list[int]) -> int:
     return analyse_tables(tables)
+
+
+@shared_task(name=ROUNDS_TASK, ignore_result=True)
+def analyse_rounds_task(rounds: list[int], with_alternatives: bool = True) -> int:
+    """Those of ``rounds`` that have no analysis when their turn comes, analysed."""
+    rows = to_analyse(with_alternatives).filter(pk__in=rounds)
+    return analyse_rows(rows.iterator(), None, with_alternatives)

@@ -149,6 +149,10 @@ def test_analyse_rounds_resumes_after_ctrl_c_and_never_analyses_a_round_twice(
     assert analysed == sorted(r.pk for r in old + new)
     # each round analysed once, but the one Ctrl-C interrupted (nothing stored for it)
     assert sorted(calls) == sorted([*{*calls}, calls[2]])
+    # without --no-alternatives: the second pass of the rounds analysed without it
+    call_command("analyse_rounds", stdout=out, stderr=err)
+    assert out.getvalue().splitlines()[-1].startswith(f"analysed {len(old + new)} round(s) in")
+    assert not RoundAnalysis.objects.filter(alternatives__isnull=True).exists()
     call_command("analyse_rounds", stdout=out, stderr=err)
     assert out.getvalue().rstrip().endswith("no round to analyse")
     with pytest.raises(CommandError):
@@ -227,3 +231,12 @@ def test_the_embedded_default_analyses_in_a_child_process(tmp_path: Any) -> None
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.stdout.split() == ["1", "1", "52"], done.stderr[-2000:]
+
+
+def test_analyse_rounds_celery_needs_a_redis_broker_and_sane_batches() -> None:
+    (row,) = stored_rounds(1)
+    with pytest.raises(CommandError, match="a Redis URL"):
+        call_command("analyse_rounds", "--celery", "--broker", "memory://")
+    with pytest.raises(CommandError, match="--batch"):
+        call_command("analyse_rounds", "--celery", "--broker", "redis://x:1/0", "--batch", "0")
+    assert not RoundAnalysis.objects.exists()  # nothing sent, nothing changed

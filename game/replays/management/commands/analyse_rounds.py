@@ -1,9 +1,11 @@
-"""``manage.py analyse_rounds [--since DATE] [--limit N]``: the double-dummy
+"""``manage.py analyse_rounds [--since DATE] [--limit N] [--celery]``: the double-dummy
 analysis of stored rounds that have none (old rounds, tournaments stored with
 ``--store``, rounds ended while analyses were off), oldest first, with a
 progress bar. Each round is stored as soon as it is analysed, so Ctrl-C loses
 at most the round in hand and a second run goes on where the first stopped,
-never analysing a round twice (``game.replays.tasks``)."""
+never analysing a round twice (``game.replays.tasks``). With ``--celery`` the
+rounds go in batches to the ``replays`` workers of any number of machines,
+and the command watches the database (``game.replays.spread``)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from bots.bidinfo import ProgressBar
+from game.replays import spread
 from game.replays.models import RoundAnalysis
-from game.replays.tasks import analyse_rows, unanalysed
+from game.replays.tasks import analyse_rows, to_analyse
 
 
 def parse_since(text: str) -> datetime.datetime:
@@ -38,9 +41,28 @@ class Command(BaseCommand):
             action="store_true",
             help="skip the second pass (every legal card's value at every card)",
         )
+        parser.add_argument(
+            "--celery",
+            action="store_true",
+            help="send the rounds in batches to the 'replays' queue (workers: celery -A "
+            "spadesite worker -Q replays, on any machine with the database) and watch",
+        )
+        parser.add_argument(
+            "--broker", help="with --celery: the broker's Redis URL (default: REDIS_URL)"
+        )
+        parser.add_argument(
+            "--batch", type=int, default=spread.BATCH, help="with --celery: rounds a task"
+        )
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=spread.TIMEOUT,
+            help="with --celery: seconds without progress before a taken batch is sent "
+            f"again (its worker died; default {spread.TIMEOUT:.0f})",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        rows = unanalysed()
+        rows = to_analyse(not opts["no_alternatives"])
         if opts["since"]:
             rows = rows.filter(finished_at__gte=parse_since(opts["since"]))
         limit = opts["limit"]
@@ -53,6 +75,9 @@ class Command(BaseCommand):
         wanted = list(rows.values_list("pk", flat=True)[:total])
         bar = ProgressBar("analysing rounds", self.stderr._out)
         started = time.perf_counter()
+        if opts["celery"]:
+            self.spread(wanted, bar, opts)
+            return
         done = 0
         try:
             # a fresh read per batch: rows stay small in memory, and a round
@@ -70,3 +95,24 @@ class Command(BaseCommand):
             raise SystemExit(130) from None
         spent = time.perf_counter() - started
         self.stdout.write(f"analysed {done} round(s) in {spent:.1f} s")
+
+    def spread(self, wanted: list[int], bar: ProgressBar, opts: dict[str, Any]) -> None:
+        try:
+            run = spread.Spread(wanted, spread.broker_url(opts["broker"]), opts["batch"],
+                                opts["timeout"], not opts["no_alternatives"], bar)  # fmt: skip
+        except spread.SpreadError as e:
+            raise CommandError(str(e)) from None
+        started = time.perf_counter()
+        try:
+            done = run.run()
+        except KeyboardInterrupt:
+            done = len(wanted) - len(run.left(wanted))
+            self.stdout.write(
+                f"\nstopped watching: {done} round(s) analysed; the batches sent are "
+                "analysed still; run again to send what is left"
+            )
+            raise SystemExit(130) from None
+        spent = time.perf_counter() - started
+        again = f", {run.sent_again} batch(es) sent again" if run.sent_again else ""
+        self.stdout.write(f"analysed {done} round(s) in {spent:.1f} s on the replays "
+                          f"workers{again}")  # fmt: skip
