@@ -61,6 +61,7 @@ SMOKE_RUNS = {
     "sim_cost":
         "test_the_cost_command_reports_each_deal_count_and_k_s_zero_never_changes_a_bid",
     "tournament": "test_prints_a_summary_and_writes_json",
+    "research_status": "test_a_stopped_run_started_again_continues_where_it_was",
     # training
     "nnb_curve": "test_nnb_curve_two_tiny_points",
     "train_bidinfo": "test_commands_learn_a_table_and_report_its_error",

@@ -96,6 +96,8 @@ class RunKeys:
         self.started = self.prefix + "started"  # hash: game in play -> the worker that took it
         self.coordinator = self.prefix + "coordinator"  # who collects the run now
         self.finished = self.prefix + "finished"  # set when every record was collected
+        # the run's games and collector (research_status); kept, as "finished", past its end
+        self.size = self.prefix + "size"
 
     def lease(self, game: str) -> str:
         return self.prefix + "lease:" + game

@@ -239,6 +239,10 @@ class CeleryRun:
             for g in games:
                 self.outstanding[f"{index}/{g}"] = (index, [g])
                 self.unit_of[f"{index}/{g}"] = [f"{index}/{x}" for x in games]
+        # What any machine's research_status shows of this run: its size and collector.
+        about = {"games": sum(c.games for c in self.configs), "configs": len(self.configs),
+                 "collector": self.me, "left": sum(len(g) for _, g in units)}  # fmt: skip
+        self.redis.set(self.keys.size, json.dumps(about), ex=KEY_TTL)
         try:
             self.redis.delete(self.keys.finished)  # the same games played again
             self._drain()  # handed over while no one collected: resume from them

@@ -146,9 +146,11 @@ def test_a_celery_tournament_reports_what_the_process_pool_does(
     assert {t["worker"] for t in timings} == set(run["workers_seen"])
     assert sum(t["cpu_seconds"] for t in timings) > 0
     assert run["duplicates_ignored"] == 0 and run["refused_by"] == {}
-    # A finished run leaves only its mark (copies of its tasks are skipped).
-    (left,) = research.client().keys("research:*")
-    assert left.endswith(b":finished")
+    # A finished run leaves only its mark (copies of its tasks are skipped) and its
+    # size (research_status shows it finished), both expiring.
+    left = sorted(research.client().keys("research:*"))
+    assert [k.rsplit(b":", 1)[1] for k in left] == [b"finished", b"size"]
+    assert all(research.client().ttl(k) > 0 for k in left)
 
 
 def test_a_stopped_run_started_again_continues_where_it_was(
@@ -167,10 +169,22 @@ def test_a_stopped_run_started_again_continues_where_it_was(
     logged = len(games_in_log(log))
     assert 40 <= logged < 200, "the first run was not stopped in the middle"
     assert not research.client().keys("research:*:coordinator")  # it let go of the run
+    # Any machine sees the run on the broker: what is done of its size, no collector.
+    (status,) = research_status(research).splitlines()
+    done = re.search(r": (\d+) of 200 games done, \d+ in play", status)
+    assert done and logged <= int(done.group(1)) <= 200, status
+    assert "collector: none (start the command again to resume)" in status
     research.command(*args)
     assert report_of(out) == pool_report
+    assert [s.split(": ", 1)[1][:8] for s in research_status(research).splitlines()] == ["finished"]
     assert games_in_log(log) == list(range(200))
     assert json.loads(out.read_text())["run"]["games_resumed"] >= logged
+
+
+def research_status(research: Research) -> str:
+    out = io.StringIO()
+    call_command("research_status", "--broker", research.redis_url, stdout=out)
+    return out.getvalue()
 
 
 def test_a_worker_with_other_bot_settings_is_refused(research: Research) -> None:
