@@ -23,6 +23,7 @@ from studies.loading import load_study
 from studies.models import Participant, Study, StudySeat, StudyTable
 from studies.views import SESSION_KEY
 from tests.server.conftest import live as live  # the fixture
+from tests.server.helpers import play_humans
 from tests.studies.conftest import example_text
 from tests.studies.test_assignment import threads_database
 
@@ -350,8 +351,6 @@ def test_a_played_table_reaches_the_export_with_the_partnerships_points(
     import csv
     import random
 
-    from game import master
-    from game.engine import view_for
     from game.models import MatchResult
     from game.moves import matches
     from studies import export
@@ -360,16 +359,7 @@ def test_a_played_table_reaches_the_export_with_the_partnerships_points(
     p = poll(arrive(cheap_study, ONE))
     RecruitmentId.objects.create(participant=p, study=cheap_study, raw_id="R1", key_hash="h1")
     table = StudyTable.objects.get().table
-    rng = random.Random(7)
-    while True:  # the participant (South) plays at random; the bots play on inline
-        table.refresh_from_db()
-        if table.status != Table.Status.PLAYING:
-            break
-        match = matches.load_match(table)
-        seat = match.round.to_act
-        master.submit(
-            table.pk, seat, rng.choice(view_for(match, seat).legal_actions), table.version
-        )
+    play_humans(table, random.Random(7))  # the participant (South); the bots play inline
     result = MatchResult.objects.get(table=table)
     assert export.points_won(p) == result.score_ns  # South sits with North
     export.export_study(cheap_study, tmp_path, with_payments=True, include_pilot=True)
@@ -406,8 +396,6 @@ def test_a_study_of_rounds_ends_each_match_after_that_many_rounds(
 ) -> None:
     import random
 
-    from game import master
-    from game.engine import view_for
     from game.models import MatchResult
     from game.moves import matches
 
@@ -420,16 +408,7 @@ def test_a_study_of_rounds_ends_each_match_after_that_many_rounds(
     table = StudyTable.objects.get().table
     assert table.rules["round_limit"] == 2
     assert (table.rules["winning_goal"], table.rules["losing_goal"]) == (10_000, -10_000)
-    rng = random.Random(3)
-    while True:  # the participant (South) plays at random; the bots play on inline
-        table.refresh_from_db()
-        if table.status != Table.Status.PLAYING:
-            break
-        match = matches.load_match(table)
-        seat = match.round.to_act
-        master.submit(
-            table.pk, seat, rng.choice(view_for(match, seat).legal_actions), table.version
-        )
+    play_humans(table, random.Random(3))  # the participant (South); the bots play inline
     result = MatchResult.objects.get(table=table)
     assert result.rounds >= 2  # two, or more while the scores were tied
     played = matches.load_match(table)
@@ -460,10 +439,7 @@ def test_a_study_of_two_matches_plays_the_second_at_a_new_table_with_the_same_se
     import csv
     import random
 
-    from game import master
-    from game.engine import view_for
     from game.models import MatchResult
-    from game.moves import matches
     from studies import export
     from studies.models import StudyMatch
 
@@ -473,18 +449,7 @@ def test_a_study_of_two_matches_plays_the_second_at_a_new_table_with_the_same_se
     study_table = StudyTable.objects.get()
     first = study_table.table
     rng = random.Random(5)
-
-    def play_out(table: Table) -> None:
-        while True:  # the participant (South) at random; the bots inline
-            table.refresh_from_db()
-            if table.status != Table.Status.PLAYING:
-                return
-            match = matches.load_match(table)
-            seat = match.round.to_act
-            action = rng.choice(view_for(match, seat).legal_actions)
-            master.submit(table.pk, seat, action, table.version)
-
-    play_out(first)
+    play_humans(first, rng)  # the participant (South); the bots play inline
     assert poll(p).stage == Stage.PLAYING  # one match of two: on to the next
     assert poll(p).stage == Stage.PLAYING  # a second poll starts no third
     study_table.refresh_from_db()
@@ -497,7 +462,7 @@ def test_a_study_of_two_matches_plays_the_second_at_a_new_table_with_the_same_se
         (2, second.pk),
     ]
     assert waiting_room.state(poll(p))["table"] == f"/t/{second.public_id}/"
-    play_out(second)
+    play_humans(second, rng)
     assert poll(p).stage == Stage.QUESTIONNAIRE
     assert StudyMatch.objects.count() == 2  # no third match
     results = {r.table_id: r for r in MatchResult.objects.all()}
