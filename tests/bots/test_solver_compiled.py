@@ -257,6 +257,33 @@ def test_objective_tables_reach_every_split() -> None:
     assert (t[1, 2], t[2, 2]) == (2, 3)
 
 
+def test_points_outcomes_alike_for_the_rest_of_the_round_share_a_key() -> None:
+    # North bid nil, South 4, East/West 3 and 5: after 3 tricks, two outcomes so far
+    # share a key exactly when every split of the other 10 tricks gives values that
+    # differ by the difference of their offsets.
+    from bots.solver_compiled import IDX_SIZE, _splits
+
+    objective = PointsObjective(Rules(), [0, 3, 4, 5], [False] * 4, [0, 0, 0, 0])
+    t = objective_tables(objective, 13)
+    rest = [w for n, w in _splits(10) if n == 10]
+    so_far = [w for n, w in _splits(3) if n == 3]
+
+    def idx(w: tuple[int, ...]) -> int:
+        return w[0] + 14 * w[1] + 196 * w[2] + 2744 * w[3]
+
+    def leaves(w: tuple[int, ...]) -> list[int]:
+        return [int(t[0, idx(tuple(a + b for a, b in zip(w, x, strict=True)))]) for x in rest]
+
+    keys = {w: int(t[3, idx(w)]) for w in so_far}
+    assert len(set(keys.values())) < len(so_far)  # some outcomes do share
+    for a in so_far:
+        for b in so_far:
+            shift = int(t[4, idx(a)] - t[4, idx(b)])
+            alike = all(x - y == shift for x, y in zip(leaves(a), leaves(b), strict=True))
+            assert (keys[a] == keys[b]) == alike
+    assert t.shape[1] == IDX_SIZE
+
+
 def test_the_generation_wraps_by_wiping_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
     import itertools
 
