@@ -115,6 +115,12 @@ def add_analysis(row: RoundRecordRow, losses: Losses) -> None:
     _write(analysis_tallies([(values, losses)]), shard_of(row.table_id))
 
 
+def add_analyses(items: Iterable[tuple[RoundRecordRow, Losses]]) -> None:
+    """Add analyses stored in bulk (``bench_dashboard``), in the transaction that stores them."""
+    values = (({c: getattr(row, c) for c in QUALITY_COLUMNS}, losses) for row, losses in items)
+    _write(analysis_tallies(values))
+
+
 def match_tallies(results: Iterable[MatchResult | Mapping[str, Any]]) -> dict[Key, Sums]:
     out: dict[Key, Sums] = {}
     for m in results:
