@@ -106,6 +106,8 @@ def rounds(monkeypatch: Any) -> list[RoundRecordRow]:
                                         stand_in_plays=plays if k == 0 else (0, 0, 0, 0),
                                         stand_in_bids=bids)  # fmt: skip
             row.round_number, row.pilot = k + 1, pilot
+            row.study_condition = 7 if i < 2 else 0  # a study's tables
+            row.band_ns = 2 if i == 0 else 0  # its people's rating band
             row.save()
             mine.append(row)
         tallies.add_rounds(mine)
@@ -132,12 +134,16 @@ def direct(filters: Filters) -> dict[tuple[int, str], list[int]]:
             continue
         if filters.date_from and timezone.localdate(r.finished_at) < filters.date_from:
             continue
+        if filters.conditions and r.study_condition not in filters.conditions:
+            continue
         for p, side, opp in ((0, "ns", "ew"), (1, "ew", "ns")):
             if filters.bot and getattr(r, f"bot_{side}") != filters.bot:
                 continue
             if filters.makeups and getattr(r, f"makeup_{side}") not in filters.makeups:
                 continue
             if filters.against and getattr(r, f"makeup_{opp}") not in filters.against:
+                continue
+            if filters.bands and getattr(r, f"band_{side}") not in filters.bands:
                 continue
             for s in (p, p + 2):
                 values = {c: getattr(r, c) for c in tallies.QUALITY_COLUMNS}
@@ -150,6 +156,7 @@ def direct(filters: Filters) -> dict[tuple[int, str], list[int]]:
 
 def check(filters: Filters) -> None:
     want = direct(filters)
+    assert want  # every case keeps some seats
     got = {(row["type"], row["actor"]): row for row in card_play_quality(filters)["rows"]}
     assert set(got) == set(want)
     for key, values in want.items():
@@ -218,6 +225,9 @@ def test_tallies_from_analyses_equal_the_analyses_and_a_rebuild(rounds: list[Any
         Filters(makeups=("HB",), stand_ins=True, pilot=True),
         Filters(against=("BB",), pilot=True),
         Filters(date_from=timezone.localdate() - timedelta(days=5), stand_ins=True),
+        Filters(conditions=(7,), stand_ins=True, pilot=True),
+        Filters(conditions=(0,), stand_ins=True, pilot=True),
+        Filters(bands=(2,)),
     ],
 )
 def test_every_filter_gives_the_direct_computation(rounds: list[Any], filters: Filters) -> None:
