@@ -320,3 +320,12 @@ def seat_sums(result: dict[str, Any]) -> dict[str, list[int]]:
         points[s] += c["points_lost"]
         tricks[s] += c["tricks_lost"]
     return {"dd_points_lost": points, "dd_tricks_lost": tricks}
+
+
+def seat_losses(result: dict[str, Any]) -> dict[str, list[int]]:
+    """:func:`seat_sums` with the cards each seat played: what ``RoundAnalysis.losses``
+    keeps for the dashboard's tallies (``game.research.tally_keys.quality_cells``)."""
+    cards = [0, 0, 0, 0]
+    for c in result["cards"]:
+        cards[SEATS.index(c["seat"])] += 1
+    return {"cards": cards, **seat_sums(result)}

@@ -13,7 +13,9 @@ analyse_rounds`` does the same for old rounds.
 
 Never twice: an analysis is keyed by its round (two workers on one round:
 the second's insert fails and is dropped), and a round whose record cannot
-be analysed keeps its error in its row. The alternatives (every legal card's
+be analysed keeps its error in its row. The transaction that stores an
+analysis adds it to the dashboard's tallies (``tallies.add_analysis``), so a
+stored analysis is counted once. The alternatives (every legal card's
 value at every card) follow in a second pass and a second write.
 """
 
@@ -24,13 +26,13 @@ import time
 from collections.abc import Callable, Iterable
 
 from celery import current_app, shared_task
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
 from django.db.models import Q, QuerySet
 
 from game.models import RoundRecordRow
-from game.research import round_rows
+from game.research import round_rows, tallies
 
-from .analysis import FORMAT, AnalysisError
+from .analysis import FORMAT, AnalysisError, seat_losses
 from .models import RoundAnalysis
 from .rounds import all_alternatives, analyse_round
 
@@ -65,10 +67,14 @@ def analyse_row(row: RoundRecordRow, with_alternatives: bool = True) -> bool:
         result, error = None, str(e)[:200]
         log.warning("round %s cannot be analysed: %s", row.pk, error)
     seconds = time.perf_counter() - started
-    # the primary key is the round's: a second writer's insert fails and is dropped
-    _, made = RoundAnalysis.objects.get_or_create(
-        round=row, defaults={"format": FORMAT, "seconds": seconds, "result": result, "error": error}
-    )
+    losses = None if result is None else seat_losses(result)
+    fields = {"format": FORMAT, "seconds": seconds, "result": result, "error": error,
+              "losses": losses}  # fmt: skip
+    with transaction.atomic():
+        # the primary key is the round's: a second writer's insert fails and is dropped
+        _, made = RoundAnalysis.objects.get_or_create(round=row, defaults=fields)
+        if made:
+            tallies.add_analysis(row, losses)
     if result is not None and with_alternatives:
         add_alternatives(row)
     return made

@@ -32,6 +32,7 @@ from game.research.analytics_filters import (
     side_label,
     tallied,
 )
+from game.research.analytics_quality import card_play_quality
 from game.research.analytics_rounds import (
     bid_sum_distribution,
     bid_sums,
@@ -52,6 +53,7 @@ __all__ = [
     "bid_sum_distribution",
     "bidding_accuracy",
     "bot_names_in_use",
+    "card_play_quality",
     "nil_bids",
     "nil_positions",
     "points_by_bid_sum",
@@ -122,7 +124,7 @@ def all_analyses(
     """Every analysis for one set of filters (what the dashboard shows); with a
     study's ``conditions`` (id, name), the round-type win rates per condition too.
 
-    Ten grouped queries of the tallies, independent of each other: PostgreSQL
+    Twelve grouped queries of the tallies, independent of each other: PostgreSQL
     answers them side by side on its cores.
     """
     jobs: dict[str, Callable[[], Any]] = {
@@ -134,6 +136,7 @@ def all_analyses(
         "round_type_win_rates": lambda: round_type_win_rates(filters),
         "seat_bids": lambda: seat_bids(filters),
         "accuracy": lambda: seat_bids(filters, ACCURACY),
+        "card_play_quality": lambda: card_play_quality(filters),
     }
     if conditions:
         jobs["by_condition"] = lambda: round_types_by_condition(filters, conditions)
@@ -151,6 +154,7 @@ def all_analyses(
         "bidding_accuracy": bidding_accuracy(filters, done["accuracy"]),
         "nil_bids": nil_bids(filters, groups),
         "round_types_by_condition": done.get("by_condition"),
+        "card_play_quality": done["card_play_quality"],
     }
 
 

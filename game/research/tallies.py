@@ -8,7 +8,10 @@ row as not yet tallied, and ``game.research.tally_flush`` adds such rows in batc
 after the move (:func:`add_round_values`), so that no move waits on the
 tallies' rows. :func:`rebuild` (``manage.py rebuild_tallies``) recomputes them
 all from the stored rows; :func:`scan` gives what they should hold once every
-round is tallied, for tests and checks.
+round is tallied, for tests and checks. A round's double-dummy analysis
+(``game.replays``) comes after the round: its writer adds the round's card play
+quality cells (``tally_keys.quality_cells``) in the transaction that stores it
+(:func:`add_analysis`).
 
 The statement is an upsert (``INSERT ... ON CONFLICT DO UPDATE`` adding the
 sums, on PostgreSQL and SQLite alike), its rows sorted by key so that two
@@ -35,8 +38,18 @@ from django.utils import timezone
 from game.models import MatchResult, RoundRecordRow, RoundTally
 from game.moves import db
 from game.moves.rows import Query, no_value
+from game.replays.models import RoundAnalysis
 from game.research.round_columns import side_bot
-from game.research.tally_keys import KEY, SUMS, Key, Sums, add, match_cells, round_cells
+from game.research.tally_keys import (
+    KEY,
+    SUMS,
+    Key,
+    Sums,
+    add,
+    match_cells,
+    quality_cells,
+    round_cells,
+)
 
 # The RoundRecordRow columns the tallies read.
 ROUND_COLUMNS = (
@@ -47,6 +60,9 @@ ROUND_COLUMNS = (
     "seat_kinds", "bot_n", "bot_e", "bot_s", "bot_w", "dealer", "blind_nils",
     "study_condition", "pilot", "band_ns", "band_ew",
 )  # fmt: skip
+# ... and those the card play quality cells read besides (who really played each seat).
+QUALITY_COLUMNS = (*ROUND_COLUMNS, "stand_in_n", "stand_in_e", "stand_in_s", "stand_in_w",
+                   "stand_in_bids")  # fmt: skip
 MATCH_COLUMNS = ("finished_at", "rules_key", "stand_in_rounds", "makeup_ns", "makeup_ew",
                  "winner", "bot_n", "bot_e", "bot_s", "bot_w", "round_types_ns",
                  "round_types_ew", "study_condition", "pilot", "band_ns", "band_ew")  # fmt: skip
@@ -78,6 +94,31 @@ def round_tallies(rows: Iterable[RoundRecordRow | Mapping[str, Any]]) -> dict[Ke
         r = _round_values(row)
         add(out, day_of(r["finished_at"]), round_cells(r))
     return out
+
+
+Losses = Mapping[str, list[int]] | None  # RoundAnalysis.losses (None: not analysable)
+
+
+def analysis_tallies(items: Iterable[tuple[Mapping[str, Any], Losses]]) -> dict[Key, Sums]:
+    """The cells of analysed rounds, each given as (its ``QUALITY_COLUMNS``, its losses)."""
+    out: dict[Key, Sums] = {}
+    for r, losses in items:
+        add(out, day_of(r["finished_at"]), quality_cells(r, losses))
+    return out
+
+
+def add_analysis(row: RoundRecordRow, losses: Losses) -> None:
+    """Add a round's analysis to the tallies: call in the transaction that stores
+    its ``RoundAnalysis`` (then it is added once: the row is written once). To the
+    table's shard, as its match's end."""
+    values = {c: getattr(row, c) for c in QUALITY_COLUMNS}
+    _write(analysis_tallies([(values, losses)]), shard_of(row.table_id))
+
+
+def add_analyses(items: Iterable[tuple[RoundRecordRow, Losses]]) -> None:
+    """Add analyses stored in bulk (``bench_dashboard``), in the transaction that stores them."""
+    values = (({c: getattr(row, c) for c in QUALITY_COLUMNS}, losses) for row, losses in items)
+    _write(analysis_tallies(values))
 
 
 def match_tallies(results: Iterable[MatchResult | Mapping[str, Any]]) -> dict[Key, Sums]:
@@ -174,11 +215,19 @@ def _stream(model: Any, columns: tuple[str, ...]) -> Iterator[dict[str, Any]]:
         yield from batch
 
 
+def _analyses() -> Iterator[tuple[dict[str, Any], Losses]]:
+    """Every stored analysis as (its round's ``QUALITY_COLUMNS``, its losses)."""
+    joined = tuple(f"round__{c}" for c in QUALITY_COLUMNS)
+    for a in _stream(RoundAnalysis, ("losses", *joined)):
+        yield {c: a[j] for c, j in zip(QUALITY_COLUMNS, joined, strict=True)}, a["losses"]
+
+
 def scan() -> dict[Key, Sums]:
-    """What the tallies should hold, computed from every stored round and match."""
+    """What the tallies should hold, computed from every stored round, match and analysis."""
     cells = round_tallies(_stream(RoundRecordRow, ROUND_COLUMNS))
-    for key, sums in match_tallies(_stream(MatchResult, MATCH_COLUMNS)).items():
-        cells[key] = sums  # a match cell never shares a key with a round cell (its figure)
+    # Match and analysis cells never share a key with a round cell (their figures).
+    cells.update(match_tallies(_stream(MatchResult, MATCH_COLUMNS)))
+    cells.update(analysis_tallies(_analyses()))
     return cells
 
 
@@ -223,7 +272,7 @@ def _copy(cells: Mapping[Key, Sums]) -> None:
 def rebuild() -> int:
     """Recompute every tally from the stored rows, in one transaction; returns the cells.
 
-    Rounds and matches cannot be stored while it runs (their tables are
+    Rounds, matches and analyses cannot be stored while it runs (their tables are
     locked against writes on PostgreSQL; SQLite's write lock is taken first),
     so every row is counted once: those scanned, pending ones included, are
     marked tallied in the same transaction."""
@@ -231,7 +280,7 @@ def rebuild() -> int:
     with transaction.atomic():
         if db.features().copies_rows:
             with connection.cursor() as cursor:
-                for model in (RoundRecordRow, MatchResult):
+                for model in (RoundRecordRow, MatchResult, RoundAnalysis):
                     cursor.execute(f"LOCK TABLE {q(model._meta.db_table)} IN SHARE MODE")
                 cursor.execute(f"TRUNCATE {q(RoundTally._meta.db_table)}")
             cells = scan()

@@ -42,11 +42,24 @@ figure   who                 a                              b
          bot key             the match
 ``W``    ''                  a round type the partnership   0
                              held in the match (once)
+``Q``    the seat's actor    the seat's round type          0
+         (seat_actor)
+``D``    ''                  1 if the round's double-dummy  0
+                             analysis is stored, 0 if it
+                             could not be analysed
 =======  ==================  =============================  ==============================
 
 Sums (:data:`SUMS`): ``n`` (partnership-rounds, seat-rounds or partnership-matches),
 ``won`` (rounds in which the partnership outscored its opponents), ``made``
 (contracts made), ``points``, ``nil_bids``, ``nil_made``.
+
+The card play quality figures (``Q``, ``D``) come from a round's double-dummy
+analysis (``game.replays``), which is stored after the round: they are added
+when the analysis is written (``game.research.tallies.add_analysis``), not with the
+round. ``Q`` counts seat-rounds and reads the six sums as :data:`QUALITY_SUMS`
+(the points and tricks the seat's cards gave away against double-dummy play,
+their squares for the intervals, and the cards); ``D`` counts partnership-rounds
+(its other sums 0), so that the dashboard says how many rounds are analysed.
 """
 
 from __future__ import annotations
@@ -55,7 +68,7 @@ from collections.abc import Iterator, Mapping
 from datetime import date, timedelta
 from typing import Any
 
-from game.research.round_columns import NIL_CATEGORIES, SEATS
+from game.research.round_columns import NIL_CATEGORIES, SEATS, actor
 
 KEY = ("span", "start", "rules_key", "stand_in", "makeup", "bot", "opp_makeup", "same_bot",
        "figure", "who", "a", "b", "study_condition", "pilot", "band", "opp_band")  # fmt: skip
@@ -63,6 +76,9 @@ SUMS = ("n", "won", "made", "points", "nil_bids", "nil_made")
 
 ROUND_TYPE, NIL_POSITION, BID_SUM, POINTS, SEAT, MATCH = "T", "N", "B", "P", "S", "M"
 ACCURACY, MATCH_BY_TYPE = "A", "W"
+QUALITY, ANALYSED = "Q", "D"
+# What figure Q's sums hold, column by column of SUMS (per seat-round: its sums over its cards).
+QUALITY_SUMS = ("n", "cards", "tricks_lost", "points_lost", "points_lost_sq", "tricks_lost_sq")
 POINTS_BIN = 10  # points per bar of Figure 2
 # A seat's outcome in the seat figure, for a nil: besides tricks minus bid for other bids.
 NIL_MADE, NIL_SET, BLIND_NIL_MADE, BLIND_NIL_SET = 100, 101, 102, 103
@@ -110,6 +126,12 @@ def _bands(r: Mapping[str, Any], side: str) -> tuple[int, int]:
     return int(r.get(f"band_{side}") or 0), int(r.get(f"band_{opp}") or 0)
 
 
+def _head(r: Mapping[str, Any], side: str, opp: str) -> Key:
+    """A round cell's key from the rules to ``same_bot``, for partnership ``side``."""
+    return (r["rules_key"], r["stand_in_round"], r[f"makeup_{side}"], r[f"bot_{side}"],
+            r[f"makeup_{opp}"], r[f"bot_{side}"] == r[f"bot_{opp}"])  # fmt: skip
+
+
 def _round_cells(r: Mapping[str, Any]) -> Iterator[tuple[str, Key, Sums]]:
     bids = [r[f"bid_{s}"] for s in SEATS]
     tricks = [r[f"tricks_{s}"] for s in SEATS]
@@ -117,8 +139,7 @@ def _round_cells(r: Mapping[str, Any]) -> Iterator[tuple[str, Key, Sums]]:
     category = NIL_CATEGORIES.index(r["nil_category"])
     for p, side, opp in SIDES:
         seats = (p, p + 2)
-        head = (r["rules_key"], r["stand_in_round"], r[f"makeup_{side}"], r[f"bot_{side}"],
-                r[f"makeup_{opp}"], r[f"bot_{side}"] == r[f"bot_{opp}"])  # fmt: skip
+        head = _head(r, side, opp)
         points = r[f"points_{side}"]
         won = int(points > r[f"points_{opp}"])
         made = int(r[f"made_{side}"])
@@ -141,6 +162,37 @@ def _round_cells(r: Mapping[str, Any]) -> Iterator[tuple[str, Key, Sums]]:
             yield side, (*head, SEAT, who, position, nil), [1, 0, 0, 0, 0, 0]
             if bids[s] > 0:
                 yield side, (*head, ACCURACY, who, tricks[s] - bids[s], 0), [1, 0, 0, 0, 0, 0]
+
+
+def quality_cells(
+    r: Mapping[str, Any], losses: Mapping[str, list[int]] | None
+) -> Iterator[tuple[Key, Sums]]:
+    """The card play quality cells of an analysed round: ``r`` its columns
+    (``RoundRecordRow``'s names, the seats' stand-in moves among them), ``losses``
+    its analysis's sums per seat N, E, S, W (``cards``, ``dd_points_lost``,
+    ``dd_tricks_lost``: ``game.replays.analysis.seat_sums``), None for a round that
+    could not be analysed (it adds to ``D`` only)."""
+    study = _study(r)
+    for p, side, opp in SIDES:
+        head = _head(r, side, opp)
+        bands = _bands(r, side)
+        yield (*head, ANALYSED, "", int(losses is not None), 0, *study, *bands), [1, 0, 0, 0, 0, 0]
+        if losses is None:
+            continue
+        for s in (p, p + 2):
+            points, tricks = losses["dd_points_lost"][s], losses["dd_tricks_lost"][s]
+            sums = [1, losses["cards"][s], tricks, points, points * points, tricks * tricks]
+            t = r[f"round_type_{SEATS[s]}"]
+            yield (*head, QUALITY, seat_actor(r, s), t, 0, *study, *bands), sums
+
+
+def seat_actor(r: Mapping[str, Any], s: int) -> str:
+    """Who played seat ``s`` for the quality figure: 'human', 'human+stand-in' (a
+    stand-in made one of its moves: kept apart) or the bot's name."""
+    kind = r["seat_kinds"][s]
+    if kind != "H":
+        return r[f"bot_{SEATS[s]}"] or "bot"
+    return actor(kind, r[f"stand_in_{SEATS[s]}"], r["stand_in_bids"][s] == "1")
 
 
 def match_cells(m: Mapping[str, Any]) -> Iterator[tuple[Key, Sums]]:

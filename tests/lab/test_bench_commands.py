@@ -17,6 +17,7 @@ import pytest
 from django.core.management import call_command
 
 from game.models import RoundRecordRow, RoundTally, Table
+from game.replays.models import RoundAnalysis
 from tests import services
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,8 +96,11 @@ def test_bench_dashboard_fills_times_and_removes_its_rows_on_sqlite() -> None:
     assert len(re.findall(r"^dashboard, ", text, re.M)) == DASHBOARD_LINES
     assert "export csv: 20 rounds" in text and "export jsonl: 20 rounds" in text
     assert "not PostgreSQL" in err.getvalue()
+    # every bench round has its (made-up) analysis, in the tallies the table reads
+    assert re.search(r"^dashboard, no filter: .*; (\d+) rounds, \1 analysed", text, re.M)
     assert not Table.objects.filter(public_id__startswith="bench-").exists()
     assert RoundRecordRow.objects.count() == RoundTally.objects.count() == 0
+    assert not RoundAnalysis.objects.exists()
 
 
 @pytest.mark.stack
@@ -109,6 +113,7 @@ def test_bench_dashboard_and_rebuild_tallies_on_postgres(database_url: str) -> N
     assert re.search(r"rebuild_tallies: [1-9]\d* tallies from 20 rounds", text)
     assert "database: postgresql, 20 rounds stored" in text
     assert len(re.findall(r"^dashboard, ", text, re.M)) == DASHBOARD_LINES
+    assert re.search(r"^dashboard, no filter: .*; (\d+) rounds, \1 analysed", text, re.M)
     assert "export jsonl: 20 rounds" in text and "bench rows deleted" in text
     kept = manage(database_url, "bench_dashboard", *TINY_DASHBOARD, "--keep", "--no-exports")
     assert "database: postgresql, 20 rounds stored" in kept

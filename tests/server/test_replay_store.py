@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import importlib
 import io
 import json
 import time
@@ -17,8 +18,10 @@ from django.utils import timezone
 from game.driver.scheduling import CeleryScheduler, ThreadScheduler
 from game.models import RoundRecordRow, Table
 from game.replays import tasks
-from game.replays.analysis import FORMAT
+from game.replays.analysis import FORMAT, seat_losses
 from game.replays.models import RoundAnalysis
+from game.research import tallies
+from game.research.analytics import Filters, card_play_quality
 from game.research.storage import round_row_from_record
 from spadesite.celery import app
 from tests.server.helpers import make_table, play_humans
@@ -26,6 +29,9 @@ from tests.server.replay_rounds import written_record
 from tests.server.test_replay_analysis import ENDING, FILLER
 
 pytestmark = pytest.mark.django_db(transaction=True)
+migration_losses = importlib.import_module(
+    "game.replays.migrations.0002_round_analysis_losses"
+).losses_of
 
 # The round worked by hand: its 52 positions solve in about a second.
 DOC = written_record([0, 3, 4, 3], f"{FILLER}  {ENDING}")
@@ -57,6 +63,17 @@ def test_a_round_is_analysed_once_with_its_alternatives() -> None:
     assert stored.result["cards"][37]["points_lost"] == 79
     assert len(stored.alternatives) == 52
     assert {a["card"] for a in stored.alternatives[44]} == {"AH", "9D"}
+    # its losses per seat, kept for the tallies, added to them in the same write
+    assert stored.losses == seat_losses(stored.result) == migration_losses(stored.result)
+    assert stored.losses["cards"] == [13] * 4 and stored.losses["dd_points_lost"][2] >= 79
+    # (stored_rounds leaves the rounds' own tallies out: the analysis's figures only)
+    quality = [{k: v for k, v in cells.items() if k[8] in "QD"} for cells in
+               (tallies.stored(), tallies.scan())]  # fmt: skip
+    assert quality[0] == quality[1] and quality[0]
+    every_type = [r for r in card_play_quality(Filters())["rows"] if r["type"] == 0]
+    assert [(r["actor"], r["seat_rounds"]) for r in every_type] == [("BIS+SRP", 4)]
+    total = sum(stored.losses["dd_points_lost"])
+    assert every_type[0]["points_per_card"]["mean"] == pytest.approx(total / 52)
     # a second writer's analysis of the same round is dropped, the first kept
     assert tasks.analyse_row(row, with_alternatives=False) is False
     assert RoundAnalysis.objects.count() == 1

@@ -11,7 +11,12 @@ stand-in moves for a few human seat-rounds, and finish times over a year;
 tables of ``ROUNDS_PER_MATCH`` rounds get a match result; one table in
 ``STUDY_EVERY`` is a table of the bench study (``bench-study``, two
 conditions; one of its tables in ``PILOT_EVERY`` pilot data); sides with people
-take the rating bands in turn. On PostgreSQL the
+take the rating bands in turn. Every round has a double-dummy analysis
+(``RoundAnalysis``) but one in ``UNANALYSED_EVERY`` (not analysed yet) and one in
+``FAILED_EVERY`` (could not be analysed): made up, not solved (a solve takes a
+second a round), each card of a pool round giving away points and tricks drawn
+from a seeded distribution (:func:`_made_up_analysis`), so the dashboard's card
+play quality table has its tallies and the exports their figures. On PostgreSQL the
 rows go in with COPY (the fast bulk path) and the tallies are then rebuilt
 (``tallies.rebuild``, timed: it is ``manage.py rebuild_tallies``); elsewhere
 with ``bulk_create`` and the tallies added batch by batch, as the imports do.
@@ -46,6 +51,8 @@ from django.utils import timezone
 
 from game.engine import Match, Rules, record_of, view_for
 from game.models import MatchResult, RoundRecordRow, RoundTally, Seat, Table
+from game.replays.analysis import FORMAT, seat_losses
+from game.replays.models import RoundAnalysis
 from game.research import exports, tallies
 from game.research.analytics import Filters
 from game.research.round_columns import (
@@ -69,6 +76,8 @@ BATCH_TABLES = 2000
 STUDY_EVERY, PILOT_EVERY = 20, 5  # a study's table; of those, a pilot one
 BENCH_STUDY = "bench-study"
 ROUNDS_SHOWN = re.compile(r'id="dash-total"><strong>(\d+)</strong> rounds')
+ANALYSED_SHOWN = re.compile(r'id="quality-analysed"><strong>(\d+)</strong>')
+UNANALYSED_EVERY, FAILED_EVERY = 100, 1000  # of the rounds: no analysis yet; a failed one
 
 Plan = tuple[str, list[str | None], Any, list[dict[str, Any]], list[tuple[list[int], str]], int]
 
@@ -112,6 +121,46 @@ def _plan(rng: random.Random, pool: list[list[dict[str, Any]]], now: Any) -> Pla
                 plays[p] = 5
         stand_ins.append((plays, "".join(bids)))
     return kinds, bots, finished, recs, stand_ins, rng.randrange(2)
+
+
+def _made_up_analysis(record: dict[str, Any]) -> dict[str, Any]:
+    """A pool round's stand-in for its double-dummy analysis (seeded by the round):
+    per card 0 points given away mostly, a few small (1-9), fewer large (10-120)."""
+    rng = random.Random(json.dumps(record["tricks"]))
+    cards = []
+    for trick in record["tricks"]:
+        leader = "NESW".index(trick["leader"])
+        for k, card in enumerate(trick["cards"]):
+            x = rng.random()
+            points = 0 if x < 0.8 else rng.randint(1, 9) if x < 0.93 else rng.randint(10, 120)
+            lost = int(points >= 10 and rng.random() < 0.6)
+            cards.append({"seat": "NESW"[(leader + k) % 4], "card": card,
+                          "points_lost": points, "tricks_lost": lost})  # fmt: skip
+    return {"format": FORMAT, "made_up": "bench_dashboard", "cards": cards, "makeable": [7, 6]}
+
+
+class _Analyses:
+    """The bench's analyses: one made-up result per pool round (shared, so COPY
+    writes its JSON text once), and which rounds have none or a failed one."""
+
+    def __init__(self) -> None:
+        self.made: dict[int, tuple[dict[str, Any], dict[str, list[int]]]] = {}
+        self.rounds = 0
+
+    def next(self, record: dict[str, Any]) -> dict[str, Any] | None:
+        """The next round's RoundAnalysis columns, None for one not analysed yet."""
+        self.rounds += 1
+        if self.rounds % UNANALYSED_EVERY == 0:
+            return None
+        if self.rounds % FAILED_EVERY == FAILED_EVERY // 2:
+            return {"format": FORMAT, "seconds": 0.0, "result": None, "losses": None,
+                    "error": "made up: the round does not replay"}  # fmt: skip
+        made = self.made.get(id(record))
+        if made is None:
+            result = _made_up_analysis(record)
+            made = self.made[id(record)] = (result, seat_losses(result))
+        return {"format": FORMAT, "seconds": 0.0, "result": made[0], "losses": made[1],
+                "error": ""}  # fmt: skip
 
 
 def _bench_conditions() -> list[int]:
@@ -176,15 +225,18 @@ class _Copier:
         self.model = model
         self.fields = list(model._meta.concrete_fields)
         self.names = {f.attname for f in self.fields}
-        cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {model._meta.db_table}")
-        self.next_id = cursor.fetchone()[0] + 1
+        self.numbered = model._meta.pk.attname == "id"  # else keyed by another row's id
+        if self.numbered:
+            cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {model._meta.db_table}")
+            self.next_id = cursor.fetchone()[0] + 1
         self.lines: list[str] = []
         self.cached: dict[int, str] = {}  # JSON text of the pool's records, by id()
 
     def add(self, values: dict[str, Any], json_fields: tuple[str, ...] = ()) -> int:
-        pk = self.next_id
-        self.next_id += 1
-        values["id"] = pk
+        if self.numbered:
+            values["id"] = self.next_id
+            self.next_id += 1
+        pk = values[self.model._meta.pk.attname]
         unknown = values.keys() - self.names
         if unknown:
             raise CommandError(
@@ -225,6 +277,8 @@ class _Copier:
 
     def finish(self, cursor: Any) -> None:
         self.flush(cursor)
+        if not self.numbered:
+            return
         table = self.model._meta.db_table
         cursor.execute(
             f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
@@ -292,6 +346,7 @@ class Command(BaseCommand):
         bar = ProgressBar(matches, 0, getattr(self.stderr, "_out", sys.stderr))
         t0 = time.perf_counter()
         copying = connection.vendor == "postgresql"
+        self.analyses = _Analyses()
         fill: Callable[[list[Plan], int], None] = self._copy_batch if copying else self._orm_batch
         done = 0
         for start in range(0, matches, BATCH_TABLES):
@@ -318,14 +373,15 @@ class Command(BaseCommand):
             # A live database has autovacuum's statistics and visibility map; freshly
             # bulk-loaded rows have neither yet.
             with connection.cursor() as cursor:
-                for model in (Table, Seat, RoundRecordRow, MatchResult, RoundTally):
+                for model in (Table, Seat, RoundRecordRow, RoundAnalysis, MatchResult, RoundTally):
                     cursor.execute(
                         f"VACUUM ANALYZE {connection.ops.quote_name(model._meta.db_table)}"
                     )
 
     def _copy_batch(self, batch: list[Plan], start: int) -> None:
         with connection.cursor() as cursor:
-            copiers = {m: _Copier(m, cursor) for m in (Table, Seat, RoundRecordRow, MatchResult)}
+            bench_models = (Table, Seat, RoundRecordRow, RoundAnalysis, MatchResult)
+            copiers = {m: _Copier(m, cursor) for m in bench_models}
             for i, (kinds, bots, finished, recs, stand_ins, winner) in enumerate(batch, start):
                 rules = recs[0]["rules"]
                 study = _study_of(i, self.conditions, kinds)
@@ -356,7 +412,11 @@ class Command(BaseCommand):
                     )  # fmt: skip
                     values.update(table_id=table_id, round_number=n, **study)
                     stand_in_rounds += values["stand_in_round"]
-                    copiers[RoundRecordRow].add(values, ("record", "rules"))
+                    round_id = copiers[RoundRecordRow].add(values, ("record", "rules"))
+                    analysis = self.analyses.next(rec)
+                    if analysis is not None:
+                        analysis.update(round_id=round_id, analysed_at=values["finished_at"])
+                        copiers[RoundAnalysis].add(analysis, ("result", "losses"))
                 last = recs[-1]
                 result = result_values(
                     rules, winner=winner, scores=last["scores_after"], bags=last["bags_after"],
@@ -416,6 +476,10 @@ class Command(BaseCommand):
         MatchResult.objects.bulk_create(results)
         tallies.add_rounds(rows)
         tallies.add_matches(results)
+        analysed = [(row, self.analyses.next(row.record)) for row in rows]
+        stored = [RoundAnalysis(round=row, **a) for row, a in analysed if a is not None]
+        RoundAnalysis.objects.bulk_create(stored, batch_size=1000)
+        tallies.add_analyses((a.round, a.losses) for a in stored)
 
     def _time(self, loads: int, with_exports: bool) -> None:
         rounds = RoundRecordRow.objects.count()
@@ -461,15 +525,16 @@ class Command(BaseCommand):
                 if k:  # the first load warms this process's caches: not counted
                     times.append(time.perf_counter() - t0)
                 shown = ROUNDS_SHOWN.search(response.content.decode())
-                if response.status_code != 200 or shown is None:
+                analysed = ANALYSED_SHOWN.search(response.content.decode())
+                if response.status_code != 200 or shown is None or analysed is None:
                     raise CommandError(f"/dashboard/ answered {response.status_code} to {params}")
             median = statistics.median(times)
             verdict = "ok" if median <= target else f"SLOWER than {target * 1000:.0f} ms"
             n = int(shown.group(1))
             self.stdout.write(
                 f"dashboard, {label}: median of {loads} {median * 1000:.0f} ms, best "
-                f"{min(times) * 1000:.0f} ms, worst {max(times) * 1000:.0f} ms; {n} rounds "
-                f"({verdict})"
+                f"{min(times) * 1000:.0f} ms, worst {max(times) * 1000:.0f} ms; {n} rounds, "
+                f"{analysed.group(1)} analysed ({verdict})"
             )
         user.delete()
         if not with_exports:
