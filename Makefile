@@ -99,7 +99,7 @@ bench: install
 train: install-train
 	$(BIN)/python manage.py train_nnb --rounds 68000 --seed 1 --loss asym --output bots/data/nnb.npz
 	$(BIN)/python manage.py train_nnb --rounds 68000 --seed 1 --loss sym --output bots/data/nnb_sym.npz
-	$(BIN)/python manage.py train_spb --iterations 300 --batch 128 --seed 1 --output bots/data/spb.npz
+	$(BIN)/python manage.py train_spb --iterations 20 --deals 2000 --seed 1 --output bots/data/spb.npz
 	$(BIN)/python manage.py train_qp --iterations 6 --rounds 1500 --seed 1 --output bots/data/qp.npz
 
 bench-bots: install

@@ -43,7 +43,7 @@ BIDDERS: dict[str, Callable[[], Bidder]] = {
     # Weights in bots/data/*.npz.
     "NNB": lambda: NNB.like(BIDDERS["BIS"]()),
     "NNB-sym": lambda: NNB.like(BIDDERS["BIS"](), NNB_SYM_WEIGHTS, "NNB-sym"),
-    # A policy over {nil, 1..13} learned by self-play policy gradient, no bidding rules.
+    # {nil, 1..13} rated by a network learned by self-play alone, no bidding rules.
     "SPB": SPB,
 }
 # Ablations of BIS's choices beyond the paper's text (docs/bots.md): for

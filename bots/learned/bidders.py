@@ -9,9 +9,10 @@ the legal-bid clamp stay BIS's, so NNB against BIS compares the regular
 estimate alone. ``NNB`` was trained with the paper's asymmetric loss,
 ``NNB-sym`` with plain squared loss (the ablation).
 
-**SPB**: a policy over {nil, 1..13} learned by self-play policy gradient
-(``lab.training.train``), no hand-written rule; at the table it bids its most
-probable legal bid (blind nil is never bid).
+**SPB**: a network rating each of {nil, 1..13}, learned by self-play alone
+(counterfactual fitted Q-iteration, ``lab.training.spb_q``: every bid of a
+seat played out on the same deal), no hand-written rule; at the table it bids
+its highest-rated legal bid (blind nil is never bid).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class NNB(BIS):
 
 
 class SPB(Bidder):
-    """The self-play bidder: the most probable legal bid of its policy network."""
+    """The self-play bidder: the legal bid its network rates highest."""
 
     name = "SPB"
 
@@ -73,7 +74,7 @@ class SPB(Bidder):
         legal = {a.tricks: a for a in view.legal_actions if isinstance(a, Bid) and not a.blind}
         if not legal:
             raise ValueError("no bid is legal now")
-        # Action k of the policy is the bid k (0 = nil); ties go to the lower bid.
+        # Output k of the network is the bid k (0 = nil); ties go to the lower bid.
         best = max(legal, key=lambda k: (float(logits[k]), -k))
         return legal[best]
 

@@ -1,10 +1,10 @@
 """``manage.py train_spb``: SPB's bidding policy by self-play, no bidding rule written.
 
-    python manage.py train_spb [--iterations 150] [--deals 2000] [--seed 1]
+    python manage.py train_spb [--iterations 20] [--deals 2000] [--seed 1]
         [--hidden 64,64] [--lr 1e-3] [--temperature 0.3] [--max-bags 0]
-        [--eval-every 10] [--eval-games 400] [--gauge GAMES]
+        [--eval-every 5] [--eval-games 400] [--gauge GAMES]
         [--output bots/data/spb.npz] [--plot FILE.png] [--report FILE.npz]
-    python manage.py train_spb --method pg [--iterations 300] [--batch 128] ...
+    python manage.py train_spb --method pg --iterations 300 [--batch 128] ...
 
 ``--method cfq`` (the default): counterfactual fitted Q-iteration on the compiled
 simulator (``lab.training.spb_q``): for each learner seat of ``--deals`` deals an
@@ -62,7 +62,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--method", choices=["cfq", "pg"], default="cfq")
-        parser.add_argument("--iterations", type=int, default=150)
+        parser.add_argument("--iterations", type=int, default=20)
         parser.add_argument("--deals", type=int, default=2000, help="cfq: deals per iteration")
         parser.add_argument("--batch", type=int, default=128, help="pg: rounds per iteration")
         parser.add_argument("--seed", type=int, default=1)
@@ -71,7 +71,7 @@ class Command(BaseCommand):
         parser.add_argument("--epochs", type=int, default=2, help="cfq: passes per iteration")
         parser.add_argument("--temperature", type=float, default=0.3, help="cfq: softmax T")
         parser.add_argument("--max-bags", type=int, default=0, help="cfq: bags before, 0..N")
-        parser.add_argument("--eval-every", type=int, default=10)
+        parser.add_argument("--eval-every", type=int, default=5)
         parser.add_argument("--eval-games", type=int, default=400)
         parser.add_argument("--gauge", type=int, default=0, help="games vs RB after training")
         parser.add_argument("--output", default="bots/data/spb.npz")
