@@ -8,7 +8,7 @@ from functools import partial
 from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
-from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB
+from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB, SPB_SCORE_WEIGHTS
 from .learned.qp import QP
 from .pimc import PIMC
 from .sim import SIM
@@ -61,6 +61,8 @@ ABLATION_BIDDERS: dict[str, Callable[[], Bidder]] = {
     "BIS-EGunk0": lambda: make_bis("BIS-EGunk0", conventions=True, unknown_bid=0),
     # the losing goal heeded: no nil and a trick less when a set would reach it
     "BIS-EGlose": lambda: make_bis("BIS-EGlose", conventions=True, losing_goal=True),
+    # SPB whose input has the match's score and bags too (docs/bots.md, issue 46)
+    "SPB-score": lambda: SPB(SPB_SCORE_WEIGHTS),
 }
 
 

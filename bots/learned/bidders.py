@@ -28,12 +28,13 @@ from game.engine.view import SeatView
 from ..base import Bidder
 from ..bis import BIS
 from ..success_curves import load_success_curves
-from .features import view_bid_features
+from .features import BID_FEATURES, score_features, view_bid_features
 from .mlp import MLP, load_mlp, shipped
 
 NNB_WEIGHTS = "nnb.npz"
 NNB_SYM_WEIGHTS = "nnb_sym.npz"
 SPB_WEIGHTS = "spb.npz"
+SPB_SCORE_WEIGHTS = "spb_score.npz"
 
 
 class NNB(BIS):
@@ -70,7 +71,11 @@ class SPB(Bidder):
         self.network = weights if isinstance(weights, MLP) else load_mlp(_path(weights))
 
     def bid(self, view: SeatView, rng: random.Random) -> Bid:
-        logits = self.network(view_bid_features(view))
+        x = view_bid_features(view)
+        if self.network.inputs > BID_FEATURES:  # SPB-score: the match's score and bags too
+            assert view.seat is not None
+            x = np.concatenate([x, score_features(view.seat, view.scores, view.bags)])
+        logits = self.network(x)
         legal = {a.tricks: a for a in view.legal_actions if isinstance(a, Bid) and not a.blind}
         if not legal:
             raise ValueError("no bid is legal now")

@@ -35,9 +35,10 @@ import numpy as np
 
 from bots.baselines import RBBidder
 from bots.learned.bidders import SPB
-from bots.learned.features import BID_FEATURES
+from bots.learned.features import BID_FEATURES, SCORE_FEATURES
 from bots.learned.mlp import MLP
 from game.engine.deal import deal_hands
+from game.engine.match import match_winner
 
 from .progress import Progress
 from .spb_eval import duplicate_gauge
@@ -45,6 +46,32 @@ from .spb_sim import DealFeatures, Simulator
 from .train import TrainError, export, load_checkpoint, make_net, save_checkpoint, torch
 
 ACTIONS = 14  # nil, 1..13
+# SPB-score: a round that ends the match is worth this much more or less (in
+# points / 100; bots.sim's WIN_VALUE, 200 points, for the same reason).
+WIN_BONUS = 2.0
+
+
+def match_state(rng: random.Random) -> tuple[tuple[int, int], tuple[int, int]]:
+    """A match position for SPB-score: a quarter from 0 : 0, else each side's
+    score drawn from -90..190 (in tens) and its bags from 0..9."""
+    if rng.random() < 0.25:
+        return (0, 0), (0, 0)
+    scores = (10 * rng.randint(-9, 19), 10 * rng.randint(-9, 19))
+    return scores, (rng.randint(0, 9), rng.randint(0, 9))
+
+
+def returns(points: np.ndarray, learner: int, scores: tuple[int, int] | None) -> np.ndarray:
+    """The learner's return for each row of round points: the points gap / 100,
+    plus or minus WIN_BONUS where the round ends the match (``scores`` given)."""
+    gap = (points[:, learner] - points[:, 1 - learner]) / 100.0
+    if scores is not None:
+        from .spb_sim import TRAIN_RULES
+
+        for i, (a, b) in enumerate(points):
+            winner = match_winner(TRAIN_RULES, (scores[0] + int(a), scores[1] + int(b)))
+            if winner is not None:
+                gap[i] += WIN_BONUS if winner == learner else -WIN_BONUS
+    return gap.astype(np.float32)
 
 
 def sample(q: np.ndarray, temperature: float, rng: random.Random) -> int:
@@ -64,10 +91,13 @@ def counterfactual_deal(
     temperature: float,
     rng: random.Random,
     bags: tuple[int, int] = (0, 0),
+    scores: tuple[int, int] | None = None,
 ) -> tuple[list[np.ndarray], list[np.ndarray], list[int]]:
     """The learner seats' inputs, their 14 returns (one per bid, the rest of the
-    bidding and the play following it) and the bids they made."""
-    feats = DealFeatures(hands, dealer)
+    bidding and the play following it) and the bids they made. ``scores``: the
+    match's score before the round (SPB-score: an input, and the match's end
+    in the return)."""
+    feats = DealFeatures(hands, dealer, scores, bags)
     policy = [policies[0 if s & 1 == learner else 1] for s in range(4)]
     made = np.zeros((1, 4), dtype=np.int64)
     for pos, seat in enumerate(feats.order):
@@ -83,7 +113,7 @@ def counterfactual_deal(
             rows[:, s] = policy[s](feats.rows(later, rows)).argmax(axis=1)
         points = sim.points(hands, dealer, rows, bags)
         xs.append(feats.rows(pos, made)[0])
-        ys.append(((points[:, learner] - points[:, 1 - learner]) / 100.0).astype(np.float32))
+        ys.append(returns(points, learner, scores))
         acts.append(int(made[0, seat]))
     return xs, ys, acts
 
@@ -104,6 +134,7 @@ def train_spb_q(
     pool_size: int = 10,
     pool_share: float = 0.5,
     max_bags: int = 0,
+    score_inputs: bool = False,
     eval_every: int = 0,
     eval_games: int = 400,
     progress: TextIO | None = None,
@@ -129,10 +160,12 @@ def train_spb_q(
         "pool_size": pool_size,
         "pool_share": pool_share,
         **({"max_bags": max_bags} if max_bags else {}),
+        **({"score_inputs": True} if score_inputs else {}),
         "eval_every": eval_every,
         "eval_games": eval_games,
     }
-    net = make_net((BID_FEATURES, *hidden, ACTIONS), seed)
+    inputs = BID_FEATURES + (SCORE_FEATURES if score_inputs else 0)
+    net = make_net((inputs, *hidden, ACTIONS), seed)
     opt = t.optim.Adam(net.parameters(), lr=lr)
     history: dict[str, list[float]] = {
         "loss": [],
@@ -174,8 +207,11 @@ def train_spb_q(
             if pool and rng.random() < pool_share:
                 opponent = MLP(pool[rng.randrange(len(pool))])
             bags = (rng.randint(0, max_bags), rng.randint(0, max_bags)) if max_bags else (0, 0)
+            scores = None
+            if score_inputs:
+                scores, bags = match_state(rng)
             x, y, a = counterfactual_deal(
-                sim, hands, dealer, learner, (current, opponent), temperature, rng, bags
+                sim, hands, dealer, learner, (current, opponent), temperature, rng, bags, scores
             )
             xs += x
             ys += y

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from bots import srp_compiled as sc
-from bots.learned.features import BID_FEATURES, hand_bits
+from bots.learned.features import BID_FEATURES, SCORE_FEATURES, hand_bits, score_features
 from game.engine.cards import TWO_OF_CLUBS, left_of
 from game.engine.fast_compiled import rules_array, score_points
 from game.engine.rules import Rules
@@ -96,16 +96,27 @@ class DealFeatures:
     """SPB's input (``bots.learned.features.bid_features``) for many bid sequences
     of one deal at once: the hands' bits are made once."""
 
-    def __init__(self, hands: list[int], dealer: int) -> None:
+    def __init__(
+        self,
+        hands: list[int],
+        dealer: int,
+        scores: tuple[int, int] | None = None,
+        bags: tuple[int, int] = (0, 0),
+    ) -> None:
         self.order = [(dealer + 1 + i) & 3 for i in range(4)]
         self.bits = [hand_bits(h) for h in hands]
+        # SPB-score's inputs: the match's score and bags, from each seat's side.
+        self.match = None if scores is None else [score_features(s, scores, bags) for s in range(4)]
 
     def rows(self, position: int, bids: np.ndarray) -> np.ndarray:
         """float32[n, 65]: the input of the seat bidding ``position``-th (0..3) for
         each row of ``bids`` (int64[n, 4] by seat; only earlier seats are read)."""
         seat = self.order[position]
-        x = np.zeros((len(bids), BID_FEATURES), dtype=np.float32)
+        extra = 0 if self.match is None else SCORE_FEATURES
+        x = np.zeros((len(bids), BID_FEATURES + extra), dtype=np.float32)
         x[:, :52] = self.bits[seat]
+        if self.match is not None:
+            x[:, BID_FEATURES:] = self.match[seat]
         x[:, 52 + position] = 1.0
         earlier = set(self.order[:position])
         for k, s in enumerate(((seat + 2) & 3, (seat + 1) & 3, (seat + 3) & 3)):

@@ -79,3 +79,50 @@ def test_training_is_reproducible_and_resumes_to_the_same_weights(tmp_path: Path
     saved = SPB(read_mlp(tmp_path / "spb.npz"))
     for view in bid_views(10):
         assert SPB(a).bid(view, random.Random(0)) == saved.bid(view, random.Random(0))
+
+
+def test_spb_score_sees_the_match_and_its_end_counts_in_the_return() -> None:
+    from dataclasses import replace
+
+    from bots.learned.features import SCORE_FEATURES, score_features
+    from bots.learned.mlp import MLP
+    from lab.training.spb_q import WIN_BONUS, returns
+    from lab.training.spb_sim import DealFeatures
+
+    hands = deal_hands("spbq/score")
+    plain, scored = DealFeatures(hands, 0), DealFeatures(hands, 0, (150, -40), (3, 7))
+    rows = np.array([[2, 3, 4, 5]])
+    for pos in range(4):
+        seat = plain.order[pos]
+        x = scored.rows(pos, rows)[0]
+        assert np.array_equal(x[: features.BID_FEATURES], plain.rows(pos, rows)[0])
+        assert np.allclose(x[features.BID_FEATURES :], score_features(seat, (150, -40), (3, 7)))
+    # East/West's view: their score first
+    assert np.allclose(score_features(1, (150, -40), (3, 7)), [-0.2, 0.75, 0.7, 0.3])
+    points = np.array([[60, -50], [-60, 30], [20, 10]])
+    # from 150 : -40, +60 reaches 210 (N/S win), -60 : +30 ends nothing, 20 : 10 neither
+    got = returns(points, 0, (150, -40))
+    assert np.allclose(got, [1.1 + WIN_BONUS, -0.9, 0.1])
+    assert np.allclose(returns(points, 1, (150, -40)), [-1.1 - WIN_BONUS, 0.9, -0.1])
+    assert np.allclose(returns(points, 0, None), [1.1, -0.9, 0.1])
+    # SPB with a 69-input network reads the score: nil when its side leads by much
+    w = np.zeros((features.BID_FEATURES + SCORE_FEATURES, 14), np.float32)
+    w[features.BID_FEATURES, 0] = 10.0  # our score / 200 pushes nil up
+    b = np.zeros(14, np.float32)
+    b[5] = 1.0
+    spb = SPB(MLP([(w, b)]))
+    view = bid_views(1)[0]
+    assert spb.bid(view, random.Random(0)).tricks == 5  # bid_views are at 0 : 0
+    leading = replace(view, scores=(150, 0) if view.seat in (0, 2) else (0, 150))
+    assert spb.bid(leading, random.Random(0)).tricks == 0
+
+
+def test_the_registry_builds_spb_score_from_its_shipped_weights() -> None:
+    from bots.learned.features import SCORE_FEATURES
+    from bots.registry import make_bot
+
+    bot = make_bot("SPB-score+SRP")
+    assert bot.bidder.network.inputs == features.BID_FEATURES + SCORE_FEATURES  # type: ignore[attr-defined]
+    assert bot.bidder.network.meta["score_inputs"] is True  # type: ignore[attr-defined]
+    view = bid_views(1)[0]
+    assert 0 <= bot.act(view, random.Random(0)).tricks <= 13  # type: ignore[attr-defined]

@@ -71,6 +71,9 @@ class Command(BaseCommand):
         parser.add_argument("--epochs", type=int, default=2, help="cfq: passes per iteration")
         parser.add_argument("--temperature", type=float, default=0.3, help="cfq: softmax T")
         parser.add_argument("--max-bags", type=int, default=0, help="cfq: bags before, 0..N")
+        parser.add_argument(
+            "--score-inputs", action="store_true", help="cfq: SPB-score (score and bags as input)"
+        )
         parser.add_argument("--eval-every", type=int, default=5)
         parser.add_argument("--eval-games", type=int, default=400)
         parser.add_argument("--gauge", type=int, default=0, help="games vs RB after training")
@@ -109,6 +112,7 @@ class Command(BaseCommand):
                     epochs=opts["epochs"],
                     temperature=opts["temperature"],
                     max_bags=opts["max_bags"],
+                    score_inputs=opts["score_inputs"],
                     eval_every=opts["eval_every"],
                     eval_games=opts["eval_games"],
                     checkpoint=checkpoint,
