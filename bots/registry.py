@@ -8,7 +8,7 @@ from functools import partial
 from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
-from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB
+from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB, SPB_SCORE_WEIGHTS
 from .learned.qp import QP
 from .pimc import PIMC
 from .sim import SIM
@@ -43,7 +43,7 @@ BIDDERS: dict[str, Callable[[], Bidder]] = {
     # Weights in bots/data/*.npz.
     "NNB": lambda: NNB.like(BIDDERS["BIS"]()),
     "NNB-sym": lambda: NNB.like(BIDDERS["BIS"](), NNB_SYM_WEIGHTS, "NNB-sym"),
-    # A policy over {nil, 1..13} learned by self-play policy gradient, no bidding rules.
+    # {nil, 1..13} rated by a network learned by self-play alone, no bidding rules.
     "SPB": SPB,
 }
 # Ablations of BIS's choices beyond the paper's text (docs/bots.md): for
@@ -61,6 +61,8 @@ ABLATION_BIDDERS: dict[str, Callable[[], Bidder]] = {
     "BIS-EGunk0": lambda: make_bis("BIS-EGunk0", conventions=True, unknown_bid=0),
     # the losing goal heeded: no nil and a trick less when a set would reach it
     "BIS-EGlose": lambda: make_bis("BIS-EGlose", conventions=True, losing_goal=True),
+    # SPB whose input has the match's score and bags too (docs/bots.md, issue 46)
+    "SPB-score": lambda: SPB(SPB_SCORE_WEIGHTS),
 }
 
 

@@ -68,7 +68,7 @@ SMOKE_RUNS = {
     "train_nnb": "test_train_nnb_lowers_the_loss_resumes_and_reloads_with_identical_bids",
     "train_qp":
         "test_train_qp_lowers_the_loss_in_each_iteration_and_reloads_with_identical_plays",
-    "train_spb": "test_train_spb_one_iteration_of_four_rounds",
+    "train_spb": "test_train_spb_both_methods_write_weights_curves_and_report",
 }  # fmt: skip
 
 POSTGRES_RUNS = {

@@ -9,9 +9,10 @@ the legal-bid clamp stay BIS's, so NNB against BIS compares the regular
 estimate alone. ``NNB`` was trained with the paper's asymmetric loss,
 ``NNB-sym`` with plain squared loss (the ablation).
 
-**SPB**: a policy over {nil, 1..13} learned by self-play policy gradient
-(``lab.training.train``), no hand-written rule; at the table it bids its most
-probable legal bid (blind nil is never bid).
+**SPB**: a network rating each of {nil, 1..13}, learned by self-play alone
+(counterfactual fitted Q-iteration, ``lab.training.spb_q``: every bid of a
+seat played out on the same deal), no hand-written rule; at the table it bids
+its highest-rated legal bid (blind nil is never bid).
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ from game.engine.view import SeatView
 from ..base import Bidder
 from ..bis import BIS
 from ..success_curves import load_success_curves
-from .features import view_bid_features
+from .features import BID_FEATURES, score_features, view_bid_features
 from .mlp import MLP, load_mlp, shipped
 
 NNB_WEIGHTS = "nnb.npz"
 NNB_SYM_WEIGHTS = "nnb_sym.npz"
 SPB_WEIGHTS = "spb.npz"
+SPB_SCORE_WEIGHTS = "spb_score.npz"
 
 
 class NNB(BIS):
@@ -61,7 +63,7 @@ class NNB(BIS):
 
 
 class SPB(Bidder):
-    """The self-play bidder: the most probable legal bid of its policy network."""
+    """The self-play bidder: the legal bid its network rates highest."""
 
     name = "SPB"
 
@@ -69,11 +71,15 @@ class SPB(Bidder):
         self.network = weights if isinstance(weights, MLP) else load_mlp(_path(weights))
 
     def bid(self, view: SeatView, rng: random.Random) -> Bid:
-        logits = self.network(view_bid_features(view))
+        x = view_bid_features(view)
+        if self.network.inputs > BID_FEATURES:  # SPB-score: the match's score and bags too
+            assert view.seat is not None
+            x = np.concatenate([x, score_features(view.seat, view.scores, view.bags)])
+        logits = self.network(x)
         legal = {a.tricks: a for a in view.legal_actions if isinstance(a, Bid) and not a.blind}
         if not legal:
             raise ValueError("no bid is legal now")
-        # Action k of the policy is the bid k (0 = nil); ties go to the lower bid.
+        # Output k of the network is the bid k (0 = nil); ties go to the lower bid.
         best = max(legal, key=lambda k: (float(logits[k]), -k))
         return legal[best]
 

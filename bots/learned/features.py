@@ -63,6 +63,19 @@ def bid_features(
     return x
 
 
+SCORE_FEATURES = 4  # SPB-score's extra inputs (:func:`score_features`)
+
+
+def score_features(seat: int, scores: tuple[int, int], bags: tuple[int, int]) -> np.ndarray:
+    """The match as SPB-score sees it, from ``seat``'s side: both scores / 200 and
+    both partnerships' bags / 10 (ours first)."""
+    us, them = seat & 1, 1 - (seat & 1)
+    return np.array(
+        [scores[us] / 200.0, scores[them] / 200.0, bags[us] / 10.0, bags[them] / 10.0],
+        dtype=np.float32,
+    )
+
+
 def view_bid_features(view: SeatView) -> np.ndarray:
     seat, hand = view.seat, view.hand
     if seat is None or hand is None:

@@ -40,17 +40,24 @@ def test_nil_sets_counts_the_nils_of_two_short_games(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("torch_installed")
-def test_train_spb_one_iteration_of_four_rounds(tmp_path: Path) -> None:
+def test_train_spb_both_methods_write_weights_curves_and_report(tmp_path: Path) -> None:
     out = StringIO()
     weights, plot = tmp_path / "spb.npz", tmp_path / "spb.png"
-    call_command("train_spb", "--iterations", "1", "--batch", "4", "--seed", "2", "--output",
-                 str(weights), "--plot", str(plot), stdout=out, stderr=StringIO())  # fmt: skip
+    call_command("train_spb", "--iterations", "2", "--deals", "4", "--seed", "2", "--eval-every",
+                 "2", "--eval-games", "2", "--gauge", "2", "--output", str(weights), "--plot",
+                 str(plot), stdout=out, stderr=StringIO())  # fmt: skip
     net = read_mlp(weights)
     assert net.meta["bot"] == "SPB" and f"sha256 {net.checksum}" in out.getvalue()
+    assert net.meta["method"] == "counterfactual fitted Q-iteration" and net.meta["rounds"] == 8
+    assert "vs RB 2: " in out.getvalue() and "gauge: SPB+SRP-rule vs RB+SRP-rule" in out.getvalue()
     assert plot.stat().st_size > 1000
     report = StringIO()
     call_command("train_spb", "--report", str(weights), stdout=report)
     assert "SPB" in report.getvalue()
+    pg, pg_plot = tmp_path / "pg.npz", tmp_path / "pg.png"
+    call_command("train_spb", "--method", "pg", "--iterations", "1", "--batch", "4", "--output",
+                 str(pg), "--plot", str(pg_plot), stdout=out, stderr=StringIO())  # fmt: skip
+    assert read_mlp(pg).meta["kind"] == "spb" and pg_plot.exists()
 
 
 @pytest.mark.usefixtures("torch_installed")

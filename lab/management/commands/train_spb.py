@@ -1,12 +1,18 @@
-"""``manage.py train_spb``: SPB's bidding policy by self-play policy gradient.
+"""``manage.py train_spb``: SPB's bidding policy by self-play, no bidding rule written.
 
-    python manage.py train_spb [--iterations 300] [--batch 128] [--seed 1]
+    python manage.py train_spb [--iterations 20] [--deals 2000] [--seed 1]
+        [--hidden 64,64] [--lr 1e-3] [--temperature 0.3] [--max-bags 0]
+        [--eval-every 5] [--eval-games 400] [--gauge GAMES]
         [--output bots/data/spb.npz] [--plot FILE.png] [--report FILE.npz]
+    python manage.py train_spb --method pg --iterations 300 [--batch 128] ...
 
-Each iteration plays ``--batch`` rounds (SRP play, goal 200 / -100 rules, scores
-0 : 0): the current policy bids for one partnership, a policy drawn from the
-pool of its earlier versions for the other; reward = the partnership's round
-points minus the opponents', / 100 (``lab.training.train.train_spb``).
+``--method cfq`` (the default): counterfactual fitted Q-iteration on the compiled
+simulator (``lab.training.spb_q``): for each learner seat of ``--deals`` deals an
+iteration, every bid is played out and the network fitted to the 14 returns.
+``--eval-every``: the learning curve, duplicate matches against RB every so many
+iterations (``lab.training.spb_eval``); ``--gauge``: that many more after training
+(seed ``gauge``). ``--method pg``: the first SPB (issue 22), actor-critic policy
+gradient on the Python engine (``lab.training.train.train_spb``).
 Resumable from ``<output>.ckpt.pt``. Needs the ``train`` extra.
 """
 
@@ -21,16 +27,58 @@ from django.core.management.base import BaseCommand, CommandError
 from lab.management.commands.train_nnb import report
 
 
+def curve_plot(h: dict[str, list[float]], path: str, title: str) -> None:
+    """The learning curve: win rate against RB (95% band) and the greedy nil rate."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6), dpi=100)
+    x = h["eval_iteration"]
+    a.fill_between(x, h["eval_low"], h["eval_high"], alpha=0.25)
+    a.plot(x, h["eval_win_rate"], marker="o", label="SPB+SRP vs RB+SRP")
+    a.axhline(0.5, color="grey", lw=0.8)
+    a.axhline(0.55, color="grey", lw=0.8, ls="--")
+    a.set_xlabel("iteration")
+    a.set_ylabel("win rate (duplicate, 95% CI)")
+    a.legend()
+    a.grid(alpha=0.3)
+    it = range(1, len(h["nil_rate"]) + 1)
+    b.plot(it, h["nil_rate"], label="nil share (greedy, training deals)")
+    b.plot(x, h["eval_nil_made"], marker="o", label="nil made (vs RB)")
+    b.plot(it, [m / 13 for m in h["mean_bid"]], label="mean regular bid / 13")
+    b.set_xlabel("iteration")
+    b.legend(fontsize=8)
+    b.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 class Command(BaseCommand):
-    help = "Train SPB, the self-play policy-gradient bidder."
+    help = "Train SPB, the self-play bidder (counterfactual fitted Q; --method pg: the first one)."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--iterations", type=int, default=300)
-        parser.add_argument("--batch", type=int, default=128, help="rounds per iteration")
+        parser.add_argument("--method", choices=["cfq", "pg"], default="cfq")
+        parser.add_argument("--iterations", type=int, default=20)
+        parser.add_argument("--deals", type=int, default=2000, help="cfq: deals per iteration")
+        parser.add_argument("--batch", type=int, default=128, help="pg: rounds per iteration")
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--lr", type=float, default=1e-3)
+        parser.add_argument("--hidden", default="64,64", help="cfq: hidden layer sizes")
+        parser.add_argument("--epochs", type=int, default=2, help="cfq: passes per iteration")
+        parser.add_argument("--temperature", type=float, default=0.3, help="cfq: softmax T")
+        parser.add_argument("--max-bags", type=int, default=0, help="cfq: bags before, 0..N")
+        parser.add_argument(
+            "--score-inputs", action="store_true", help="cfq: SPB-score (score and bags as input)"
+        )
+        parser.add_argument("--eval-every", type=int, default=5)
+        parser.add_argument("--eval-games", type=int, default=400)
+        parser.add_argument("--gauge", type=int, default=0, help="games vs RB after training")
         parser.add_argument("--output", default="bots/data/spb.npz")
-        parser.add_argument("--plot", help="reward and losses as a PNG")
+        parser.add_argument("--plot", help="the curves as a PNG")
         parser.add_argument("--report", metavar="NPZ", help="print a weights file's record")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -40,30 +88,77 @@ class Command(BaseCommand):
         from lab.training.train import TrainError, plot, train_spb
 
         out = Path(opts["output"])
+        checkpoint = out.with_name(out.name + ".ckpt.pt")
         try:
-            net, info = train_spb(
-                seed=opts["seed"],
-                iterations=opts["iterations"],
-                batch=opts["batch"],
-                lr=opts["lr"],
-                checkpoint=out.with_name(out.name + ".ckpt.pt"),
-                progress=sys.stderr,
-            )
+            if opts["method"] == "pg":
+                net, info = train_spb(
+                    seed=opts["seed"],
+                    iterations=opts["iterations"],
+                    batch=opts["batch"],
+                    lr=opts["lr"],
+                    checkpoint=checkpoint,
+                    progress=sys.stderr,
+                )
+            else:
+                from lab.training.spb_q import train_spb_q
+
+                hidden = tuple(int(n) for n in opts["hidden"].split(","))
+                net, info = train_spb_q(
+                    seed=opts["seed"],
+                    iterations=opts["iterations"],
+                    deals=opts["deals"],
+                    hidden=hidden,
+                    lr=opts["lr"],
+                    epochs=opts["epochs"],
+                    temperature=opts["temperature"],
+                    max_bags=opts["max_bags"],
+                    score_inputs=opts["score_inputs"],
+                    eval_every=opts["eval_every"],
+                    eval_games=opts["eval_games"],
+                    checkpoint=checkpoint,
+                    progress=sys.stderr,
+                )
         except TrainError as e:
             raise CommandError(str(e)) from None
         net.meta["bot"] = "SPB"
         net.save(out)
         h = info["history"]
-        self.stdout.write(
-            f"{out}: {info['rounds']} rounds (seed {opts['seed']}); reward {h['reward'][0]:+.3f}"
-            f" -> {h['reward'][-1]:+.3f}, value loss {h['value_loss'][0]:.3f} -> "
-            f"{h['value_loss'][-1]:.3f}; sha256 {net.checksum}"
-        )
-        if opts["plot"]:
-            plot(
-                {k: h[k] for k in ("reward", "value_loss", "nil_rate")},
-                opts["plot"],
-                f"SPB self-play, {opts['batch']} rounds an iteration",
-                "iteration",
+        if opts["method"] == "pg":
+            self.stdout.write(
+                f"{out}: {info['rounds']} rounds (seed {opts['seed']}); reward "
+                f"{h['reward'][0]:+.3f} -> {h['reward'][-1]:+.3f}, value loss "
+                f"{h['value_loss'][0]:.3f} -> {h['value_loss'][-1]:.3f}; sha256 {net.checksum}"
             )
+            if opts["plot"]:
+                plot(
+                    {k: h[k] for k in ("reward", "value_loss", "nil_rate")},
+                    opts["plot"],
+                    f"SPB self-play, {opts['batch']} rounds an iteration",
+                    "iteration",
+                )
+                self.stdout.write(f"curves: {opts['plot']}")
+            return
+        curve = ", ".join(
+            f"{i}: {w:.3f}" for i, w in zip(h["eval_iteration"], h["eval_win_rate"], strict=True)
+        )
+        self.stdout.write(
+            f"{out}: {info['rounds']} deals, {info['simulated_rounds']} simulated rounds "
+            f"(seed {opts['seed']}); loss {h['loss'][0]:.3f} -> {h['loss'][-1]:.3f}, nil "
+            f"{h['nil_rate'][-1]:.3f}, mean bid {h['mean_bid'][-1]:.2f}; vs RB {curve}; "
+            f"sha256 {net.checksum}"
+        )
+        if opts["gauge"]:
+            from bots.baselines import RBBidder
+            from bots.learned.bidders import SPB
+            from lab.training.spb_eval import duplicate_gauge
+
+            g = duplicate_gauge(SPB(net), RBBidder(), opts["gauge"], "gauge")
+            low, high = g.interval()
+            self.stdout.write(
+                f"gauge: SPB+SRP-rule vs RB+SRP-rule {g.wins}/{g.games} = {g.rate:.3f} "
+                f"({low:.3f}-{high:.3f}); SPB nil {g.nils / max(g.bids, 1):.3f}, made "
+                f"{g.nils_made / max(g.nils, 1):.3f}"
+            )
+        if opts["plot"] and h["eval_iteration"]:
+            curve_plot(h, opts["plot"], f"SPB (cfq), {opts['deals']} deals an iteration")
             self.stdout.write(f"curves: {opts['plot']}")

@@ -1,0 +1,128 @@
+"""SPB's counterfactual fitted Q-iteration: its targets, reproducibility, resume, gauge."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bots.baselines import RBBidder
+from bots.learned import features
+from bots.learned.bidders import SPB
+from bots.learned.mlp import read_mlp
+from game.engine.deal import deal_hands
+from lab.training.spb_eval import duplicate_gauge
+from lab.training.spb_sim import Simulator
+from tests import services
+from tests.bots.test_learned import bid_views, constant_net
+
+
+@pytest.fixture
+def torch_installed() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        services.unavailable("PyTorch is not installed: pip install -e '.[train]'")
+
+
+def always(bid: int) -> SPB:
+    q = np.zeros(14, np.float32)
+    q[bid] = 1.0
+    return SPB(constant_net(features.BID_FEATURES, q))
+
+
+def test_the_targets_are_every_bid_played_out_on_the_same_deal() -> None:
+    from lab.training.spb_q import counterfactual_deal
+
+    sim, hands, dealer = Simulator(), deal_hands("spbq/targets"), 3
+    ours, theirs = always(4).network, always(2).network
+    # temperature tiny: the sampled bids are the argmax, 4 for us and 2 for them
+    xs, ys, acts = counterfactual_deal(
+        sim, hands, dealer, 1, (ours, theirs), 1e-6, random.Random(0)
+    )
+    assert acts == [4, 4] and len(xs) == 2
+    # dealer 3: seats bid 0, 1, 2, 3; the learner's are 1 and 3
+    for x, y, (pos, seat) in zip(xs, ys, [(1, 1), (3, 3)], strict=True):
+        assert x[52 + pos] == 1.0  # the bidding position
+        for k in range(14):
+            bids = [2, 4, 2, 4]
+            bids[seat] = k
+            p = sim.points(hands, dealer, np.array([bids]))[0]
+            assert y[k] == pytest.approx((p[1] - p[0]) / 100.0)
+    assert ys[0][0] != ys[0][4]  # nil is tried, and scores otherwise
+
+
+def test_the_gauge_sees_a_silly_bidder_lose() -> None:
+    g = duplicate_gauge(always(13), RBBidder(), 20, 1)
+    assert g.games == 20 and g.wins <= 2 and g.nils == 0
+    nil = duplicate_gauge(always(0), RBBidder(), 4, 1)
+    assert nil.nils == nil.bids > 0 and nil.wins == 0  # a double nil set loses at once
+
+
+@pytest.mark.usefixtures("torch_installed")
+def test_training_is_reproducible_and_resumes_to_the_same_weights(tmp_path: Path) -> None:
+    from lab.training.spb_q import train_spb_q
+
+    settings = dict(seed=5, deals=30, snapshot_every=1, buffer=2, eval_every=2, eval_games=4)
+    a, info = train_spb_q(iterations=3, checkpoint=tmp_path / "a.ckpt", **settings)
+    b, _ = train_spb_q(iterations=3, checkpoint=tmp_path / "b.ckpt", **settings)
+    assert a.checksum == b.checksum
+    train_spb_q(iterations=1, checkpoint=tmp_path / "c.ckpt", **settings)
+    c, resumed = train_spb_q(iterations=3, checkpoint=tmp_path / "c.ckpt", **settings)
+    assert c.checksum == a.checksum and resumed["history"] == info["history"]
+    assert info["history"]["eval_iteration"] == [2]
+    d, _ = train_spb_q(iterations=3, checkpoint=tmp_path / "d.ckpt", **{**settings, "seed": 6})
+    assert d.checksum != a.checksum
+    a.save(tmp_path / "spb.npz")
+    saved = SPB(read_mlp(tmp_path / "spb.npz"))
+    for view in bid_views(10):
+        assert SPB(a).bid(view, random.Random(0)) == saved.bid(view, random.Random(0))
+
+
+def test_spb_score_sees_the_match_and_its_end_counts_in_the_return() -> None:
+    from dataclasses import replace
+
+    from bots.learned.features import SCORE_FEATURES, score_features
+    from bots.learned.mlp import MLP
+    from lab.training.spb_q import WIN_BONUS, returns
+    from lab.training.spb_sim import DealFeatures
+
+    hands = deal_hands("spbq/score")
+    plain, scored = DealFeatures(hands, 0), DealFeatures(hands, 0, (150, -40), (3, 7))
+    rows = np.array([[2, 3, 4, 5]])
+    for pos in range(4):
+        seat = plain.order[pos]
+        x = scored.rows(pos, rows)[0]
+        assert np.array_equal(x[: features.BID_FEATURES], plain.rows(pos, rows)[0])
+        assert np.allclose(x[features.BID_FEATURES :], score_features(seat, (150, -40), (3, 7)))
+    # East/West's view: their score first
+    assert np.allclose(score_features(1, (150, -40), (3, 7)), [-0.2, 0.75, 0.7, 0.3])
+    points = np.array([[60, -50], [-60, 30], [20, 10]])
+    # from 150 : -40, +60 reaches 210 (N/S win), -60 : +30 ends nothing, 20 : 10 neither
+    got = returns(points, 0, (150, -40))
+    assert np.allclose(got, [1.1 + WIN_BONUS, -0.9, 0.1])
+    assert np.allclose(returns(points, 1, (150, -40)), [-1.1 - WIN_BONUS, 0.9, -0.1])
+    assert np.allclose(returns(points, 0, None), [1.1, -0.9, 0.1])
+    # SPB with a 69-input network reads the score: nil when its side leads by much
+    w = np.zeros((features.BID_FEATURES + SCORE_FEATURES, 14), np.float32)
+    w[features.BID_FEATURES, 0] = 10.0  # our score / 200 pushes nil up
+    b = np.zeros(14, np.float32)
+    b[5] = 1.0
+    spb = SPB(MLP([(w, b)]))
+    view = bid_views(1)[0]
+    assert spb.bid(view, random.Random(0)).tricks == 5  # bid_views are at 0 : 0
+    leading = replace(view, scores=(150, 0) if view.seat in (0, 2) else (0, 150))
+    assert spb.bid(leading, random.Random(0)).tricks == 0
+
+
+def test_the_registry_builds_spb_score_from_its_shipped_weights() -> None:
+    from bots.learned.features import SCORE_FEATURES
+    from bots.registry import make_bot
+
+    bot = make_bot("SPB-score+SRP")
+    assert bot.bidder.network.inputs == features.BID_FEATURES + SCORE_FEATURES  # type: ignore[attr-defined]
+    assert bot.bidder.network.meta["score_inputs"] is True  # type: ignore[attr-defined]
+    view = bid_views(1)[0]
+    assert 0 <= bot.act(view, random.Random(0)).tricks <= 13  # type: ignore[attr-defined]
