@@ -86,7 +86,7 @@ proxy:
 	fi
 
 test: install-dev chromium proxy
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --durations=20 $(PYTEST_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .
