@@ -92,6 +92,9 @@ def test_after_play_states_differ_only_by_the_card() -> None:
         assert row[104 + j] == 0  # no longer in the hand
         assert row[164 + j] == 1  # in the trick
         assert row[52 + j] == 0.25  # played by us
+        assert row[j] == pytest.approx((view.played.bit_count() + 1) / 52)  # the latest card
+    plain = features.after_play_states(view, cards, features.PLAIN_FEATURES)
+    assert np.array_equal(plain, rows[:, : features.PLAIN_FEATURES])
 
 
 def test_a_saved_network_reloads_with_the_same_outputs_and_a_checked_checksum(
