@@ -10,8 +10,10 @@ the values themselves, and the choice between them is all QP needs.
 Resumable and seeded: each data chunk is a file ``chunk_<c>.npz`` in the data
 folder, made again only if missing (chunk ``c`` is the same rounds whatever
 ran before); the fit saves a checkpoint after each epoch, its shuffles seeded
-by (seed, epoch). The learning curve: after every epoch, ``curve_games``
-duplicate games of BIS+QP against BIS+WRP (seed ``"<seed>/qp-curve"``).
+by (seed, epoch). The learning curves, ``points`` times an epoch: the gain
+over SRP's card on held-out decisions (``gain_over_srp``) and the win rate of
+BIS+QP against BIS+WRP in ``curve_games`` duplicate games (seed
+``"<seed>/qp-curve"``).
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ def fit(
     lr: float = 1e-3,
     advantage: float = 1.0,
     curve_games: int = 0,
+    points: int = 1,
     held: dict[str, np.ndarray] | None = None,
     progress: TextIO | None = None,
 ) -> tuple[MLP, dict[str, Any]]:
@@ -145,16 +148,17 @@ def fit(
         "batch": batch,
         "lr": lr,
         "advantage": advantage,
-        "epochs_planned": epochs,
         "decisions": int(n_dec),
         "rows": int(len(y)),
         "curve_games": curve_games,
+        "points": points,
     }
     net = make_net((inputs, *hidden, 1), seed)
     opt = t.optim.Adam(net.parameters(), lr=lr)
     history: dict[str, list[float]] = {
         "loss": [],
         "advantage_loss": [],
+        "step": [],
         "curve": [],
         "held_gain": [],
         "held_agree": [],
@@ -167,6 +171,21 @@ def fit(
         history, start = state["history"], state["epoch"]
     scale = t.from_numpy(PLAY_SCALE[:inputs].copy())
     steps = -(-n_dec // batch)
+    every = -(-steps // max(1, points))
+
+    def point(step: int) -> None:
+        """A point of the learning curves (held-out gain over SRP, win rate)."""
+        now = export(net)
+        history["step"].append(step)
+        if held is not None and len(held["y"]):
+            g = gain_over_srp(now, held)
+            history["held_gain"].append(g["gain"])
+            history["held_agree"].append(g["agree"])
+            bar.update(0, f"step {step}: held-out gain over SRP {g['gain']:+.4f}")
+        if curve_games:
+            history["curve"].append(curve_point(now, curve_games, seed))
+            bar.update(0, f"step {step}: win rate vs BIS+WRP {history['curve'][-1]:.3f}")
+
     bar = Progress("steps", epochs * steps, start * steps, progress)
     for epoch in range(start, epochs):
         order = np.random.default_rng([seed, epoch]).permutation(n_dec)
@@ -191,16 +210,11 @@ def fit(
             total += loss.item() * len(dec)
             total_adv += adv.item() * len(dec)
             bar.update(1, f"epoch {epoch + 1} loss {loss.item():.4f} adv {adv.item():.4f}")
+            k = i // batch + 1
+            if k % every == 0 or k == steps:
+                point(epoch * steps + k)
         history["loss"].append(total / n_dec)
         history["advantage_loss"].append(total_adv / n_dec)
-        if held is not None and len(held["y"]):
-            g = gain_over_srp(export(net), held)
-            history["held_gain"].append(g["gain"])
-            history["held_agree"].append(g["agree"])
-            bar.update(0, f"epoch {epoch + 1}: held out, gain over SRP {g['gain']:+.4f}")
-        if curve_games:
-            history["curve"].append(curve_point(export(net), curve_games, seed))
-            bar.update(0, f"epoch {epoch + 1}: win rate vs BIS+WRP {history['curve'][-1]:.3f}")
         save_checkpoint(
             checkpoint,
             {
@@ -222,3 +236,33 @@ def situation_counts(types: np.ndarray) -> dict[str, int]:
 
     counts = np.bincount(types.astype(np.int64), minlength=max(t.value for t in RoundType) + 1)
     return {t.name.lower(): int(counts[t.value]) for t in RoundType}
+
+
+def plot_curves(history: dict[str, list[float]], path: str | Path, title: str) -> None:
+    """The learning curves against training steps: held-out gain over SRP's card
+    (points per decision) and the win rate against BIS+WRP, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.4), dpi=100)
+    steps = history["step"]
+    if history["held_gain"]:
+        a.plot(steps, [100 * g for g in history["held_gain"]], marker="o")
+    a.axhline(0, color="grey", lw=0.8)
+    a.set_title("held-out gain over SRP's card")
+    a.set_xlabel("step")
+    a.set_ylabel("points per decision")
+    if history["curve"]:
+        b.plot(steps, [100 * c for c in history["curve"]], marker="o")
+    b.axhline(50, color="grey", lw=0.8)
+    b.set_title("BIS+QP vs BIS+WRP")
+    b.set_xlabel("step")
+    b.set_ylabel("win rate %")
+    for ax in (a, b):
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -99,11 +99,14 @@ def test_train_spb_learns_to_beat_its_first_version_and_reloads_with_identical_b
 def test_train_qp_is_reproducible_resumes_from_its_data_and_reloads_with_identical_plays(
     tmp_path: Path,
 ) -> None:
-    args = ["--rounds", "8", "--chunk", "4", "--epochs", "3", "--batch", "16",
-            "--hidden", "16,8", "--seed", "2", "--data", str(tmp_path / "data")]  # fmt: skip
-    call_command("train_qp", *args, "--output", str(tmp_path / "a.npz"))
-    assert len(list((tmp_path / "data").iterdir())) == 2  # two chunks of labelled rounds
-    call_command("train_qp", *args, "--output", str(tmp_path / "b.npz"))  # from the kept data
+    args = ["--rounds", "8", "--chunk", "4", "--batch", "16", "--hidden", "16,8", "--seed", "2"]
+    call_command("train_qp", *args, "--epochs", "3", "--data", str(tmp_path / "d1"),
+                 "--output", str(tmp_path / "a.npz"))  # fmt: skip
+    assert len(list((tmp_path / "d1").iterdir())) == 2  # two chunks of labelled rounds
+    # Other data folder (the rounds made again), and a run stopped after 2 epochs, resumed.
+    for epochs in ("2", "3"):
+        call_command("train_qp", *args, "--epochs", epochs, "--data", str(tmp_path / "d2"),
+                     "--output", str(tmp_path / "b.npz"))  # fmt: skip
     a, b = read_mlp(tmp_path / "a.npz"), read_mlp(tmp_path / "b.npz")
     assert a.checksum == b.checksum
     h = a.meta["history"]
@@ -113,7 +116,8 @@ def test_train_qp_is_reproducible_resumes_from_its_data_and_reloads_with_identic
     qa, qb = QP(MLP(a.layers)), QP(str(tmp_path / "a.npz"))
     for view in play_views(20):
         assert qa.play(view, random.Random(0)) == qb.play(view, random.Random(0))
-    call_command("train_qp", *args, "--features", "plain", "--output", str(tmp_path / "p.npz"))
+    call_command("train_qp", *args, "--features", "plain", "--data", str(tmp_path / "d1"),
+                 "--output", str(tmp_path / "p.npz"))  # fmt: skip
     plain = read_mlp(tmp_path / "p.npz")
     assert plain.inputs == features.PLAIN_FEATURES and plain.meta["bot"] == "QP-plain"
     QP(plain).play(play_views(1)[0], random.Random(0))

@@ -2,7 +2,7 @@
 
     python manage.py train_qp [--rounds 40000] [--chunk 1000] [--explore 0.1]
         [--features spades|plain] [--hidden 256,256,128] [--epochs 4] [--batch 1024]
-        [--lr 1e-3] [--advantage 1.0] [--curve-games 0] [--seed 1]
+        [--lr 1e-3] [--advantage 1.0] [--curve-games 0] [--points 1] [--seed 1]
         [--output bots/data/qp.npz] [--data DIR] [--plot FILE.png]
 
 Rounds dealt and bid (BIS) in Python, played in the compiled engine: at every
@@ -38,6 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--lr", type=float, default=1e-3)
         parser.add_argument("--advantage", type=float, default=1.0, help="advantage loss weight")
         parser.add_argument("--curve-games", type=int, default=0, help="games per curve point")
+        parser.add_argument("--points", type=int, default=1, help="curve points per epoch")
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--output", default="bots/data/qp.npz")
         parser.add_argument("--data", help="folder of the labelled rounds")
@@ -50,8 +51,14 @@ class Command(BaseCommand):
             return
         import time
 
-        from lab.training.qp_train import fit, make_data, situation_counts, split_last_chunk
-        from lab.training.train import TrainError, plot
+        from lab.training.qp_train import (
+            fit,
+            make_data,
+            plot_curves,
+            situation_counts,
+            split_last_chunk,
+        )
+        from lab.training.train import TrainError
 
         out = Path(opts["output"])
         try:
@@ -86,6 +93,7 @@ class Command(BaseCommand):
                 lr=opts["lr"],
                 advantage=opts["advantage"],
                 curve_games=opts["curve_games"],
+                points=opts["points"],
                 held=held,
                 progress=sys.stderr,
             )
@@ -97,7 +105,10 @@ class Command(BaseCommand):
             explore=opts["explore"],
             situations=situations,
             held_out=0 if held is None else len(held["types"]),
-            minutes={"data": round((t1 - t0) / 60, 1), "fit": round((time.monotonic() - t1) / 60)},
+            minutes={
+                "data": round((t1 - t0) / 60, 1),
+                "fit": round((time.monotonic() - t1) / 60, 1),
+            },
         )
         net.save(out)
         h = info["history"]
@@ -114,10 +125,5 @@ class Command(BaseCommand):
             + f"; decisions by round type {situations}; sha256 {net.checksum}"
         )
         if opts["plot"]:
-            curves = {"loss": h["loss"], "advantage loss": h["advantage_loss"]}
-            if h["held_gain"]:
-                curves["held-out gain over SRP x 10"] = [10 * g for g in h["held_gain"]]
-            if h["curve"]:
-                curves["win rate vs BIS+WRP"] = h["curve"]
-            plot(curves, opts["plot"], f"QP, {opts['rounds']} rounds played out", "epoch")
+            plot_curves(h, opts["plot"], f"QP ({opts['features']}), {opts['rounds']} rounds")
             self.stdout.write(f"curves: {opts['plot']}")
