@@ -13,7 +13,7 @@ from bots.learned import features
 from bots.learned.bidders import NNB, SPB, policy_mask
 from bots.learned.mlp import MLP, WeightsError, read_mlp
 from bots.learned.qp import QP
-from bots.registry import make_bot
+from bots.registry import bot_names, make_bot
 from game.engine.actions import Bid, Play, SeeCards
 from game.engine.cards import parse_hand
 from game.engine.deal import deal_hands
@@ -158,3 +158,15 @@ def test_qp_plays_the_legal_card_of_highest_value() -> None:
         legal = sorted(a.card for a in view.legal_actions if isinstance(a, Play))
         card = qp.play(view, random.Random(0))
         assert card == (51 if 51 in legal else legal[0])
+
+
+def test_the_shipped_qp_sees_the_spades_state_and_qp_plain_the_papers_alone() -> None:
+    qp, plain = make_bot("BIS+QP").player, make_bot("BIS+QP-plain").player
+    assert isinstance(qp, QP) and isinstance(plain, QP)
+    assert qp.network.inputs == features.PLAY_FEATURES
+    assert plain.network.inputs == features.PLAIN_FEATURES
+    assert qp.network.meta["bot"] == "QP" and plain.network.meta["bot"] == "QP-plain"
+    assert not any(name.endswith("+QP-plain") for name in bot_names())  # tournaments only
+    for view in play_views(10):
+        legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
+        assert {qp.play(view, random.Random(0)), plain.play(view, random.Random(0))} <= legal
