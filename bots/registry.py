@@ -78,7 +78,8 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     # Perfect-information Monte Carlo from the first trick (bots.pimc): sampled
     # deals (bid-informed), each solved exactly for the points gap.
     "PIMC": PIMC,
-    # The Four Hundred card-play value network, by fitted Q-iteration (bots.learned.qp).
+    # The Four Hundred card-play value network, fitted to every legal card played out
+    # (bots.learned.qp; issue 46).
     "QP": QP,
 }
 # Players for tournaments only, not in menus (as ABLATION_BIDDERS): SRP whose
