@@ -16,7 +16,7 @@ help:
 	@echo "make stack  - production stack locally: nginx, 2 Daphnes, Celery workers and beat on PostgreSQL and Redis"
 	@echo "make bench-bots - bot decision times and tournament speed (bench_bots)"
 	@echo "make bench-server - websocket load benchmark, embedded and Redis stack (bench_server)"
-	@echo "make train  - install the train extra (PyTorch CPU) and train NNB, NNB-sym, SPB, SPB-score and QP"
+	@echo "make train  - install the train extra (PyTorch CPU) and train NNB, NNB-sym, SPB, SPB-score, QP and QP-plain"
 	@echo "make venv   - create .venv only; make clean removes caches and .venv"
 
 venv: $(BIN)/python
@@ -95,14 +95,18 @@ bench: install
 	$(BIN)/python manage.py bench_engine
 
 # The shipped learned bots' weights (bots/data/nnb.npz, nnb_sym.npz, spb.npz, spb_score.npz,
-# qp.npz), with the settings of docs/bots.md; seeded and resumable. Under an hour on 2 cores.
+# qp.npz, qp_plain.npz), with the settings of docs/bots.md; seeded and resumable. QP's two
+# take about an hour each on a loaded core (docs/bots.md).
 train: install-train
 	$(BIN)/python manage.py train_nnb --rounds 68000 --seed 1 --loss asym --output bots/data/nnb.npz
 	$(BIN)/python manage.py train_nnb --rounds 68000 --seed 1 --loss sym --output bots/data/nnb_sym.npz
 	$(BIN)/python manage.py train_spb --iterations 20 --deals 2000 --seed 1 --output bots/data/spb.npz
 	$(BIN)/python manage.py train_spb --score-inputs --iterations 60 --deals 2000 --seed 1 \
 		--output bots/data/spb_score.npz
-	$(BIN)/python manage.py train_qp --iterations 6 --rounds 1500 --seed 1 --output bots/data/qp.npz
+	$(BIN)/python manage.py train_qp --rounds 60000 --epochs 2 --advantage 4 --curve-games 200 \
+		--points 2 --seed 1 --output bots/data/qp.npz
+	$(BIN)/python manage.py train_qp --rounds 60000 --epochs 2 --advantage 4 --features plain \
+		--points 2 --seed 1 --data bots/data/qp.npz.data --output bots/data/qp_plain.npz
 
 bench-bots: install
 	$(BIN)/python manage.py bench_bots

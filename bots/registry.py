@@ -9,7 +9,7 @@ from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
 from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB, SPB_SCORE_WEIGHTS
-from .learned.qp import QP
+from .learned.qp import QP, QPPlain
 from .pimc import PIMC
 from .sim import SIM
 from .srp import SRP
@@ -80,7 +80,8 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     # Perfect-information Monte Carlo from the first trick (bots.pimc): sampled
     # deals (bid-informed), each solved exactly for the points gap.
     "PIMC": PIMC,
-    # The Four Hundred card-play value network, by fitted Q-iteration (bots.learned.qp).
+    # The Four Hundred card-play value network, fitted to every legal card played out
+    # (bots.learned.qp; issue 46).
     "QP": QP,
 }
 # Players for tournaments only, not in menus (as ABLATION_BIDDERS): SRP whose
@@ -88,6 +89,8 @@ PLAYERS: dict[str, Callable[[], Player]] = {
 # (bots.nil_cover).
 ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     "SRP-rule": partial(SRP, cover_deals=0),
+    # QP trained the same way on the Four Hundred paper's state alone (the ablation).
+    "QP-plain": QPPlain,
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

@@ -67,7 +67,7 @@ SMOKE_RUNS = {
     "train_bidinfo": "test_commands_learn_a_table_and_report_its_error",
     "train_nnb": "test_train_nnb_lowers_the_loss_resumes_and_reloads_with_identical_bids",
     "train_qp":
-        "test_train_qp_lowers_the_loss_in_each_iteration_and_reloads_with_identical_plays",
+        "test_train_qp_is_reproducible_resumes_from_its_data_and_reloads_with_identical_plays",
     "train_spb": "test_train_spb_both_methods_write_weights_curves_and_report",
 }  # fmt: skip
 

@@ -6,14 +6,20 @@ two..ace), the bidding position (0..3 earlier bids, one-hot) and, for partner,
 left-hand and right-hand opponent, whether they have bid, whether it was nil,
 and the bid / 13. 65 numbers.
 
-Card play (QP), the paper's state: the order history (52 cards, the i-th card
-of the round at (i + 1) / 52), the player history (52 cards, who played it
-relative to us: 1 we, 2 left, 3 partner, 4 right, / 4), our hand (52 bits),
-the four bids and the tricks won so far (relative seat order, / 13). To make
-"who leads, what wins the trick" learnable by a small network (the paper saw
-its player throw high cards that could not win) we add the cards of the
-trick in progress (52 bits) and whether our side is winning it (1). 217
-numbers.
+Card play (QP), the state of our seat just after a candidate card, first the
+paper's (164 numbers, the "plain" features of the ablation): the order history
+(52 cards, the i-th card of the round at (i + 1) / 52), the player history (52
+cards, who played it relative to us: 1 we, 2 left, 3 partner, 4 right, / 4),
+our hand (52 bits), the four bids and the tricks won (we, left, partner,
+right; / 13). Then what Spades needs (128 more, 292 in all): the cards of the
+trick our card went to (52 bits; all four when it completed the trick), whether
+our side wins it so far, who bid nil (4), each side's bags before the round
+(ours, theirs; / 10), whether spades are broken, the card we just played (52
+bits: the action, which the paper's state holds only as the newest entry of
+the order history) and the suits each seat has shown void in by not following
+(we, left, partner, right x clubs, diamonds, hearts, spades). The numbers are kept as
+small integer codes times a fixed scale (``PLAY_SCALE``) so that the training
+data (``lab.training.qp_data``, compiled, the same codes) fit in bytes.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from game.engine.tricks import winning_card
 from game.engine.view import SeatView
 
 BID_FEATURES = 65
-PLAY_FEATURES = 217
+PLAIN_FEATURES = 164  # the Four Hundred paper's state
+PLAY_FEATURES = 292  # with the Spades additions
 
 # Engine card c = suit * 13 + rank (clubs, diamonds, hearts, spades); ours puts
 # the spades row first.
@@ -85,55 +92,63 @@ def view_bid_features(view: SeatView) -> np.ndarray:
 
 # ----- card play --------------------------------------------------------------------
 
-
-def play_state(
-    seat: int,
-    hand: int,
-    order: list[tuple[int, int]],
-    bids: tuple[int | None, ...] | list[int | None],
-    tricks_won: tuple[int, ...] | list[int],
-    trick: list[int],
-    leader: int,
-) -> np.ndarray:
-    """The state of ``seat``: ``order`` is every (seat, card) played this round in
-    order, ``trick`` the cards of the trick in progress (led by ``leader``)."""
-    x = np.zeros(PLAY_FEATURES, dtype=np.float32)
-    for i, (s, c) in enumerate(order):
-        j = CARD_INDEX[c]
-        x[j] = (i + 1) / 52.0
-        x[52 + j] = (((s - seat) & 3) + 1) / 4.0
-    x[104:156] = hand_bits(hand)
-    for k, s in enumerate((seat, (seat + 1) & 3, (seat + 2) & 3, (seat + 3) & 3)):
-        b = bids[s]
-        x[156 + k] = (b if b is not None else 0) / 13.0
-        x[160 + k] = tricks_won[s] / 13.0
-    for c in trick:
-        x[164 + CARD_INDEX[c]] = 1.0
-    if trick:
-        _, winner = winning_card(leader, trick)
-        x[216] = 1.0 if (winner & 1) == (seat & 1) else 0.0
-    return x
+# Where each part of a card-play row starts (see the module's docstring).
+ORDER, PLAYER, HAND, BIDS, WON, TRICK, WINNING, NILS, BAGS, BROKEN, CARD, VOIDS = (
+    0, 52, 104, 156, 160, 164, 216, 217, 221, 223, 224, 276,
+)  # fmt: skip
+PLAY_SCALE = np.ones(PLAY_FEATURES, dtype=np.float32)
+PLAY_SCALE[ORDER:PLAYER] = 1 / 52
+PLAY_SCALE[PLAYER:HAND] = 1 / 4
+PLAY_SCALE[BIDS:TRICK] = 1 / 13
+PLAY_SCALE[BAGS : BAGS + 2] = 1 / 10
 
 
-def after_play_states(view: SeatView, cards: list[int]) -> np.ndarray:
-    """One row per candidate card: the state of our seat just after playing it
-    (a completed trick is left in the trick bits, so its winner shows)."""
+def after_play_codes(view: SeatView, cards: list[int]) -> np.ndarray:
+    """One row of codes (uint8) per candidate card: our seat's state just after
+    playing it. Times ``PLAY_SCALE`` they are the network's input."""
     seat, hand = view.seat, view.hand
     if seat is None or hand is None:
         raise ValueError("QP plays for a seat that has seen its cards")
-    order: list[tuple[int, int]] = []
-    for t in view.tricks:
-        order.extend(((t.leader + i) & 3, c) for i, c in enumerate(t.cards))
-    order.extend(((view.leader + i) & 3, c) for i, c in enumerate(view.trick))
-    rows = np.empty((len(cards), PLAY_FEATURES), dtype=np.float32)
+    base = np.zeros(PLAY_FEATURES, dtype=np.uint8)
+    n = 0
+    for t in (*view.tricks, None):
+        leader, played = (t.leader, t.cards) if t is not None else (view.leader, view.trick)
+        for i, c in enumerate(played):
+            n += 1
+            base[ORDER + CARD_INDEX[c]] = n
+            base[PLAYER + CARD_INDEX[c]] = ((leader + i - seat) & 3) + 1
+            if c // 13 != played[0] // 13:
+                base[VOIDS + 4 * ((leader + i - seat) & 3) + played[0] // 13] = 1
+    base[HAND:BIDS] = hand_bits(hand)
+    for k in range(4):
+        s = (seat + k) & 3
+        bid = view.bids[s]
+        base[BIDS + k] = bid or 0
+        base[WON + k] = view.tricks_won[s]
+        base[NILS + k] = int(bid == 0 and view.rules.nil)
+    base[BAGS] = view.bags[seat & 1]
+    base[BAGS + 1] = view.bags[1 - (seat & 1)]
+    rows = np.repeat(base[None, :], len(cards), axis=0)
     for r, card in enumerate(cards):
-        rows[r] = play_state(
-            seat,
-            hand & ~(1 << card),
-            [*order, (seat, card)],
-            view.bids,
-            view.tricks_won,
-            [*view.trick, card],
-            view.leader,
-        )
+        row = rows[r]
+        j = CARD_INDEX[card]
+        row[ORDER + j] = n + 1
+        row[PLAYER + j] = 1
+        row[HAND + j] = 0
+        trick = (*view.trick, card)
+        row[TRICK + CARD_INDEX[np.array(trick)]] = 1
+        _, winner = winning_card(view.leader, trick)
+        row[WINNING] = int((winner & 1) == (seat & 1))
+        if len(trick) == 4:
+            row[WON + ((winner - seat) & 3)] += 1
+        row[BROKEN] = int(view.spades_broken or card >= 39)
+        row[CARD + j] = 1
+        if view.trick and card // 13 != view.trick[0] // 13:
+            row[VOIDS + view.trick[0] // 13] = 1
     return rows
+
+
+def after_play_states(view: SeatView, cards: list[int], inputs: int = PLAY_FEATURES) -> np.ndarray:
+    """The network's input rows (float32) for the candidate ``cards``: the first
+    ``inputs`` numbers (``PLAIN_FEATURES`` for the paper's state alone)."""
+    return (after_play_codes(view, cards) * PLAY_SCALE)[:, :inputs]

@@ -3,9 +3,12 @@
 For every legal card it builds the state our seat would be in just after
 playing it (``features.after_play_states``), evaluates the value network on
 all of them at once and plays the card of highest value (ties: the lowest
-card). The network was trained by batched fitted Q-iteration from self-play
-(``lab.training.train.train_qp``), first with SRP partners and opponents,
-then against itself.
+card). No rule of play is written here: the network alone ranks the cards.
+It was fitted (``lab.training.qp_train``) to every legal card's outcome in
+rounds of the compiled engine (``lab.training.qp_data``): the partnership's
+round points minus the opponents' when the card is played and the round
+then played out. A network with ``PLAIN_FEATURES`` inputs (the ablation,
+``QP-plain``) sees the Four Hundred paper's state alone.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from .features import after_play_states
 from .mlp import MLP, load_mlp, shipped
 
 QP_WEIGHTS = "qp.npz"
+QP_PLAIN_WEIGHTS = "qp_plain.npz"
 
 
 class QP(Player):
@@ -43,5 +47,14 @@ class QP(Player):
             return cards[0]
         if self.epsilon and rng.random() < self.epsilon:
             return rng.choice(cards)
-        values = self.network(after_play_states(view, cards))[:, 0]
+        values = self.network(after_play_states(view, cards, self.network.inputs))[:, 0]
         return cards[int(np.argmax(values))]  # argmax takes the first (lowest) of ties
+
+
+class QPPlain(QP):
+    """The ablation: the same training on the paper's plain state (164 inputs)."""
+
+    name = "QP-plain"
+
+    def __init__(self, weights: str | MLP = QP_PLAIN_WEIGHTS, epsilon: float = 0.0) -> None:
+        super().__init__(weights, epsilon)

@@ -13,7 +13,7 @@ from bots.learned import features
 from bots.learned.bidders import NNB, SPB, policy_mask
 from bots.learned.mlp import MLP, WeightsError, read_mlp
 from bots.learned.qp import QP
-from bots.registry import make_bot
+from bots.registry import bot_names, make_bot
 from game.engine.actions import Bid, Play, SeeCards
 from game.engine.cards import parse_hand
 from game.engine.deal import deal_hands
@@ -92,6 +92,9 @@ def test_after_play_states_differ_only_by_the_card() -> None:
         assert row[104 + j] == 0  # no longer in the hand
         assert row[164 + j] == 1  # in the trick
         assert row[52 + j] == 0.25  # played by us
+        assert row[j] == pytest.approx((view.played.bit_count() + 1) / 52)  # the latest card
+    plain = features.after_play_states(view, cards, features.PLAIN_FEATURES)
+    assert np.array_equal(plain, rows[:, : features.PLAIN_FEATURES])
 
 
 def test_a_saved_network_reloads_with_the_same_outputs_and_a_checked_checksum(
@@ -155,3 +158,15 @@ def test_qp_plays_the_legal_card_of_highest_value() -> None:
         legal = sorted(a.card for a in view.legal_actions if isinstance(a, Play))
         card = qp.play(view, random.Random(0))
         assert card == (51 if 51 in legal else legal[0])
+
+
+def test_the_shipped_qp_sees_the_spades_state_and_qp_plain_the_papers_alone() -> None:
+    qp, plain = make_bot("BIS+QP").player, make_bot("BIS+QP-plain").player
+    assert isinstance(qp, QP) and isinstance(plain, QP)
+    assert qp.network.inputs == features.PLAY_FEATURES
+    assert plain.network.inputs == features.PLAIN_FEATURES
+    assert qp.network.meta["bot"] == "QP" and plain.network.meta["bot"] == "QP-plain"
+    assert not any(name.endswith("+QP-plain") for name in bot_names())  # tournaments only
+    for view in play_views(10):
+        legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
+        assert {qp.play(view, random.Random(0)), plain.play(view, random.Random(0))} <= legal

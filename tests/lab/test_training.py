@@ -96,19 +96,31 @@ def test_train_spb_learns_to_beat_its_first_version_and_reloads_with_identical_b
 
 
 @pytest.mark.usefixtures("torch_installed")
-def test_train_qp_lowers_the_loss_in_each_iteration_and_reloads_with_identical_plays(
+def test_train_qp_is_reproducible_resumes_from_its_data_and_reloads_with_identical_plays(
     tmp_path: Path,
 ) -> None:
-    out = tmp_path / "qp.npz"
-    call_command("train_qp", "--iterations", "2", "--rounds", "6", "--against-srp", "1",
-                 "--epochs", "4", "--batch", "32", "--seed", "2", "--output", str(out))  # fmt: skip
-    net = read_mlp(out)
-    h = net.meta["history"]
-    assert net.meta["schedule"] == ["srp", "one"] and len(h["train"]) == 8
-    assert all(last < first for first, last in zip(h["first_epoch"], h["last_epoch"], strict=True))
-    a, b = QP(MLP(net.layers)), QP(str(out))
+    args = ["--rounds", "8", "--chunk", "4", "--batch", "16", "--hidden", "16,8", "--seed", "2"]
+    call_command("train_qp", *args, "--epochs", "3", "--data", str(tmp_path / "d1"),
+                 "--output", str(tmp_path / "a.npz"))  # fmt: skip
+    assert len(list((tmp_path / "d1").iterdir())) == 2  # two chunks of labelled rounds
+    # Other data folder (the rounds made again), and a run stopped after 2 epochs, resumed.
+    for epochs in ("2", "3"):
+        call_command("train_qp", *args, "--epochs", epochs, "--data", str(tmp_path / "d2"),
+                     "--output", str(tmp_path / "b.npz"))  # fmt: skip
+    a, b = read_mlp(tmp_path / "a.npz"), read_mlp(tmp_path / "b.npz")
+    assert a.checksum == b.checksum
+    h = a.meta["history"]
+    assert len(h["loss"]) == 3 and h["loss"][-1] < h["loss"][0]
+    assert sum(a.meta["situations"].values()) == a.meta["decisions"] + a.meta["held_out"]
+    assert a.meta["held_out"] > 0 and len(h["held_gain"]) == 3
+    qa, qb = QP(MLP(a.layers)), QP(str(tmp_path / "a.npz"))
     for view in play_views(20):
-        assert a.play(view, random.Random(0)) == b.play(view, random.Random(0))
+        assert qa.play(view, random.Random(0)) == qb.play(view, random.Random(0))
+    call_command("train_qp", *args, "--features", "plain", "--data", str(tmp_path / "d1"),
+                 "--output", str(tmp_path / "p.npz"))  # fmt: skip
+    plain = read_mlp(tmp_path / "p.npz")
+    assert plain.inputs == features.PLAIN_FEATURES and plain.meta["bot"] == "QP-plain"
+    QP(plain).play(play_views(1)[0], random.Random(0))
 
 
 def test_the_shipped_learned_bots_play_a_duplicate_pair_and_bid_stats_reads_its_log(

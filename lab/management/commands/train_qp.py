@@ -1,13 +1,16 @@
-"""``manage.py train_qp``: QP's card-play value network by batched fitted Q-iteration.
+"""``manage.py train_qp``: QP's card-play value network from every legal card played out.
 
-    python manage.py train_qp [--iterations 6] [--rounds 1500] [--against-srp 2]
-        [--epochs 4] [--seed 1] [--output bots/data/qp.npz] [--plot FILE.png]
+    python manage.py train_qp [--rounds 40000] [--chunk 1000] [--explore 0.1]
+        [--features spades|plain] [--hidden 256,256,128] [--epochs 4] [--batch 1024]
+        [--lr 1e-3] [--advantage 1.0] [--curve-games 0] [--points 1] [--seed 1]
+        [--output bots/data/qp.npz] [--data DIR] [--plot FILE.png]
 
-Iteration 0 plays SRP at every seat, the next ``--against-srp`` iterations one
-QP seat (epsilon-greedy) among SRP players, the rest QP at every seat; BIS
-bids. Each iteration labels the states it saw (``gamma^(13-t) R + 1{won}``) and
-fits the network to them (``lab.training.train.train_qp``). Resumable from
-``<output>.ckpt.pt``. Needs the ``train`` extra.
+Rounds dealt and bid (BIS) in Python, played in the compiled engine: at every
+decision each legal card is played out to the round's end by SRP on the true
+deal and labelled with the Spades score (``lab.training.qp_data``); the
+network is fitted to those labels (``lab.training.qp_train``). The labelled
+chunks are kept in ``--data`` (default ``<output>.data``; made again only if
+missing), the fit resumes from ``<output>.ckpt.pt``. Needs the ``train`` extra.
 """
 
 from __future__ import annotations
@@ -25,52 +28,102 @@ class Command(BaseCommand):
     help = "Train QP, the card-play value network."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--iterations", type=int, default=6)
-        parser.add_argument("--rounds", type=int, default=1500, help="rounds per iteration")
-        parser.add_argument("--against-srp", type=int, default=2)
-        parser.add_argument("--epochs", type=int, default=4, help="epochs per iteration")
-        parser.add_argument("--batch", type=int, default=512, help="minibatch size")
+        parser.add_argument("--rounds", type=int, default=40000)
+        parser.add_argument("--chunk", type=int, default=1000, help="rounds per data file")
+        parser.add_argument("--explore", type=float, default=0.1, help="random card share")
+        parser.add_argument("--features", choices=("spades", "plain"), default="spades")
+        parser.add_argument("--hidden", default="256,256,128")
+        parser.add_argument("--epochs", type=int, default=4)
+        parser.add_argument("--batch", type=int, default=1024, help="decisions per step")
+        parser.add_argument("--lr", type=float, default=1e-3)
+        parser.add_argument("--advantage", type=float, default=1.0, help="advantage loss weight")
+        parser.add_argument("--curve-games", type=int, default=0, help="games per curve point")
+        parser.add_argument("--points", type=int, default=1, help="curve points per epoch")
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--output", default="bots/data/qp.npz")
-        parser.add_argument("--plot", help="loss curves as a PNG")
+        parser.add_argument("--data", help="folder of the labelled rounds")
+        parser.add_argument("--plot", help="loss and learning curves as a PNG")
         parser.add_argument("--report", metavar="NPZ", help="print a weights file's record")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if opts["report"]:
             self.stdout.write(report(opts["report"]))
             return
-        from lab.training.train import TrainError, plot, train_qp
+        import time
+
+        from lab.training.qp_train import (
+            fit,
+            make_data,
+            plot_curves,
+            situation_counts,
+            split_last_chunk,
+        )
+        from lab.training.train import TrainError
 
         out = Path(opts["output"])
         try:
-            net, info = train_qp(
+            hidden = tuple(int(h) for h in opts["hidden"].split(","))
+        except ValueError:
+            raise CommandError("--hidden is sizes separated by commas, e.g. 256,256,128") from None
+        if opts["rounds"] < 1 or opts["chunk"] < 1:
+            raise CommandError("--rounds and --chunk must be at least 1")
+        t0 = time.monotonic()
+        data = make_data(
+            Path(opts["data"] or str(out) + ".data"),
+            seed=opts["seed"],
+            rounds=opts["rounds"],
+            chunk=opts["chunk"],
+            explore=opts["explore"],
+            progress=sys.stderr,
+        )
+        t1 = time.monotonic()
+        situations = situation_counts(data["types"])
+        held = None
+        if len(data["chunks"]) > 1:  # the last chunk is held out, for the gain over SRP
+            data, held = split_last_chunk(data, int(data["chunks"][-1]))
+        try:
+            net, info = fit(
+                data,
                 seed=opts["seed"],
-                iterations=opts["iterations"],
-                rounds=opts["rounds"],
+                features=opts["features"],
+                hidden=hidden,
                 epochs=opts["epochs"],
-                batch=opts["batch"],
-                against_srp=opts["against_srp"],
                 checkpoint=out.with_name(out.name + ".ckpt.pt"),
+                batch=opts["batch"],
+                lr=opts["lr"],
+                advantage=opts["advantage"],
+                curve_games=opts["curve_games"],
+                points=opts["points"],
+                held=held,
                 progress=sys.stderr,
             )
         except TrainError as e:
             raise CommandError(str(e)) from None
-        net.meta["bot"] = "QP"
+        net.meta.update(
+            bot="QP" if opts["features"] == "spades" else "QP-plain",
+            rounds=opts["rounds"],
+            explore=opts["explore"],
+            situations=situations,
+            held_out=0 if held is None else len(held["types"]),
+            minutes={
+                "data": round((t1 - t0) / 60, 1),
+                "fit": round((time.monotonic() - t1) / 60, 1),
+            },
+        )
         net.save(out)
         h = info["history"]
         self.stdout.write(
-            f"{out}: {info['samples']} states from {opts['iterations']} x {opts['rounds']} "
-            f"rounds (seed {opts['seed']}); loss per iteration, first -> last epoch: "
-            + ", ".join(
-                f"{a:.2f}->{b:.2f}" for a, b in zip(h["first_epoch"], h["last_epoch"], strict=True)
-            )
-            + f"; sha256 {net.checksum}"
+            f"{out}: {info['rows']} cards of {info['decisions']} decisions from "
+            f"{opts['rounds']} rounds (seed {opts['seed']}); loss per epoch "
+            + ", ".join(f"{a:.4f}" for a in h["loss"])
+            + "; advantage loss "
+            + ", ".join(f"{a:.4f}" for a in h["advantage_loss"])
+            + "; held-out gain over SRP's card (points / 100) "
+            + ", ".join(f"{a:+.4f}" for a in h["held_gain"])
+            + "; win rate vs BIS+WRP "
+            + (", ".join(f"{c:.3f}" for c in h["curve"]) or "-")
+            + f"; decisions by round type {situations}; sha256 {net.checksum}"
         )
         if opts["plot"]:
-            plot(
-                {"train (per epoch)": h["train"]},
-                opts["plot"],
-                f"QP fitted Q-iteration, {opts['rounds']} rounds a step",
-                "epoch",
-            )
-            self.stdout.write(f"loss curves: {opts['plot']}")
+            plot_curves(h, opts["plot"], f"QP ({opts['features']}), {opts['rounds']} rounds")
+            self.stdout.write(f"curves: {opts['plot']}")
