@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
+# Test processes (pytest-xdist). Each test file stays in one process (its module
+# fixtures start servers once); the tests of the stack pick their own Redis
+# database, PostgreSQL database and ports, so two processes do not meet.
+TEST_WORKERS ?= 2
 CHROMIUM := /usr/bin/chromium
 
 .DEFAULT_GOAL := help
@@ -86,7 +90,7 @@ proxy:
 	fi
 
 test: install-dev chromium proxy
-	$(BIN)/python -m pytest --durations=20 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20 $(PYTEST_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .
