@@ -28,7 +28,14 @@ compares the two on thousands of random positions). What differs is how:
   :data:`BISECT_FROM` tricks left);
 * for the trick count, quick tricks (the top cards the leader can cash, then
   partner's after a lead to them) and the top spades each side holds bound
-  the value at each trick's start;
+  the value at each trick's start; for the points (from :data:`SIDE_FROM`
+  tricks), only tricks taken whatever anyone plays: the top spades of each
+  side and of the seat holding the highest (a nil bidder holding it is set),
+  through the least and greatest value for each number of tricks North/South
+  take (:func:`side_tables`), since a side need not cash its quick tricks;
+* a round's positions can share one points objective from its first lead
+  (``value(..., taken=...)``): the entries of one position then serve the
+  others (a round's analysis solves all of them);
 * leads are ordered (a side suit an opponent can ruff last, the suit's top
   card first, low toward partner's top card, then low cards first), the
   table's best lead first (from an entry of the same key that does not
@@ -321,6 +328,22 @@ def _top_spades(h, side):
 
 
 @njit(cache=True)
+def _master_spades(h):
+    """(seat, count, cards): the seat holding the highest live spade and how many
+    of its spades are above every other seat's, each a trick it takes itself
+    whatever is played; the cards that rests on (its lowest such spade). (-1, 0, 0)
+    when no spade is left."""
+    spades = (h[0] | h[1] | h[2] | h[3]) & _SUIT[3]
+    if not spades:
+        return -1, 0, 0
+    top = high_bit(spades)
+    seat = _owner(h, top)
+    others = spades & ~h[seat]
+    m = h[seat] & _SUIT[3] & ~((2 << high_bit(others)) - 1) if others else h[seat] & _SUIT[3]
+    return seat, popcount(m), (np.int64(1) << low_bit(m)) if others else 0
+
+
+@njit(cache=True)
 def _sort_by_key(mv, d, n):
     """Insertion sort of frame ``d``'s cards by their keys (row 64 + d), stable."""
     for i in range(1, n):
@@ -560,19 +583,25 @@ def _solve(
     tv,
     f,
     mv,
+    idx,
+    g,
 ):
     """Fail-soft alpha-beta from the position; returns its value for North/South.
 
     ``h``: the four hands (changed during the search, restored at its end);
     ``pos`` cards already on the trick (``lead_suit``, the ``best`` card so far
     and its seat ``winner``; ``live``: the cards in the hands and on the
-    trick). ``quick``: the objective is the trick count (quick tricks bound it);
+    trick). ``quick``: 1, the objective is the trick count (quick tricks bound
+    it); 2, the points, bounded through ``g`` by the top spades each side holds
+    (``g[0, x, idx]`` and ``g[1, x, idx]``: the least and greatest value once
+    North/South take exactly x of the tricks left); else 0;
     ``part``: partition search (else every entry fixes every card).
     ``t``: the objective's tables by ``idx`` (rows: leaf value, least
     and greatest value still reachable, the key part, the offset);
     ``tt``/``tv``: the table's keys and (lower, upper) bounds; ``f``: the
     frames, with the node count at [63, 0] and the generation at [63, 1];
-    ``mv``: the candidate cards of each frame.
+    ``mv``: the candidate cards of each frame; ``idx``: the outcome at the
+    position (the tricks each seat took since the objective's start).
 
     Each value comes with ``rm``, the cards it rests on: a card that won a
     trick over another of its suit, and the cards a bound or a table entry
@@ -581,7 +610,6 @@ def _solve(
     every position that differs below them (partition search).
     """
     d = 0
-    idx = 0
     while True:
         # ---- enter a node at depth d (its parameters in the locals) ----
         ready = False  # its value is known without a search: r
@@ -616,7 +644,34 @@ def _solve(
                 hi = t[2, idx]
                 off = t[4, idx]
                 lrel = hrel = 0  # the cards lo and hi rest on
-                if quick and lo < beta and hi > alpha and lo < hi:  # undecided yet
+                if quick == 2 and lo < beta and hi > alpha and lo < hi:  # undecided yet
+                    # Top spades win whatever anyone plays (quick tricks only if
+                    # their side cashes them: more tricks are not always better
+                    # here). The master spades' holder takes k tricks itself (a
+                    # nil bidder holding one is set); beyond them North/South
+                    # take from ns_least to ns_most of the rest.
+                    seat, k, krel = _master_spades(h)
+                    ns_least, nrel = _top_spades(h, 0)
+                    ew_least, erel = _top_spades(h, 1)
+                    if k:
+                        at = idx + k * STRIDE_A[seat]
+                        if seat & 1:
+                            ew_least = max(0, ew_least - k)
+                        else:
+                            ns_least = max(0, ns_least - k)
+                        qlo = INF
+                        qhi = -INF
+                        for x in range(ns_least, n - k - ew_least + 1):
+                            qlo = min(qlo, g[0, x, at])
+                            qhi = max(qhi, g[1, x, at])
+                        qrel = krel | nrel | erel
+                        if qlo > lo:
+                            lo = qlo
+                            lrel = qrel
+                        if qhi < hi:
+                            hi = qhi
+                            hrel = qrel
+                elif quick and lo < beta and hi > alpha and lo < hi:  # undecided yet
                     # Quick tricks and top spades: each bound rests only on the
                     # cards it counted.
                     q, qrel = _quick_tricks(h, leader, broken)
@@ -900,6 +955,37 @@ def objective_tables(objective: Objective, tricks_left: int) -> np.ndarray:
     return t
 
 
+def side_tables(t: np.ndarray, tricks_left: int) -> np.ndarray:
+    """``g`` of :func:`_solve` from an objective's tables ``t``: by ``idx`` and the
+    number x of the tricks left that North/South take, the least (``g[0]``) and
+    the greatest (``g[1]``) leaf value over every way the seats share them
+    (INF and -INF where x is more than the tricks left)."""
+    g = np.empty((2, 14, IDX_SIZE), dtype=np.int32)
+    _fill_side_tables(t, tricks_left, g)
+    return g
+
+
+@njit(cache=True)
+def _fill_side_tables(t, tricks_left, g):
+    for n in range(tricks_left, -1, -1):  # the leaves first, then back to the start
+        for w0 in range(n + 1):
+            for w1 in range(n - w0 + 1):
+                for w2 in range(n - w0 - w1 + 1):
+                    idx = w0 + 14 * w1 + 196 * w2 + 2744 * (n - w0 - w1 - w2)
+                    for x in range(14):
+                        g[0, x, idx] = INF
+                        g[1, x, idx] = -INF
+                    if n == tricks_left:
+                        g[0, 0, idx] = g[1, 0, idx] = t[0, idx]
+                        continue
+                    for seat in range(4):
+                        child = idx + STRIDE_A[seat]
+                        more = 1 - (seat & 1)  # a trick to North/South: one more of theirs
+                        for x in range(more, 14):
+                            g[0, x, idx] = min(g[0, x, idx], g[0, x - more, child])
+                            g[1, x, idx] = max(g[1, x, idx], g[1, x - more, child])
+
+
 def _class_keys(t: np.ndarray, tricks_left: int) -> None:
     """Key the outcomes so far by what the rest of the round can still make of
     them: two outcomes whose leaf values over every split of the remaining
@@ -921,7 +1007,7 @@ def _class_keys(t: np.ndarray, tricks_left: int) -> None:
         classes += int(shape.max()) + 1
 
 
-def _idx(w: tuple[int, int, int, int]) -> int:
+def _idx(w: tuple[int, ...]) -> int:
     return w[0] + 14 * w[1] + 196 * w[2] + 2744 * w[3]
 
 
@@ -942,6 +1028,29 @@ def _objective_key(objective: Objective) -> tuple | None:
         o = objective
         return ("points", o.rules, o.bids, o.blind, o.tricks_won, o.scores, o.bags)
     return None
+
+
+_SIDE_TABLES: dict[tuple, np.ndarray] = {}
+MAX_SIDE_TABLES = 16  # 4.3 MB each, made only for searches of SIDE_FROM tricks or more
+# Tricks from the objective's start from which a points search is bounded by the
+# tricks each side surely takes (side_tables): below, the table costs more to
+# make than the searches save (UCT's and PIMC's many small solves).
+SIDE_FROM = 8
+_NO_SIDE_TABLE = np.zeros((2, 14, 1), dtype=np.int32)
+
+
+def shared_side_tables(objective: Objective, tricks_left: int, t: np.ndarray) -> np.ndarray:
+    """:func:`side_tables`, made once per process for equal objectives."""
+    key = _objective_key(objective)
+    if key is None:
+        return side_tables(t, tricks_left)
+    key = (*key, tricks_left)
+    g = _SIDE_TABLES.get(key)
+    if g is None:
+        if len(_SIDE_TABLES) >= MAX_SIDE_TABLES:
+            _SIDE_TABLES.clear()
+        g = _SIDE_TABLES[key] = side_tables(t, tricks_left)
+    return g
 
 
 def shared_tables(objective: Objective, tricks_left: int) -> np.ndarray:
@@ -994,7 +1103,10 @@ class CompiledSolver:
 
     Like the reference it keeps its table entries between calls (positions of
     one sampled deal share many); with the points objective only between
-    positions with as many tricks left. :meth:`clear` forgets them.
+    positions as many tricks from the objective's start: positions with as
+    many tricks left, or any of one round when each call says what was
+    taken since that start (``value(..., taken=...)``: a round's analysis).
+    :meth:`clear` forgets them.
     """
 
     def __init__(self, objective: Objective | None = None) -> None:
@@ -1003,7 +1115,7 @@ class CompiledSolver:
         self.objective = objective or TricksObjective()
         self.bisect = type(self.objective) is TricksObjective
         self._tables: dict[int, np.ndarray] = {}
-        self._values: dict[int, list[int]] = {}
+        self._values: dict[tuple[int, int], list[int]] = {}
         self._frames = np.zeros((64, 32), dtype=np.int64)
         self._moves = np.zeros((128, 16), dtype=np.int64)  # cards by depth, then lead keys
         self._frames[63, 1] = _new_generation()
@@ -1014,17 +1126,18 @@ class CompiledSolver:
         self._frames[63, 1] = _new_generation()
         self._tricks_left = None
 
-    def outcome_values(self, tricks_left: int) -> list[int]:
-        """The objective's distinct values over every split of ``tricks_left`` tricks."""
-        values = self._values.get(tricks_left)
+    def outcome_values(
+        self, tricks_left: int, span: int | None = None, start: int = 0
+    ) -> list[int]:
+        """The objective's distinct values over every split of the ``tricks_left``
+        tricks left, ``span`` tricks from the objective's start (default: as many)
+        with the outcome ``start`` (an ``idx``) so far."""
+        span = tricks_left if span is None else span
+        values = self._values.get((span, start))
         if values is None:
-            t = self.tables(tricks_left)
-            idx = [
-                w[0] + 14 * w[1] + 196 * w[2] + 2744 * w[3]
-                for n, w in _splits(tricks_left)
-                if n == tricks_left
-            ]
-            values = self._values[tricks_left] = sorted({int(x) for x in t[0, idx]})
+            t = self.tables(span)
+            idx = [start + _idx(w) for n, w in _splits(tricks_left) if n == tricks_left]
+            values = self._values[(span, start)] = sorted({int(x) for x in t[0, idx]})
         return values
 
     def tables(self, tricks_left: int) -> np.ndarray:
@@ -1033,14 +1146,27 @@ class CompiledSolver:
             t = self._tables[tricks_left] = shared_tables(self.objective, tricks_left)
         return t
 
-    def value(self, position: Position, alpha: int = -(10**9), beta: int = 10**9) -> int:
-        """The minimax value (for North/South) of the objective from ``position``."""
+    def value(
+        self,
+        position: Position,
+        alpha: int = -(10**9),
+        beta: int = 10**9,
+        taken: tuple[int, ...] | None = None,
+    ) -> int:
+        """The minimax value (for North/South) of the objective from ``position``.
+
+        ``taken``: the tricks each seat took between the objective's start (its
+        ``tricks_won``) and the position. Without it the position is the start.
+        With it, every position of a round is searched in the same outcomes
+        from the same start, so their table entries serve each other."""
         left = position.hands[position.leader].bit_count() + (1 if position.trick else 0)
-        if left != self._tricks_left:
-            if not self.objective.separable:  # keys count the outcome since the position
+        start = _idx(taken) if taken else 0
+        span = left + (sum(taken) if taken else 0)  # tricks from the objective's start
+        if span != self._tricks_left:
+            if not self.objective.separable:  # keys count the outcome since the start
                 self.clear()
-            self._tricks_left = left
-        t = self.tables(left)
+            self._tricks_left = span
+        t = self.tables(span)
         tt, tv = _shared_table()
         frames, moves = self._frames, self._moves
         frames[63, 0] = 0
@@ -1058,22 +1184,26 @@ class CompiledSolver:
         else:
             node = (position.leader, 0, 0, -1, position.leader, broken, 0)
         quick = int(self.bisect)
+        g = _NO_SIDE_TABLE
+        if not quick and isinstance(self.objective, PointsObjective) and span >= SIDE_FROM:
+            quick = 2
+            g = shared_side_tables(self.objective, span, t)
         part = int(left >= PARTITION_FROM)
-        if (self.bisect or left >= BISECT_FROM) and alpha <= t[1, 0] and beta > t[2, 0]:
+        if (self.bisect or left >= BISECT_FROM) and alpha <= t[1, start] and beta > t[2, start]:
             # Null windows: each search only asks "at least this value?", and the
             # value is one of the outcomes' values: a binary search over them.
-            values = self.outcome_values(left)
+            values = self.outcome_values(left, span, start)
             lo, hi = 0, len(values) - 1
             while lo < hi:
                 m = values[(lo + hi + 1) // 2]
-                v = _solve(h, *node, m - 1, m, quick, part, t, tt, tv, frames, moves)
+                v = _solve(h, *node, m - 1, m, quick, part, t, tt, tv, frames, moves, start, g)
                 if v >= m:
                     lo = bisect.bisect_left(values, v)
                 else:
                     hi = bisect.bisect_right(values, v) - 1
             v = values[lo]
         else:
-            v = _solve(h, *node, alpha, beta, quick, part, t, tt, tv, frames, moves)
+            v = _solve(h, *node, alpha, beta, quick, part, t, tt, tv, frames, moves, start, g)
         self.nodes = int(frames[63, 0])
         return int(v)
 

@@ -124,18 +124,17 @@ class Values:
         self.blind = tuple(r.blind)
         self.scores = r.scores_before
         self.bags = r.bags_before
-        self._points: dict[tuple[int, ...], CompiledSolver] = {}
+        self.start_won = tuple(r.tricks_won)
+        # One points solver for the whole round, its objective from the first
+        # lead: each position is searched with the tricks taken since, so the
+        # entries of every position (solved from the last card back) serve the
+        # earlier ones. (Seed 1's slowest rounds: see docs/replays.md.)
+        self._points = CompiledSolver(self._objective(self.start_won))
         self._tricks = CompiledSolver(TricksObjective())
         self.solves = 0
 
-    def _points_solver(self, won: tuple[int, ...]) -> CompiledSolver:
-        solver = self._points.get(won)
-        if solver is None:
-            objective = PointsObjective(
-                self.rules, self.bids, self.blind, won, self.scores, self.bags
-            )
-            solver = self._points[won] = CompiledSolver(objective)
-        return solver
+    def _objective(self, won: tuple[int, ...]) -> PointsObjective:
+        return PointsObjective(self.rules, self.bids, self.blind, won, self.scores, self.bags)
 
     def after(self, spot: Spot, card: int) -> tuple[int, int]:
         """(North/South's points gap, North/South's tricks in the round) once
@@ -149,7 +148,7 @@ class Values:
             leader = trick_winner(spot.leader, trick)
             won[leader] += 1
             trick = ()
-        return self.at(tuple(hands), leader, trick, broken, tuple(won))  # type: ignore[arg-type]
+        return self.at(tuple(hands), leader, trick, broken, tuple(won))
 
     def at(
         self,
@@ -164,14 +163,14 @@ class Values:
         card played there left, which the best card's are at least as good as."""
         ns_won = won[0] + won[2]
         if not any(hands) and not trick:  # the round is over: its own score
-            objective = self._points_solver(won).objective
-            assert isinstance(objective, PointsObjective)
+            objective = self._objective(won)
             objective._remaining_total = 0
             return objective.value(0, [0] * len(objective.tracked)), ns_won
         position = Position(hands, leader, trick, broken)
         ns_to_act = position.to_act % 2 == 0
         self.solves += 2
-        gap = _value(self._points_solver(won), position, ns_to_act, known and known[0])
+        taken = tuple(w - s for w, s in zip(won, self.start_won, strict=True))
+        gap = _value(self._points, position, ns_to_act, known and known[0], taken)
         tricks = _value(self._tricks, position, ns_to_act, known and known[1] - ns_won)
         return gap, ns_won + tricks
 
@@ -184,21 +183,28 @@ class Values:
         return self.at(hands, spot.leader, trick, broken, spot.tricks_won, after)
 
 
-def _value(solver: CompiledSolver, position: Position, ns_to_act: bool, known: int | None) -> int:
-    """The position's value for North/South. With ``known``, a value one of its
-    cards leads to, one null-window search first asks whether the best is no
-    better (most cards are the best or as good): then it is ``known``."""
+def _value(
+    solver: CompiledSolver,
+    position: Position,
+    ns_to_act: bool,
+    known: int | None,
+    taken: tuple[int, ...] | None = None,
+) -> int:
+    """The position's value for North/South (``taken``: as :meth:`CompiledSolver.value`).
+    With ``known``, a value one of its cards leads to, one null-window search
+    first asks whether the best is no better (most cards are the best or as
+    good): then it is ``known``."""
     if known is None:
-        return solver.value(position)
+        return solver.value(position, taken=taken)
     if ns_to_act:  # the value is at least known: is it more?
-        if solver.value(position, known, known + 1) <= known:
+        if solver.value(position, known, known + 1, taken) <= known:
             return known
-    elif solver.value(position, known - 1, known) >= known:  # at most known: less?
+    elif solver.value(position, known - 1, known, taken) >= known:
         return known
     # (A search by null windows over the values beyond the bound this one gave
     # was no faster: seed 1's rounds 5, 12 and 20, 7.8 / 2.2 / 21.6 s CPU against
     # 7.6 / 2.3 / 21.3 s.)
-    return solver.value(position)
+    return solver.value(position, taken=taken)
 
 
 def losses(spot: Spot, before: tuple[int, int], after: tuple[int, int]) -> tuple[int, int]:
@@ -231,11 +237,11 @@ def analyse_play(
     after = None
     for spot in reversed(chosen):
         after = (values[spot.index + 1], tricks[spot.index + 1])
-        before = solver.before(spot, after)  # type: ignore[arg-type]
+        before = solver.before(spot, after)
         values[spot.index], tricks[spot.index] = before
         if progress:
             progress(spot.index)
-        points, lost = losses(spot, before, after)  # type: ignore[arg-type]
+        points, lost = losses(spot, before, after)
         cards.append(
             {
                 "seat": SEATS[spot.seat],

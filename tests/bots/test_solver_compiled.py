@@ -19,8 +19,9 @@ from bots.solver import (
 )
 from bots.solver import max_tricks as ref_max_tricks
 from bots.solver_compiled import CompiledSolver, max_tricks, objective_tables
-from game.engine.cards import parse_hand
+from game.engine.cards import SUIT_MASKS, parse_hand
 from game.engine.rules import Rules
+from game.engine.tricks import trick_winner
 
 
 def random_objectives(rng: random.Random, rules: Rules):
@@ -78,6 +79,38 @@ def test_same_values_as_the_reference_on_3000_random_positions(partition: str) -
     assert checked == 3000
 
 
+def test_the_top_spades_bound_of_the_points_search_keeps_the_values(
+    partition: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # From SIDE_FROM tricks a points search is bounded by the top spades each
+    # side holds (they win whatever is played); lowered here to every size.
+    monkeypatch.setattr(solver_compiled, "SIDE_FROM", 1)
+    rng = random.Random(8)
+    rules = Rules()
+    for k, count in [(2, 300), (3, 400), (4, 400), (5, 150), (6, 30)]:
+        for i in range(count):
+            p = a_position(rng, k, i)
+            _, points = random_objectives(rng, rules)
+            assert CompiledSolver(points()).value(p) == Solver(points()).value(p), p
+
+
+def test_side_tables_hold_the_least_and_greatest_value_for_each_trick_count() -> None:
+    rules = Rules()
+    objective = PointsObjective(rules, [0, 4, 3, 4], [False] * 4, [0, 3, 2, 4], (120, 80), (8, 2))
+    left = 4
+    t = objective_tables(objective, left)
+    g = solver_compiled.side_tables(t, left)
+    start = solver_compiled._idx((0, 1, 0, 0))  # East took one of the four
+    for x in range(4):
+        leaves = [
+            t[0, start + solver_compiled._idx(w)]
+            for n, w in solver_compiled._splits(3)
+            if n == 3 and w[0] + w[2] == x
+        ]
+        assert (g[0, x, start], g[1, x, start]) == (min(leaves), max(leaves))
+    assert g[0, 4, start] == solver_compiled.INF  # four of three tricks left
+
+
 def test_kept_tables_give_what_fresh_solvers_give(partition: str) -> None:
     # UCT keeps one solver for all the deals of a decision: entries must carry
     # over only where they fit (the points objective's keys count the outcome
@@ -105,6 +138,51 @@ def test_entries_answer_other_positions_only_where_they_fit(partition: str) -> N
             for k in (6, 5, 5, 4, 4, 4):
                 p = random_position(rng, k) if rng.random() < 0.3 else _played_down(rng, deal, k)
                 assert solver.value(p) == Solver(solver.objective).value(p), p
+
+
+def test_one_solver_for_every_position_of_a_round_gives_each_positions_value(
+    partition: str,
+) -> None:
+    # A round's analysis keeps one points solver, its objective from the first
+    # lead, and tells each position the tricks taken since (``taken``): entries
+    # of later positions then serve earlier ones. Each value must be that of a
+    # fresh reference solver whose objective starts at the position.
+    rng = random.Random(46)
+    rules = Rules()
+    for _ in range(25):
+        nil_seats, points = random_objectives(rng, rules)
+        kept = CompiledSolver(points())
+        start = points().tricks_won
+        line = list(_play_line(rng, random_position(rng, 6)))
+        rng.shuffle(line)  # any order: the analysis goes from the last card back
+        for p, taken in line:
+            won = [a + b for a, b in zip(start, taken, strict=True)]
+            objective = PointsObjective(rules, points().bids, points().blind, won,
+                                        points().scores, points().bags)  # fmt: skip
+            assert kept.value(p, taken=taken) == Solver(objective).value(p), (p, taken)
+
+
+def _play_line(rng: random.Random, p: Position):
+    """Every position of ``p`` played out by random legal cards to its last card,
+    with the tricks each seat took since ``p``."""
+    hands, leader, trick, broken = list(p.hands), p.leader, list(p.trick), p.spades_broken
+    taken = [0, 0, 0, 0]
+    while any(hands):
+        yield Position(tuple(hands), leader, tuple(trick), broken), tuple(taken)
+        seat = (leader + len(trick)) & 3
+        hand = hands[seat]
+        if trick:
+            legal = hand & SUIT_MASKS[trick[0] // 13] or hand
+        else:
+            legal = hand if broken else (hand & ~SUIT_MASKS[3]) or hand
+        c = rng.choice([c for c in range(52) if legal >> c & 1])
+        hands[seat] ^= 1 << c
+        broken = broken or c >= 39
+        trick.append(c)
+        if len(trick) == 4:
+            leader = trick_winner(leader, trick)
+            taken[leader] += 1
+            trick = []
 
 
 def _played_down(rng: random.Random, p: Position, k: int) -> Position:
