@@ -29,10 +29,11 @@ compares the two on thousands of random positions). What differs is how:
 * for the trick count, quick tricks (the top cards the leader can cash, then
   partner's after a lead to them) and the top spades each side holds bound
   the value at each trick's start; for the points (from :data:`SIDE_FROM`
-  tricks), only tricks taken whatever anyone plays: the top spades of each
-  side and of the seat holding the highest (a nil bidder holding it is set),
-  through the least and greatest value for each number of tricks North/South
-  take (:func:`side_tables`), since a side need not cash its quick tricks;
+  tricks) through the least and greatest value for each number of tricks
+  North/South take (:func:`side_tables`): the tricks taken whatever anyone
+  plays (the top spades of each side and of the seat holding the highest: a
+  nil bidder holding it is set) bound both ways, the leader's quick tricks
+  only its own side's worst (it need not cash them);
 * a round's positions can share one points objective from its first lead
   (``value(..., taken=...)``): the entries of one position then serve the
   others (a round's analysis solves all of them);
@@ -592,9 +593,9 @@ def _solve(
     ``pos`` cards already on the trick (``lead_suit``, the ``best`` card so far
     and its seat ``winner``; ``live``: the cards in the hands and on the
     trick). ``quick``: 1, the objective is the trick count (quick tricks bound
-    it); 2, the points, bounded through ``g`` by the top spades each side holds
-    (``g[0, x, idx]`` and ``g[1, x, idx]``: the least and greatest value once
-    North/South take exactly x of the tricks left); else 0;
+    it); 2, the points, bounded through ``g`` by the top spades and the
+    leader's quick tricks (``g[0, x, idx]`` and ``g[1, x, idx]``: the least and
+    greatest value once North/South take exactly x of the tricks left); else 0;
     ``part``: partition search (else every entry fixes every card).
     ``t``: the objective's tables by ``idx`` (rows: leaf value, least
     and greatest value still reachable, the key part, the offset);
@@ -645,32 +646,50 @@ def _solve(
                 off = t[4, idx]
                 lrel = hrel = 0  # the cards lo and hi rest on
                 if quick == 2 and lo < beta and hi > alpha and lo < hi:  # undecided yet
-                    # Top spades win whatever anyone plays (quick tricks only if
-                    # their side cashes them: more tricks are not always better
-                    # here). The master spades' holder takes k tricks itself (a
-                    # nil bidder holding one is set); beyond them North/South
-                    # take from ns_least to ns_most of the rest.
+                    # Tricks taken whatever anyone plays: the master spades'
+                    # holder's k (in ``at``; a nil bidder holding one is set) and
+                    # beyond them each side's top spades. The leader's side can
+                    # also cash its quick tricks: a bound for its own side only,
+                    # since it need not cash them (more tricks are not always
+                    # better under the points).
                     seat, k, krel = _master_spades(h)
                     ns_least, nrel = _top_spades(h, 0)
                     ew_least, erel = _top_spades(h, 1)
+                    at = idx
                     if k:
                         at = idx + k * STRIDE_A[seat]
                         if seat & 1:
                             ew_least = max(0, ew_least - k)
                         else:
                             ns_least = max(0, ns_least - k)
+                    rest = n - k
+                    urel = krel | nrel | erel
+                    q, qrel = _quick_tricks(h, leader, broken)
+                    if k and (seat & 1) == (leader & 1):
+                        q -= k  # some of the side's quick tricks may be those
+                    ns_lo, ns_hi = ns_least, rest - ew_least  # the range for lo
+                    ns_lo2, ns_hi2 = ns_least, rest - ew_least  # the range for hi
+                    qlrel = qhrel = urel
+                    if leader & 1:
+                        if q > ew_least:
+                            ns_hi2 = rest - q
+                            qhrel |= qrel
+                    elif q > ns_least:
+                        ns_lo = q
+                        qlrel |= qrel
+                    if ns_lo <= ns_hi and ns_lo2 <= ns_hi2:
                         qlo = INF
                         qhi = -INF
-                        for x in range(ns_least, n - k - ew_least + 1):
+                        for x in range(ns_lo, ns_hi + 1):
                             qlo = min(qlo, g[0, x, at])
+                        for x in range(ns_lo2, ns_hi2 + 1):
                             qhi = max(qhi, g[1, x, at])
-                        qrel = krel | nrel | erel
                         if qlo > lo:
                             lo = qlo
-                            lrel = qrel
+                            lrel = qlrel
                         if qhi < hi:
                             hi = qhi
-                            hrel = qrel
+                            hrel = qhrel
                 elif quick and lo < beta and hi > alpha and lo < hi:  # undecided yet
                     # Quick tricks and top spades: each bound rests only on the
                     # cards it counted.

@@ -79,11 +79,12 @@ def test_same_values_as_the_reference_on_3000_random_positions(partition: str) -
     assert checked == 3000
 
 
-def test_the_top_spades_bound_of_the_points_search_keeps_the_values(
+def test_the_bounds_of_the_points_search_keep_the_values(
     partition: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # From SIDE_FROM tricks a points search is bounded by the top spades each
-    # side holds (they win whatever is played); lowered here to every size.
+    # From SIDE_FROM tricks a points search is bounded by the top spades (they
+    # win whatever is played) and, for the leader's side only, its quick tricks;
+    # lowered here to every size.
     monkeypatch.setattr(solver_compiled, "SIDE_FROM", 1)
     rng = random.Random(8)
     rules = Rules()
