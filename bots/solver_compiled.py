@@ -76,7 +76,12 @@ from .solver import NilObjective, Objective, PointsObjective, Position
 
 STRIDE = (1, 14, 196, 2744)  # idx step when each seat takes a trick
 IDX_SIZE = 14**4
-TT_BITS = 20  # entries in the shared transposition table: 2**TT_BITS
+# Entries in the shared transposition table: 2**bits (about 64 MB a million).
+# The bots' default; a round's analysis uses more (ANALYSIS_TABLE_BITS): its
+# longest nil searches refill the table many times over.
+TT_BITS = 20
+ANALYSIS_TABLE_BITS = 22
+TABLE_BITS_RANGE = (16, 24)
 BUCKET = 8  # entries a key's bucket holds (positions alike but for low cards' owners)
 SMALL_BUCKET = 2  # those a search without partition uses (fewer to scan: UCT's solves)
 GEN_SHIFT = 27  # the generation's place in an entry's second key word
@@ -426,13 +431,14 @@ def _lead_key(h, leader, c, live):
 
 
 @njit(cache=True)
-def _bucket(k0, k1, pa, pb, level):
-    """The bucket of the entries of ``level`` (see :data:`LEVELS`)."""
+def _bucket(k0, k1, pa, pb, level, mask):
+    """The bucket of the entries of ``level`` (see :data:`LEVELS`); ``mask``: the
+    table's rows less one (a power of two)."""
     lm = _field(0, _LEVELS[level]) | _field(1, _LEVELS[level])
     x = k0 * 0x9E3779B97F4A7C15 ^ k1 * 0xC2B2AE3D27D4EB4F
     x ^= (pa & lm) * 0x165667B19E3779F9 ^ (pb & lm) * 0x27D4EB2F165667C5 ^ level
     x ^= x >> 29
-    return (x >> 11) & ((1 << TT_BITS) // BUCKET - 1)
+    return (x >> 11) & mask
 
 
 @njit(cache=True)
@@ -465,7 +471,7 @@ def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, b
     for level in range(0 if part else top, top + 1):
         if lo >= beta or hi <= alpha or lo == hi:
             break  # decided: no further probe
-        b = _bucket(k0, k1, pa, pb, level)
+        b = _bucket(k0, k1, pa, pb, level, tk.shape[0] - 1)
         for i in range(BUCKET if part else SMALL_BUCKET):
             if tk[b, 2 * i] != k0 or tk[b, 2 * i + 1] != k1:
                 continue
@@ -536,10 +542,11 @@ def _store(tk, tv, k0, k1, pa, pb, ma, mb, live, lo, hi, hint, part):
     top = len(_LEVELS) - 1
     level = _level(live, ma, mb) if part else top
     width = BUCKET if part else SMALL_BUCKET
-    b = _bucket(k0, k1, pa, pb, top)
+    mask = tk.shape[0] - 1
+    b = _bucket(k0, k1, pa, pb, top, mask)
     _store_in(tk, tv, b, width, k0, k1, pa & ma, pb & mb, ma, mb, lo, hi, hint, cost)
     if level < top:
-        b = _bucket(k0, k1, pa, pb, level)
+        b = _bucket(k0, k1, pa, pb, level, mask)
         _store_in(tk, tv, b, width, k0, k1, pa & ma, pb & mb, ma, mb, lo, hi, hint, cost)
 
 
@@ -1094,14 +1101,31 @@ _generation = itertools.count(1)
 MAX_GENERATION = 1 << (63 - GEN_SHIFT)  # fits the key; the table is wiped if it ever wraps
 
 
+_table_bits = TT_BITS
+
+
+def use_table_bits(bits: int) -> None:
+    """Give the process's shared table 2**bits entries (from its next search; the
+    entries it held are dropped). A round's analysis calls it with
+    :data:`ANALYSIS_TABLE_BITS`."""
+    global _table, _table_bits
+    low, high = TABLE_BITS_RANGE
+    if not low <= bits <= high:
+        raise ValueError(f"table bits must be from {low} to {high}, not {bits}")
+    if bits != _table_bits:
+        _table_bits = bits
+        _table = None
+
+
 def _shared_table() -> tuple[np.ndarray, np.ndarray]:
     global _table
     if _table is None:
+        rows = (1 << _table_bits) // BUCKET
         _table = (
-            np.full(((1 << TT_BITS) // BUCKET, 6 * BUCKET), -1, dtype=np.int64),
+            np.full((rows, 6 * BUCKET), -1, dtype=np.int64),
             # written, not np.zeros: its pages are touched here (the warm-up),
             # not by the first search that stores there (25 ms at 7 cards)
-            np.full(((1 << TT_BITS) // BUCKET, 2 * BUCKET), 0, dtype=np.int64),
+            np.full((rows, 2 * BUCKET), 0, dtype=np.int64),
         )
     return _table
 

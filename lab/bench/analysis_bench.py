@@ -20,7 +20,7 @@ from typing import Any
 
 from bots.registry import make_bot
 from bots.solver import Position
-from bots.solver_compiled import max_tricks, warm_up
+from bots.solver_compiled import ANALYSIS_TABLE_BITS, max_tricks, use_table_bits, warm_up
 from game.engine import Rules, record_of, view_for
 from game.engine.deal import deal_hands
 from game.engine.state import Phase, RoundState
@@ -54,7 +54,8 @@ def _quantiles(xs: list[float]) -> dict[str, float]:
 def run(
     rounds: int, seed: int, bot: str, alternatives: bool, out: Callable[[str], Any]
 ) -> dict[str, Any]:
-    warm_up()
+    use_table_bits(ANALYSIS_TABLE_BITS)  # as game.replays.rounds analyses a round
+    warm_up()  # after: the table is allocated before the timing
     rows = []
     for i in range(rounds):
         doc = played_round(seed, i, bot)

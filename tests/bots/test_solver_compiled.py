@@ -375,3 +375,22 @@ def test_the_generation_wraps_by_wiping_the_table(monkeypatch: pytest.MonkeyPatc
     tt = solver_compiled._shared_table()[0]
     k1 = tt[:, 1 : 2 * solver_compiled.BUCKET : 2]  # the keys' second words
     assert (k1 >> solver_compiled.GEN_SHIFT).max() < 2  # generation 1 or none
+
+
+def test_the_table_size_changes_the_speed_not_the_values() -> None:
+    # A round's analysis gives the shared table more entries
+    # (ANALYSIS_TABLE_BITS); a small one overwrites entries all the time.
+    with pytest.raises(ValueError, match="table bits"):
+        solver_compiled.use_table_bits(solver_compiled.TABLE_BITS_RANGE[1] + 1)
+    rng = random.Random(16)
+    rules = Rules()
+    try:
+        solver_compiled.use_table_bits(16)
+        assert solver_compiled._shared_table()[0].shape[0] == (1 << 16) // solver_compiled.BUCKET
+        for i in range(60):
+            p = a_position(rng, 5, i)
+            _, points = random_objectives(rng, rules)
+            assert CompiledSolver(points()).value(p) == Solver(points()).value(p), p
+    finally:
+        solver_compiled.use_table_bits(solver_compiled.TT_BITS)
+    assert solver_compiled._shared_table()[0].shape[0] == (1 << 20) // solver_compiled.BUCKET
