@@ -144,12 +144,18 @@ SPADES_ASYNC_DB_CONNECTIONS = int(os.environ.get("SPADES_ASYNC_DB_CONNECTIONS", 
 # Run bot moves inline right after commit (tests) instead of in a thread pool.
 SPADES_BOTS_INLINE = False
 SPADES_BOT_WORKERS = int(os.environ.get("SPADES_BOT_WORKERS", "4"))
-# Pause before a bot acts, so that play at the table feels human (seconds).
 # Each finished round analysed double-dummy after it is stored (game/replays/):
-# a Celery task on the "replays" queue, or a thread of the embedded server.
+# a Celery task on the "replays" queue, or a child process of the embedded server.
 SPADES_REPLAY_ANALYSIS = env_bool(
     "SPADES_REPLAY_ANALYSIS", os.environ.get("SPADES_REPLAY_ANALYSIS"), default=True
 )
+# The exact solver's table in a process that analyses rounds: 2**bits entries,
+# about 64 MB a million (22: 268 MB; 23: 537 MB, faster on the longest nil
+# rounds; docs/replays.md). The bots keep 2**20.
+SPADES_ANALYSIS_TABLE_BITS = int(os.environ.get("SPADES_ANALYSIS_TABLE_BITS", "22"))
+if not 16 <= SPADES_ANALYSIS_TABLE_BITS <= 24:
+    raise ImproperlyConfigured("SPADES_ANALYSIS_TABLE_BITS must be from 16 to 24")
+# Pause before a bot acts, so that play at the table feels human (seconds).
 SPADES_BOT_DELAY = float(os.environ.get("SPADES_BOT_DELAY", "0.6"))
 # Rate limits per player and per address (game/sockets/limits.py, where the defaults
 # are listed): SPADES_LIMITS and SPADES_MAX_SOCKETS override them; off only

@@ -178,6 +178,23 @@ def test_the_whole_round_bids_and_makeable_tricks() -> None:
         assert 0 <= b["bis_bid"] <= 13
 
 
+def test_a_round_is_analysed_with_the_solver_table_the_settings_give(settings) -> None:
+    from bots import solver_compiled
+
+    doc = written_record([0, 3, 4, 3], f"{FILLER}  {ENDING}")
+    want = analyse_round(doc)  # the default table, 2**22 entries
+    rows = solver_compiled._shared_table()[0].shape[0]
+    assert rows == (1 << 22) // solver_compiled.BUCKET
+    settings.SPADES_ANALYSIS_TABLE_BITS = 17
+    try:
+        got = analyse_round(doc)
+        rows = solver_compiled._shared_table()[0].shape[0]
+        assert rows == (1 << 17) // solver_compiled.BUCKET
+    finally:
+        solver_compiled.use_table_bits(solver_compiled.TT_BITS)
+    assert got["cards"] == want["cards"] and got["values"] == want["values"]
+
+
 def test_a_round_that_is_not_finished_is_refused() -> None:
     doc = played_record(3)
     doc["tricks"] = doc["tricks"][:12]
