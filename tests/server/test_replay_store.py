@@ -176,6 +176,21 @@ def test_analyse_rounds_resumes_after_ctrl_c_and_never_analyses_a_round_twice(
         call_command("analyse_rounds", "--since", "yesterday")
 
 
+def test_since_takes_a_date_or_a_date_and_time() -> None:
+    from game.replays.management.commands.analyse_rounds import parse_since
+
+    utc = datetime.UTC
+    assert parse_since("2026-11-27") == timezone.make_aware(datetime.datetime(2026, 11, 27))
+    assert parse_since("2026-11-27T08:28:18.5+00:00") == datetime.datetime(
+        2026, 11, 27, 8, 28, 18, 500000, tzinfo=utc
+    )
+    assert parse_since("2026-11-27T08:30") == timezone.make_aware(
+        datetime.datetime(2026, 11, 27, 8, 30)
+    )
+    with pytest.raises(CommandError, match="date and time like"):
+        parse_since("27/11/2026")
+
+
 def test_the_exports_carry_the_analysis_per_card_and_per_seat() -> None:
     from game.research import exports
     from game.research.analytics import Filters

@@ -23,18 +23,30 @@ from game.replays.tasks import analyse_rows, to_analyse
 
 
 def parse_since(text: str) -> datetime.datetime:
+    """A date (from its midnight) or a date and time, ISO; the site's time zone
+    unless it names one."""
     try:
         day = datetime.date.fromisoformat(text)
+        return timezone.make_aware(datetime.datetime.combine(day, datetime.time()))
     except ValueError:
-        raise CommandError(f"--since takes a date like 2026-11-27, not {text!r}") from None
-    return timezone.make_aware(datetime.datetime.combine(day, datetime.time()))
+        pass
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise CommandError(
+            f"--since takes a date like 2026-11-27 or a date and time like "
+            f"2026-11-27T08:30, not {text!r}"
+        ) from None
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment)
 
 
 class Command(BaseCommand):
     help = "Analyse (double-dummy) the stored rounds that have no analysis yet, oldest first."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--since", help="only rounds finished on or after this date (ISO)")
+        parser.add_argument(
+            "--since", help="only rounds finished on or after this date, or date and time (ISO)"
+        )
         parser.add_argument("--limit", type=int, help="at most this many rounds")
         parser.add_argument(
             "--no-alternatives",
