@@ -58,6 +58,7 @@ second (:func:`warm_up`). Measured against DDS: ``manage.py bench_solver``
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import logging
 import os
@@ -1065,33 +1066,31 @@ SIDE_FROM = 8
 _NO_SIDE_TABLE = np.zeros((2, 14, 1), dtype=np.int32)
 
 
-def shared_side_tables(objective: Objective, tricks_left: int, t: np.ndarray) -> np.ndarray:
-    """:func:`side_tables`, made once per process for equal objectives."""
+def _kept(cache: dict, limit: int, objective: Objective, tricks_left: int, make) -> np.ndarray:
+    """``make()``, kept in ``cache`` (at most ``limit``) for equal objectives."""
     key = _objective_key(objective)
     if key is None:
-        return side_tables(t, tricks_left)
+        return make()
     key = (*key, tricks_left)
-    g = _SIDE_TABLES.get(key)
-    if g is None:
-        if len(_SIDE_TABLES) >= MAX_SIDE_TABLES:
-            _SIDE_TABLES.clear()
-        g = _SIDE_TABLES[key] = side_tables(t, tricks_left)
-    return g
+    found = cache.get(key)
+    if found is None:
+        if len(cache) >= limit:
+            cache.clear()
+        found = cache[key] = make()
+    return found
+
+
+def shared_side_tables(objective: Objective, tricks_left: int, t: np.ndarray) -> np.ndarray:
+    """:func:`side_tables`, made once per process for equal objectives."""
+    make = functools.partial(side_tables, t, tricks_left)
+    return _kept(_SIDE_TABLES, MAX_SIDE_TABLES, objective, tricks_left, make)
 
 
 def shared_tables(objective: Objective, tricks_left: int) -> np.ndarray:
     """:func:`objective_tables`, made once per process for equal objectives (the
     bench's and UCT's many solvers of one objective share them)."""
-    key = _objective_key(objective)
-    if key is None:
-        return objective_tables(objective, tricks_left)
-    key = (*key, tricks_left)
-    t = _TABLES.get(key)
-    if t is None:
-        if len(_TABLES) >= MAX_TABLES:
-            _TABLES.clear()
-        t = _TABLES[key] = objective_tables(objective, tricks_left)
-    return t
+    make = functools.partial(objective_tables, objective, tricks_left)
+    return _kept(_TABLES, MAX_TABLES, objective, tricks_left, make)
 
 
 # ----- the shared transposition table and the solver ----------------------------------
