@@ -8,6 +8,9 @@ import datetime
 import importlib
 import io
 import json
+import os
+import signal
+import threading
 import time
 from typing import Any
 
@@ -174,6 +177,32 @@ def test_analyse_rounds_resumes_after_ctrl_c_and_never_analyses_a_round_twice(
     assert out.getvalue().rstrip().endswith("no round to analyse")
     with pytest.raises(CommandError):
         call_command("analyse_rounds", "--since", "yesterday")
+
+
+def test_sigterm_stops_analyse_rounds_as_ctrl_c_does(monkeypatch: Any) -> None:
+    """A process manager's stop: what is stored stays, the run says so, and
+    SIGTERM's own handler is back afterwards."""
+    assert threading.current_thread() is threading.main_thread()  # else the kill ends pytest
+    stored_rounds(3)
+    calls: list[int] = []
+    real = tasks.analyse_row
+
+    def counted(row: RoundRecordRow, with_alternatives: bool = True) -> bool:
+        calls.append(row.pk)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)  # handled between bytecodes: now
+        return real(row, with_alternatives)
+
+    monkeypatch.setattr(tasks, "analyse_row", counted)
+    before = signal.getsignal(signal.SIGTERM)
+    out = io.StringIO()
+    with pytest.raises(SystemExit):
+        call_command("analyse_rounds", "--no-alternatives", stdout=out, stderr=io.StringIO())
+    assert "stopped: 1 round(s) analysed; run again to go on" in out.getvalue()
+    assert RoundAnalysis.objects.count() == 1
+    assert signal.getsignal(signal.SIGTERM) is before
+    call_command("analyse_rounds", "--no-alternatives", stdout=out, stderr=io.StringIO())
+    assert RoundAnalysis.objects.count() == 3
 
 
 def test_since_takes_a_date_or_a_date_and_time() -> None:

@@ -1,16 +1,20 @@
 """``manage.py analyse_rounds [--since DATE] [--limit N] [--celery]``: the double-dummy
 analysis of stored rounds that have none (old rounds, tournaments stored with
 ``--store``, rounds ended while analyses were off), oldest first, with a
-progress bar. Each round is stored as soon as it is analysed, so Ctrl-C loses
-at most the round in hand and a second run goes on where the first stopped,
-never analysing a round twice (``game.replays.tasks``). With ``--celery`` the
+progress bar. Each round is stored as soon as it is analysed, so Ctrl-C (or
+SIGTERM, a process manager's stop: the same) loses at most the round in hand
+and a second run goes on where the first stopped, never analysing a round
+twice (``game.replays.tasks``). With ``--celery`` the
 rounds go in batches to the ``replays`` workers of any number of machines,
 and the command watches the database (``game.replays.spread``)."""
 
 from __future__ import annotations
 
 import datetime
+import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -38,6 +42,24 @@ def parse_since(text: str) -> datetime.datetime:
             f"2026-11-27T08:30, not {text!r}"
         ) from None
     return moment if timezone.is_aware(moment) else timezone.make_aware(moment)
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does, so that a process
+    manager's stop (or ``kill``) reports what is stored and exits cleanly. A
+    compiled search in hand finishes first: Python runs the handler after it
+    returns. Only the main thread may set handlers (not so under some test
+    runners): there the default stays."""
+    try:
+        before = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 class Command(BaseCommand):
@@ -86,10 +108,16 @@ class Command(BaseCommand):
             return
         wanted = list(rows.values_list("pk", flat=True)[:total])
         bar = ProgressBar("analysing rounds", self.stderr._out)
+        with sigterm_as_ctrl_c():
+            if opts["celery"]:
+                self.spread(wanted, bar, opts)
+            else:
+                self.analyse_here(rows, wanted, total, bar, opts)
+
+    def analyse_here(
+        self, rows: Any, wanted: list[int], total: int, bar: ProgressBar, opts: dict[str, Any]
+    ) -> None:
         started = time.perf_counter()
-        if opts["celery"]:
-            self.spread(wanted, bar, opts)
-            return
         done = 0
         try:
             # a fresh read per batch: rows stay small in memory, and a round
