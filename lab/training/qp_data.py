@@ -63,13 +63,21 @@ def _outcome(st, seat, bids, blind, rules, bags, out, sure_t):
 
 
 @njit(cache=True)
-def _outcome_qp(st, seat, bids, blind, rules, bags, out, order_card, order_seat, n, net):
+def _outcome_qp(
+    st, seat, bids, blind, rules, bags, out, order_card, order_seat, n, net, srp_seats, sure_t
+):
     """Play ``st`` (``n`` cards played, ``order_card``/``order_seat``) out with QP at
-    every seat; the points gap of ``seat``'s side, / 100."""
+    every seat but those of the bits of ``srp_seats`` (SRP); the points gap of
+    ``seat``'s side, / 100."""
     scale, ws, bs, scratch, codes, h_a, h_b = net
     while st[DONE] < 13:
         seat_now = (st[LEADER] + st[POS]) & 3
-        card = qp_card(st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b)
+        if (srp_seats >> seat_now) & 1:
+            card = srp_play(st, sure_t)
+        else:
+            card = qp_card(
+                st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b
+            )
         order_card[n] = card
         order_seat[n] = seat_now
         n += 1
@@ -82,7 +90,7 @@ def _outcome_qp(st, seat, bids, blind, rules, bags, out, order_card, order_seat,
 @njit(cache=True)
 def label_round(
     st, blind, bags, rules, explore, rng, sure_t, x, y, dec_of_row, dec_type, dec_srp, d0,
-    policy, net,
+    policy, net, srp_share,
 ):  # fmt: skip
     """Play the round in ``st`` (at its first card) to the end; every decision
     with a choice writes one row per legal card into ``x`` (codes) and ``y``
@@ -90,8 +98,10 @@ def label_round(
     the decider's round type and ``dec_srp[d]`` which of its rows is the roll-out
     policy's card (for comparisons only). ``policy`` 0: the roll-outs and the
     round are played by SRP; 1: by QP with the network ``net`` (the tuple of
-    :class:`~lab.training.qp_compiled.CompiledQP`'s arrays). Returns the rows
-    written."""
+    :class:`~lab.training.qp_compiled.CompiledQP`'s arrays), except that at each
+    decision each seat is drawn to play SRP instead with probability
+    ``srp_share`` (the same seats for all the decision's cards, and the round
+    goes on with the decider's drawn policy's card). Returns the rows written."""
     bids = st[BIDS : BIDS + 4].copy()
     out = np.empty(4, dtype=np.int64)
     order_card = np.empty(52, dtype=np.int64)
@@ -106,7 +116,12 @@ def label_round(
         legal = legal_mask(st)
         if legal & (legal - 1):
             dec_type[d] = round_type(st, seat)
-            if policy == 0:
+            srp_seats = 0
+            if policy == 1 and srp_share > 0:
+                for s in range(4):
+                    if _uniform(rng) < srp_share:
+                        srp_seats |= 1 << s
+            if policy == 0 or (srp_seats >> seat) & 1:
                 base_card = srp_play(st, sure_t)
             else:
                 base_card = qp_card(
@@ -131,7 +146,7 @@ def label_round(
                 else:
                     y[rows] = _outcome_qp(
                         tmp, seat, bids, blind, rules, bags, out, order_card, order_seat, n + 1,
-                        net,
+                        net, srp_seats, sure_t,
                     )  # fmt: skip
                 dec_of_row[rows] = d
                 if card < base_card:
@@ -167,10 +182,13 @@ def empty_buffers(rounds: int) -> tuple[np.ndarray, ...]:
     )
 
 
-def rollout_tag(net: MLP | None) -> str:
+def rollout_tag(net: MLP | None, srp_share: float = 0.0) -> str:
     """What names the roll-out policy in deal seeds and data files: "" for SRP,
-    ``qp-<first 12 hex digits of the weights' SHA-256>`` for QP."""
-    return "" if net is None else f"qp-{net.checksum[:12]}"
+    ``qp-<first 12 hex digits of the weights' SHA-256>`` for QP, then
+    ``-srp<share>`` if SRP plays a share of the seats."""
+    if net is None:
+        return ""
+    return f"qp-{net.checksum[:12]}" + (f"-srp{srp_share:g}" if srp_share else "")
 
 
 def net_arrays(net: MLP | None) -> tuple:
@@ -186,13 +204,15 @@ def label_chunk(
     explore: float,
     progress: Any = None,
     rollout: MLP | None = None,
+    srp_share: float = 0.0,
 ) -> dict[str, np.ndarray]:
     """Rounds ``"{seed}/qp/{chunk}/{j}"``, ``j < rounds``, labelled: ``x`` (codes),
     ``y``, ``group`` (the decision of each row, from 0), ``types`` (each
     decision's round type, ``bots.round_types.RoundType`` values) and ``srp``
     (the row, within its decision, of the roll-out policy's card). With a
     ``rollout`` network, QP with it plays the round and the roll-outs instead of
-    SRP, on other deals: ``"{seed}/qp-<its checksum's first 12 hex digits>/{chunk}/{j}"``."""
+    SRP, on other deals: ``"{seed}/<rollout_tag>/{chunk}/{j}"``; ``srp_share``: the
+    chance that a seat plays SRP in a decision's roll-outs (``label_round``)."""
     import random
 
     from bots.base import Bot
@@ -212,7 +232,7 @@ def label_chunk(
     policy, net = (0 if rollout is None else 1), net_arrays(rollout)
     rows = decisions = 0
     for j in range(rounds):
-        name = f"{seed}/{rollout_tag(rollout) or 'qp'}/{chunk}/{j}"
+        name = f"{seed}/{rollout_tag(rollout, srp_share) or 'qp'}/{chunk}/{j}"
         rng = random.Random(name)
         bags = (rng.randrange(rules.bag_limit), rng.randrange(rules.bag_limit))
         r = RoundState(rules, rng.randrange(4), deal_hands(name), bags_before=bags)
@@ -222,7 +242,7 @@ def label_chunk(
         n = label_round(
             state_of(r), np.array(r.blind, dtype=np.int64), np.array(bags, dtype=np.int64),
             rules_a, explore, state, sure_t, x[rows:], y[rows:], group[rows:], types, srp,
-            decisions, policy, net,
+            decisions, policy, net, srp_share,
         )  # fmt: skip
         decisions = int(group[rows + n - 1]) + 1 if n else decisions
         rows += n

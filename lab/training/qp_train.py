@@ -47,13 +47,14 @@ def make_data(
     explore: float,
     progress: TextIO | None,
     rollout: MLP | None = None,
+    srp_share: float = 0.0,
 ) -> dict[str, np.ndarray]:
     """The labelled rounds ``0 .. rounds - 1`` in chunks of ``chunk``, made or read;
     played out by SRP, or by QP with the network ``rollout`` (other deals, and
-    files named after the network)."""
+    files named after the network), SRP at a seat with probability ``srp_share``."""
     from lab.training.qp_data import label_chunk, rollout_tag
 
-    tag = rollout_tag(rollout)
+    tag = rollout_tag(rollout, srp_share)
 
     folder.mkdir(parents=True, exist_ok=True)
     n_chunks = -(-rounds // chunk)
@@ -67,7 +68,7 @@ def make_data(
                 parts.append({k: z[k] for k in z.files})
             bar.update(size, "read")
             continue
-        part = label_chunk(seed, c, size, explore, bar, rollout)
+        part = label_chunk(seed, c, size, explore, bar, rollout, srp_share)
         with open(path.with_suffix(".tmp"), "wb") as f:
             np.savez(f, **part)
         path.with_suffix(".tmp").replace(path)

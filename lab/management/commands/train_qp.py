@@ -4,7 +4,8 @@
         [--features spades|plain] [--hidden 256,256,128] [--epochs 4] [--batch 1024]
         [--lr 1e-3] [--advantage 1.0] [--curve-games 0] [--points 1] [--seed 1]
         [--output bots/data/qp.npz] [--data DIR] [--plot FILE.png]
-        [--rollout srp|qp] [--rollout-weights bots/data/qp.npz] [--init NPZ]
+        [--rollout srp|qp] [--rollout-weights bots/data/qp.npz] [--rollout-srp-share 0]
+        [--init NPZ]
 
 Rounds dealt and bid (BIS) in Python, played in the compiled engine: at every
 decision each legal card is played out to the round's end by SRP on the true
@@ -16,7 +17,9 @@ missing), the fit resumes from ``<output>.ckpt.pt``. Needs the ``train`` extra.
 Policy iteration: ``--rollout qp`` plays the rounds and the roll-outs with QP
 (the network of ``--rollout-weights``, compiled: ``lab.training.qp_compiled``)
 instead of SRP, on other deals (named after the network's checksum), and
-``--init`` starts the fit from a weights file instead of seeded weights.
+``--rollout-srp-share p`` lets SRP play each seat of a decision's roll-outs
+with probability p (a mix), and ``--init`` starts the fit from a weights file
+instead of seeded weights.
 """
 
 from __future__ import annotations
@@ -56,6 +59,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--rollout-weights", default="bots/data/qp.npz", help="QP's network for --rollout qp"
         )
+        parser.add_argument(
+            "--rollout-srp-share",
+            type=float,
+            default=0.0,
+            help="with --rollout qp: the chance that a seat plays SRP in a decision's roll-outs",
+        )
         parser.add_argument("--init", metavar="NPZ", help="start the fit from these weights")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -86,7 +95,13 @@ class Command(BaseCommand):
             init = read_mlp(opts["init"]) if opts["init"] else None
         except WeightsError as e:
             raise CommandError(str(e)) from None
-        extra = {} if rollout is None else {"rollout": f"qp {rollout.checksum}"}
+        share = opts["rollout_srp_share"]
+        if not 0 <= share <= 1 or (share and rollout is None):
+            raise CommandError("--rollout-srp-share is a probability, with --rollout qp")
+        described = None
+        if rollout is not None:
+            described = f"qp {rollout.checksum}" + (f" srp {share:g}" if share else "")
+        extra = {} if described is None else {"rollout": described}
         t0 = time.monotonic()
         data = make_data(
             Path(opts["data"] or str(out) + ".data"),
@@ -96,6 +111,7 @@ class Command(BaseCommand):
             explore=opts["explore"],
             progress=sys.stderr,
             rollout=rollout,
+            srp_share=share,
         )
         t1 = time.monotonic()
         situations = situation_counts(data["types"])
@@ -126,7 +142,7 @@ class Command(BaseCommand):
             bot="QP" if opts["features"] == "spades" else "QP-plain",
             rounds=opts["rounds"],
             explore=opts["explore"],
-            rollout=opts["rollout"] if rollout is None else f"qp {rollout.checksum}",
+            rollout=described or "srp",
             init=None if init is None else init.checksum,
             situations=situations,
             held_out=0 if held is None else len(held["types"]),
