@@ -267,9 +267,12 @@ def situation_counts(types: np.ndarray) -> dict[str, int]:
     return {t.name.lower(): int(counts[t.value]) for t in RoundType}
 
 
-def plot_curves(history: dict[str, list[float]], path: str | Path, title: str) -> None:
-    """The learning curves against training steps: held-out gain over SRP's card
-    (points per decision) and the win rate against BIS+WRP, as a PNG."""
+def plot_curves(
+    history: dict[str, list[float]], path: str | Path, title: str, baseline: str = "SRP"
+) -> None:
+    """The learning curves against training steps: held-out gain over the card of
+    ``baseline`` (the roll-out policy; points per decision) and the win rate
+    against BIS+WRP, as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -280,7 +283,7 @@ def plot_curves(history: dict[str, list[float]], path: str | Path, title: str) -
     if history["held_gain"]:
         a.plot(steps, [100 * g for g in history["held_gain"]], marker="o")
     a.axhline(0, color="grey", lw=0.8)
-    a.set_title("held-out gain over SRP's card")
+    a.set_title(f"held-out gain over {baseline}'s card")
     a.set_xlabel("step")
     a.set_ylabel("points per decision")
     if history["curve"]:

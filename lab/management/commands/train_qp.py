@@ -166,5 +166,10 @@ class Command(BaseCommand):
             + f"; decisions by round type {situations}; sha256 {net.checksum}"
         )
         if opts["plot"]:
-            plot_curves(h, opts["plot"], f"QP ({opts['features']}), {opts['rounds']} rounds")
+            title = f"QP ({opts['features']}), {opts['rounds']} rounds"
+            if rollout is not None:
+                title += f", roll-outs QP {rollout.checksum[:8]}"
+                title += f" (SRP at {share:g} of seats)" if share else ""
+            title += f", from {init.checksum[:8]}" if init is not None else ""
+            plot_curves(h, opts["plot"], title, opts["rollout"].upper())
             self.stdout.write(f"curves: {opts['plot']}")
