@@ -17,6 +17,11 @@ the roll-out policy, not a rule given to the learner at play time). The round
 itself goes on with SRP's card, or with a random legal card with probability
 ``explore``, so that the states are not only SRP's.
 
+Policy iteration (``rollout``): QP itself, compiled with given weights
+(:mod:`lab.training.qp_compiled`), plays the round and the roll-outs instead
+of SRP, optionally with SRP at a random share of the seats, on other deals;
+the labels are then the values of the cards when that QP plays on.
+
 The row codes are those of ``bots.learned.features.after_play_codes`` (tested
 equal on the same positions).
 """

@@ -133,3 +133,13 @@ def test_qp_as_the_roll_out_policy_labels_other_deals_the_same_from_the_same_see
     for d in range(len(a["types"])):
         lo, hi = starts[d], starts[d + 1]
         assert q[lo + a["srp"][d]] >= q[lo:hi].max() - 1e-5
+
+
+def test_a_mix_of_qp_and_srp_rolling_out_is_seeded_and_played_on_its_own_deals() -> None:
+    net = load_mlp(shipped(QP_WEIGHTS))
+    a = label_chunk(1, 0, 2, 0.1, rollout=net, srp_share=0.5)
+    b = label_chunk(1, 0, 2, 0.1, rollout=net, srp_share=0.5)
+    for k in a:
+        assert np.array_equal(a[k], b[k])
+    pure = label_chunk(1, 0, 2, 0.1, rollout=net)
+    assert not np.array_equal(a["x"][:100], pure["x"][:100])
