@@ -9,7 +9,7 @@ from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
 from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB, SPB_SCORE_WEIGHTS
-from .learned.qp import QP, QPPlain
+from .learned.qp import QP, QP2_WEIGHTS, QPPlain
 from .pimc import PIMC
 from .sim import SIM
 from .srp import SRP
@@ -91,6 +91,9 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     "SRP-rule": partial(SRP, cover_deals=0),
     # QP trained the same way on the Four Hundred paper's state alone (the ablation).
     "QP-plain": QPPlain,
+    # QP refitted on rounds that QP itself played out (one step of policy
+    # iteration, issue 46): the candidate measured against QP in docs/bots.md.
+    "QP2": partial(QP, QP2_WEIGHTS),
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

@@ -26,6 +26,8 @@ from .mlp import MLP, load_mlp, shipped
 
 QP_WEIGHTS = "qp.npz"
 QP_PLAIN_WEIGHTS = "qp_plain.npz"
+# QP after one step of policy iteration (QP's own roll-outs; tournaments only).
+QP2_WEIGHTS = "qp2.npz"
 
 
 class QP(Player):

@@ -17,6 +17,11 @@ the roll-out policy, not a rule given to the learner at play time). The round
 itself goes on with SRP's card, or with a random legal card with probability
 ``explore``, so that the states are not only SRP's.
 
+Policy iteration (``rollout``): QP itself, compiled with given weights
+(:mod:`lab.training.qp_compiled`), plays the round and the roll-outs instead
+of SRP, optionally with SRP at a random share of the seats, on other deals;
+the labels are then the values of the cards when that QP plays on.
+
 The row codes are those of ``bots.learned.features.after_play_codes`` (tested
 equal on the same positions).
 """
@@ -28,15 +33,14 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from bots.learned.features import CARD_INDEX, PLAY_FEATURES
+from bots.learned.features import PLAY_FEATURES
+from bots.learned.mlp import MLP
 from bots.srp_compiled import (
     BIDS,
-    BROKEN,
     DONE,
     LEADER,
-    NIL_ALLOWED,
     POS,
-    WIN_SEAT,
+    STATE_SIZE,
     WON,
     legal_mask,
     play_card,
@@ -44,43 +48,13 @@ from bots.srp_compiled import (
     srp_play,
 )
 from game.engine.fast_compiled import _random_card, _uniform, rules_array, score_points
+from lab.training.qp_compiled import CompiledQP, after_codes, qp_card
 
-_CARD_INDEX = CARD_INDEX.astype(np.int64)
+__all__ = ["after_codes", "label_chunk", "label_round", "rollout_tag"]
+
 MAX_ROWS_PER_ROUND = 52 * 13
-
-
-@njit(cache=True)
-def after_codes(st, seat, order_card, order_seat, n, bags, row):
-    """The codes of ``seat``'s state in ``st`` (just after its card, the ``n``-th
-    of ``order_card``) into ``row`` (as ``after_play_codes``)."""
-    row[:] = 0
-    for i in range(n):
-        j = _CARD_INDEX[order_card[i]]
-        row[j] = i + 1
-        row[52 + j] = ((order_seat[i] - seat) & 3) + 1
-    hand = st[seat]
-    for c in range(52):
-        if (hand >> c) & 1:
-            row[104 + _CARD_INDEX[c]] = 1
-    for k in range(4):
-        s = (seat + k) & 3
-        b = st[BIDS + s]
-        row[156 + k] = max(b, 0)
-        row[160 + k] = st[WON + s]
-        row[217 + k] = 1 if (b == 0 and st[NIL_ALLOWED] != 0) else 0
-    m = st[POS] if st[POS] > 0 else 4  # 0: our card completed the trick
-    for i in range(n - m, n):
-        row[164 + _CARD_INDEX[order_card[i]]] = 1
-    winner = st[WIN_SEAT] if st[POS] > 0 else st[LEADER]
-    row[216] = 1 if (winner & 1) == (seat & 1) else 0
-    row[221] = bags[seat & 1]
-    row[222] = bags[1 - (seat & 1)]
-    row[223] = st[BROKEN]
-    row[224 + _CARD_INDEX[order_card[n - 1]]] = 1
-    for i in range(n):
-        lead = order_card[i - i % 4] // 13
-        if order_card[i] // 13 != lead:
-            row[276 + 4 * ((order_seat[i] - seat) & 3) + lead] = 1
+# What label_round is given for a network when SRP plays the roll-outs (unused).
+_NO_NET = MLP([(np.zeros((PLAY_FEATURES, 1), np.float32), np.zeros(1, np.float32))])
 
 
 @njit(cache=True)
@@ -94,14 +68,45 @@ def _outcome(st, seat, bids, blind, rules, bags, out, sure_t):
 
 
 @njit(cache=True)
-def label_round(
-    st, blind, bags, rules, explore, rng, sure_t, x, y, dec_of_row, dec_type, dec_srp, d0
+def _outcome_qp(
+    st, seat, bids, blind, rules, bags, out, order_card, order_seat, n, net, srp_seats, sure_t
 ):
+    """Play ``st`` (``n`` cards played, ``order_card``/``order_seat``) out with QP at
+    every seat but those of the bits of ``srp_seats`` (SRP); the points gap of
+    ``seat``'s side, / 100."""
+    scale, ws, bs, scratch, codes, h_a, h_b = net
+    while st[DONE] < 13:
+        seat_now = (st[LEADER] + st[POS]) & 3
+        if (srp_seats >> seat_now) & 1:
+            card = srp_play(st, sure_t)
+        else:
+            card = qp_card(
+                st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b
+            )
+        order_card[n] = card
+        order_seat[n] = seat_now
+        n += 1
+        play_card(st, card)
+    score_points(bids, blind, st[WON : WON + 4], rules, bags, out)
+    p = seat & 1
+    return (out[p] - out[1 - p]) / 100.0
+
+
+@njit(cache=True)
+def label_round(
+    st, blind, bags, rules, explore, rng, sure_t, x, y, dec_of_row, dec_type, dec_srp, d0,
+    policy, net, srp_share,
+):  # fmt: skip
     """Play the round in ``st`` (at its first card) to the end; every decision
     with a choice writes one row per legal card into ``x`` (codes) and ``y``
     (labels), ``dec_of_row`` the decision's number (from ``d0``), ``dec_type[d]``
-    the decider's round type and ``dec_srp[d]`` which of its rows is SRP's card
-    (for comparisons only). Returns the rows written."""
+    the decider's round type and ``dec_srp[d]`` which of its rows is the roll-out
+    policy's card (for comparisons only). ``policy`` 0: the roll-outs and the
+    round are played by SRP; 1: by QP with the network ``net`` (the tuple of
+    :class:`~lab.training.qp_compiled.CompiledQP`'s arrays), except that at each
+    decision each seat is drawn to play SRP instead with probability
+    ``srp_share`` (the same seats for all the decision's cards, and the round
+    goes on with the decider's drawn policy's card). Returns the rows written."""
     bids = st[BIDS : BIDS + 4].copy()
     out = np.empty(4, dtype=np.int64)
     order_card = np.empty(52, dtype=np.int64)
@@ -110,12 +115,23 @@ def label_round(
     n = 0
     rows = 0
     d = d0
+    scale, ws, bs, scratch, codes, h_a, h_b = net
     while st[DONE] < 13:
         seat = (st[LEADER] + st[POS]) & 3
         legal = legal_mask(st)
         if legal & (legal - 1):
             dec_type[d] = round_type(st, seat)
-            srp_card = srp_play(st, sure_t)
+            srp_seats = 0
+            if policy == 1 and srp_share > 0:
+                for s in range(4):
+                    if _uniform(rng) < srp_share:
+                        srp_seats |= 1 << s
+            if policy == 0 or (srp_seats >> seat) & 1:
+                base_card = srp_play(st, sure_t)
+            else:
+                base_card = qp_card(
+                    st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b
+                )
             dec_srp[d] = 0
             m = legal
             while m:
@@ -130,17 +146,27 @@ def label_round(
                 order_card[n] = card
                 order_seat[n] = seat
                 after_codes(tmp, seat, order_card, order_seat, n + 1, bags, x[rows])
-                y[rows] = _outcome(tmp, seat, bids, blind, rules, bags, out, sure_t)
+                if policy == 0:
+                    y[rows] = _outcome(tmp, seat, bids, blind, rules, bags, out, sure_t)
+                else:
+                    y[rows] = _outcome_qp(
+                        tmp, seat, bids, blind, rules, bags, out, order_card, order_seat, n + 1,
+                        net, srp_seats, sure_t,
+                    )  # fmt: skip
                 dec_of_row[rows] = d
-                if card < srp_card:
+                if card < base_card:
                     dec_srp[d] += 1
                 rows += 1
             d += 1
-            card = srp_card
+            card = base_card
             if _uniform(rng) < explore:
                 card = _random_card(legal, _uniform(rng))
-        else:
+        elif policy == 0:
             card = srp_play(st, sure_t)
+        else:
+            card = qp_card(
+                st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b
+            )
         order_card[n] = card
         order_seat[n] = seat
         n += 1
@@ -161,13 +187,37 @@ def empty_buffers(rounds: int) -> tuple[np.ndarray, ...]:
     )
 
 
+def rollout_tag(net: MLP | None, srp_share: float = 0.0) -> str:
+    """What names the roll-out policy in deal seeds and data files: "" for SRP,
+    ``qp-<first 12 hex digits of the weights' SHA-256>`` for QP, then
+    ``-srp<share>`` if SRP plays a share of the seats."""
+    if net is None:
+        return ""
+    return f"qp-{net.checksum[:12]}" + (f"-srp{srp_share:g}" if srp_share else "")
+
+
+def net_arrays(net: MLP | None) -> tuple:
+    """The network as ``label_round`` takes it (a stand-in when SRP rolls out)."""
+    c = CompiledQP(net if net is not None else _NO_NET)
+    return (c.scale, c.ws, c.bs, np.zeros(STATE_SIZE, dtype=np.int64), c.codes, c.h_a, c.h_b)
+
+
 def label_chunk(
-    seed: int, chunk: int, rounds: int, explore: float, progress: Any = None
+    seed: int,
+    chunk: int,
+    rounds: int,
+    explore: float,
+    progress: Any = None,
+    rollout: MLP | None = None,
+    srp_share: float = 0.0,
 ) -> dict[str, np.ndarray]:
     """Rounds ``"{seed}/qp/{chunk}/{j}"``, ``j < rounds``, labelled: ``x`` (codes),
     ``y``, ``group`` (the decision of each row, from 0), ``types`` (each
     decision's round type, ``bots.round_types.RoundType`` values) and ``srp``
-    (the row, within its decision, of SRP's card)."""
+    (the row, within its decision, of the roll-out policy's card). With a
+    ``rollout`` network, QP with it plays the round and the roll-outs instead of
+    SRP, on other deals: ``"{seed}/<rollout_tag>/{chunk}/{j}"``; ``srp_share``: the
+    chance that a seat plays SRP in a decision's roll-outs (``label_round``)."""
     import random
 
     from bots.base import Bot
@@ -184,9 +234,10 @@ def label_chunk(
     bidder = Bot(make_bis("BIS"), SRP())
     sure_t = sure_table()
     x, y, group, types, srp = empty_buffers(rounds)
+    policy, net = (0 if rollout is None else 1), net_arrays(rollout)
     rows = decisions = 0
     for j in range(rounds):
-        name = f"{seed}/qp/{chunk}/{j}"
+        name = f"{seed}/{rollout_tag(rollout, srp_share) or 'qp'}/{chunk}/{j}"
         rng = random.Random(name)
         bags = (rng.randrange(rules.bag_limit), rng.randrange(rules.bag_limit))
         r = RoundState(rules, rng.randrange(4), deal_hands(name), bags_before=bags)
@@ -196,7 +247,7 @@ def label_chunk(
         n = label_round(
             state_of(r), np.array(r.blind, dtype=np.int64), np.array(bags, dtype=np.int64),
             rules_a, explore, state, sure_t, x[rows:], y[rows:], group[rows:], types, srp,
-            decisions,
+            decisions, policy, net, srp_share,
         )  # fmt: skip
         decisions = int(group[rows + n - 1]) + 1 if n else decisions
         rows += n

@@ -39,10 +39,22 @@ FEATURE_SETS = {"spades": PLAY_FEATURES, "plain": PLAIN_FEATURES}
 
 
 def make_data(
-    folder: Path, *, seed: int, rounds: int, chunk: int, explore: float, progress: TextIO | None
+    folder: Path,
+    *,
+    seed: int,
+    rounds: int,
+    chunk: int,
+    explore: float,
+    progress: TextIO | None,
+    rollout: MLP | None = None,
+    srp_share: float = 0.0,
 ) -> dict[str, np.ndarray]:
-    """The labelled rounds ``0 .. rounds - 1`` in chunks of ``chunk``, made or read."""
-    from lab.training.qp_data import label_chunk
+    """The labelled rounds ``0 .. rounds - 1`` in chunks of ``chunk``, made or read;
+    played out by SRP, or by QP with the network ``rollout`` (other deals, and
+    files named after the network), SRP at a seat with probability ``srp_share``."""
+    from lab.training.qp_data import label_chunk, rollout_tag
+
+    tag = rollout_tag(rollout, srp_share)
 
     folder.mkdir(parents=True, exist_ok=True)
     n_chunks = -(-rounds // chunk)
@@ -50,13 +62,13 @@ def make_data(
     parts = []
     for c in range(n_chunks):
         size = min(chunk, rounds - c * chunk)
-        path = folder / f"chunk_{c}_{size}_{explore}_{PLAY_FEATURES}.npz"
+        path = folder / f"chunk_{c}_{size}_{explore}_{PLAY_FEATURES}{'_' + tag if tag else ''}.npz"
         if path.exists():
             with np.load(path) as z:
                 parts.append({k: z[k] for k in z.files})
             bar.update(size, "read")
             continue
-        part = label_chunk(seed, c, size, explore, bar)
+        part = label_chunk(seed, c, size, explore, bar, rollout, srp_share)
         with open(path.with_suffix(".tmp"), "wb") as f:
             np.savez(f, **part)
         path.with_suffix(".tmp").replace(path)
@@ -86,7 +98,8 @@ def split_last_chunk(data: dict[str, np.ndarray], decisions: int) -> tuple[dict,
 
 def gain_over_srp(net: MLP, held: dict[str, np.ndarray]) -> dict[str, float]:
     """On held-out decisions: the mean label (points / 100) of the network's card
-    minus SRP's card's, and the share of decisions where they agree."""
+    minus the roll-out policy's card's (SRP's, or QP's when QP rolled out), and the
+    share of decisions where they agree."""
     q = net(held["x"][:, : net.inputs] * PLAY_SCALE[: net.inputs])[:, 0]
     starts = np.searchsorted(held["group"], np.arange(held["group"][-1] + 2))
     lo = starts[:-1]
@@ -129,8 +142,12 @@ def fit(
     points: int = 1,
     held: dict[str, np.ndarray] | None = None,
     progress: TextIO | None = None,
+    init: MLP | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> tuple[MLP, dict[str, Any]]:
-    """Fit the value network; ``batch`` decisions (all their cards) a step."""
+    """Fit the value network; ``batch`` decisions (all their cards) a step; from
+    the weights of ``init`` if given (of the same shape), else seeded ones.
+    ``extra``: more settings recorded (and checked on resuming)."""
     if features not in FEATURE_SETS:
         raise TrainError(f"features must be one of {', '.join(FEATURE_SETS)}")
     if epochs < 1 or len(data["y"]) < 2:
@@ -152,8 +169,20 @@ def fit(
         "rows": int(len(y)),
         "curve_games": curve_games,
         "points": points,
+        **(extra or {}),
     }
     net = make_net((inputs, *hidden, 1), seed)
+    if init is not None:
+        shapes = [w.shape for w, _ in init.layers]
+        if shapes != [tuple(m.weight.shape[::-1]) for m in net if hasattr(m, "weight")]:
+            raise TrainError(f"--init's layers {shapes} are not {(inputs, *hidden, 1)}")
+        config["init"] = init.checksum
+        with t.no_grad():
+            for m, (w, b) in zip(
+                [m for m in net if hasattr(m, "weight")], init.layers, strict=True
+            ):
+                m.weight.copy_(t.from_numpy(w.T.copy()))
+                m.bias.copy_(t.from_numpy(b.copy()))
     opt = t.optim.Adam(net.parameters(), lr=lr)
     history: dict[str, list[float]] = {
         "loss": [],
@@ -181,7 +210,7 @@ def fit(
             g = gain_over_srp(now, held)
             history["held_gain"].append(g["gain"])
             history["held_agree"].append(g["agree"])
-            bar.update(0, f"step {step}: held-out gain over SRP {g['gain']:+.4f}")
+            bar.update(0, f"step {step}: held-out gain over the roll-out {g['gain']:+.4f}")
         if curve_games:
             history["curve"].append(curve_point(now, curve_games, seed))
             bar.update(0, f"step {step}: win rate vs BIS+WRP {history['curve'][-1]:.3f}")
@@ -238,9 +267,12 @@ def situation_counts(types: np.ndarray) -> dict[str, int]:
     return {t.name.lower(): int(counts[t.value]) for t in RoundType}
 
 
-def plot_curves(history: dict[str, list[float]], path: str | Path, title: str) -> None:
-    """The learning curves against training steps: held-out gain over SRP's card
-    (points per decision) and the win rate against BIS+WRP, as a PNG."""
+def plot_curves(
+    history: dict[str, list[float]], path: str | Path, title: str, baseline: str = "SRP"
+) -> None:
+    """The learning curves against training steps: held-out gain over the card of
+    ``baseline`` (the roll-out policy; points per decision) and the win rate
+    against BIS+WRP, as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -251,7 +283,7 @@ def plot_curves(history: dict[str, list[float]], path: str | Path, title: str) -
     if history["held_gain"]:
         a.plot(steps, [100 * g for g in history["held_gain"]], marker="o")
     a.axhline(0, color="grey", lw=0.8)
-    a.set_title("held-out gain over SRP's card")
+    a.set_title(f"held-out gain over {baseline}'s card")
     a.set_xlabel("step")
     a.set_ylabel("points per decision")
     if history["curve"]:

@@ -170,3 +170,14 @@ def test_the_shipped_qp_sees_the_spades_state_and_qp_plain_the_papers_alone() ->
     for view in play_views(10):
         legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
         assert {qp.play(view, random.Random(0)), plain.play(view, random.Random(0))} <= legal
+
+
+def test_qp2_is_qp_refitted_on_its_own_roll_outs_and_for_tournaments_only() -> None:
+    qp, qp2 = make_bot("BIS+QP").player, make_bot("BIS+QP2").player
+    assert isinstance(qp2, QP) and qp2.network.inputs == features.PLAY_FEATURES
+    meta = qp2.network.meta
+    assert meta["init"] == qp.network.checksum == meta["rollout"].split()[1]
+    assert not any(name.endswith("+QP2") for name in bot_names())
+    for view in play_views(10):
+        legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
+        assert qp2.play(view, random.Random(0)) in legal

@@ -123,6 +123,32 @@ def test_train_qp_is_reproducible_resumes_from_its_data_and_reloads_with_identic
     QP(plain).play(play_views(1)[0], random.Random(0))
 
 
+@pytest.mark.usefixtures("torch_installed")
+def test_train_qp_with_qp_rolling_out_from_the_shipped_weights_is_seeded_and_resumes(
+    tmp_path: Path,
+) -> None:
+    from bots.learned.mlp import load_mlp, shipped
+
+    args = ["--rounds", "4", "--chunk", "2", "--batch", "16", "--seed", "3", "--advantage", "4",
+            "--rollout", "qp", "--init", shipped("qp.npz")]  # fmt: skip
+    call_command("train_qp", *args, "--epochs", "2", "--data", str(tmp_path / "d1"),
+                 "--output", str(tmp_path / "a.npz"))  # fmt: skip
+    names = sorted(p.name for p in (tmp_path / "d1").iterdir())
+    qp = load_mlp(shipped("qp.npz"))
+    assert len(names) == 2 and all(n.endswith(f"_qp-{qp.checksum[:12]}.npz") for n in names)
+    # The rounds made again in another folder, and a run stopped after 1 epoch, resumed.
+    for epochs in ("1", "2"):
+        call_command("train_qp", *args, "--epochs", epochs, "--data", str(tmp_path / "d2"),
+                     "--output", str(tmp_path / "b.npz"))  # fmt: skip
+    a, b = read_mlp(tmp_path / "a.npz"), read_mlp(tmp_path / "b.npz")
+    assert a.checksum == b.checksum != qp.checksum
+    assert a.meta["init"] == qp.checksum and a.meta["rollout"] == f"qp {qp.checksum}"
+    assert len(a.meta["history"]["held_gain"]) == 2
+    # From the shipped weights, not from seeded ones: one epoch moves them a little.
+    w0, w1 = qp.layers[0][0], a.layers[0][0]
+    assert np.abs(w1 - w0).max() < 0.05 < np.abs(w0).max()
+
+
 def test_the_shipped_learned_bots_play_a_duplicate_pair_and_bid_stats_reads_its_log(
     tmp_path: Path,
 ) -> None:

@@ -4,6 +4,8 @@
         [--features spades|plain] [--hidden 256,256,128] [--epochs 4] [--batch 1024]
         [--lr 1e-3] [--advantage 1.0] [--curve-games 0] [--points 1] [--seed 1]
         [--output bots/data/qp.npz] [--data DIR] [--plot FILE.png]
+        [--rollout srp|qp] [--rollout-weights bots/data/qp.npz] [--rollout-srp-share 0]
+        [--init NPZ]
 
 Rounds dealt and bid (BIS) in Python, played in the compiled engine: at every
 decision each legal card is played out to the round's end by SRP on the true
@@ -11,6 +13,13 @@ deal and labelled with the Spades score (``lab.training.qp_data``); the
 network is fitted to those labels (``lab.training.qp_train``). The labelled
 chunks are kept in ``--data`` (default ``<output>.data``; made again only if
 missing), the fit resumes from ``<output>.ckpt.pt``. Needs the ``train`` extra.
+
+Policy iteration: ``--rollout qp`` plays the rounds and the roll-outs with QP
+(the network of ``--rollout-weights``, compiled: ``lab.training.qp_compiled``)
+instead of SRP, on other deals (named after the network's checksum), and
+``--rollout-srp-share p`` lets SRP play each seat of a decision's roll-outs
+with probability p (a mix), and ``--init`` starts the fit from a weights file
+instead of seeded weights.
 """
 
 from __future__ import annotations
@@ -44,6 +53,19 @@ class Command(BaseCommand):
         parser.add_argument("--data", help="folder of the labelled rounds")
         parser.add_argument("--plot", help="loss and learning curves as a PNG")
         parser.add_argument("--report", metavar="NPZ", help="print a weights file's record")
+        parser.add_argument(
+            "--rollout", choices=("srp", "qp"), default="srp", help="who plays the roll-outs"
+        )
+        parser.add_argument(
+            "--rollout-weights", default="bots/data/qp.npz", help="QP's network for --rollout qp"
+        )
+        parser.add_argument(
+            "--rollout-srp-share",
+            type=float,
+            default=0.0,
+            help="with --rollout qp: the chance that a seat plays SRP in a decision's roll-outs",
+        )
+        parser.add_argument("--init", metavar="NPZ", help="start the fit from these weights")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if opts["report"]:
@@ -51,6 +73,7 @@ class Command(BaseCommand):
             return
         import time
 
+        from bots.learned.mlp import WeightsError, read_mlp
         from lab.training.qp_train import (
             fit,
             make_data,
@@ -67,6 +90,18 @@ class Command(BaseCommand):
             raise CommandError("--hidden is sizes separated by commas, e.g. 256,256,128") from None
         if opts["rounds"] < 1 or opts["chunk"] < 1:
             raise CommandError("--rounds and --chunk must be at least 1")
+        try:
+            rollout = read_mlp(opts["rollout_weights"]) if opts["rollout"] == "qp" else None
+            init = read_mlp(opts["init"]) if opts["init"] else None
+        except WeightsError as e:
+            raise CommandError(str(e)) from None
+        share = opts["rollout_srp_share"]
+        if not 0 <= share <= 1 or (share and rollout is None):
+            raise CommandError("--rollout-srp-share is a probability, with --rollout qp")
+        described = None
+        if rollout is not None:
+            described = f"qp {rollout.checksum}" + (f" srp {share:g}" if share else "")
+        extra = {} if described is None else {"rollout": described}
         t0 = time.monotonic()
         data = make_data(
             Path(opts["data"] or str(out) + ".data"),
@@ -75,6 +110,8 @@ class Command(BaseCommand):
             chunk=opts["chunk"],
             explore=opts["explore"],
             progress=sys.stderr,
+            rollout=rollout,
+            srp_share=share,
         )
         t1 = time.monotonic()
         situations = situation_counts(data["types"])
@@ -96,6 +133,8 @@ class Command(BaseCommand):
                 points=opts["points"],
                 held=held,
                 progress=sys.stderr,
+                init=init,
+                extra=extra,
             )
         except TrainError as e:
             raise CommandError(str(e)) from None
@@ -103,6 +142,8 @@ class Command(BaseCommand):
             bot="QP" if opts["features"] == "spades" else "QP-plain",
             rounds=opts["rounds"],
             explore=opts["explore"],
+            rollout=described or "srp",
+            init=None if init is None else init.checksum,
             situations=situations,
             held_out=0 if held is None else len(held["types"]),
             minutes={
@@ -118,12 +159,17 @@ class Command(BaseCommand):
             + ", ".join(f"{a:.4f}" for a in h["loss"])
             + "; advantage loss "
             + ", ".join(f"{a:.4f}" for a in h["advantage_loss"])
-            + "; held-out gain over SRP's card (points / 100) "
+            + f"; held-out gain over {opts['rollout'].upper()}'s card (points / 100) "
             + ", ".join(f"{a:+.4f}" for a in h["held_gain"])
             + "; win rate vs BIS+WRP "
             + (", ".join(f"{c:.3f}" for c in h["curve"]) or "-")
             + f"; decisions by round type {situations}; sha256 {net.checksum}"
         )
         if opts["plot"]:
-            plot_curves(h, opts["plot"], f"QP ({opts['features']}), {opts['rounds']} rounds")
+            title = f"QP ({opts['features']}), {opts['rounds']} rounds"
+            if rollout is not None:
+                title += f", roll-outs QP {rollout.checksum[:8]}"
+                title += f" (SRP at {share:g} of seats)" if share else ""
+            title += f", from {init.checksum[:8]}" if init is not None else ""
+            plot_curves(h, opts["plot"], title, opts["rollout"].upper())
             self.stdout.write(f"curves: {opts['plot']}")

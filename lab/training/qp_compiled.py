@@ -1,0 +1,168 @@
+"""QP compiled (numba): the after-state codes, their 292 inputs and the forward pass.
+
+What :class:`bots.learned.qp.QP` does in numpy, on :mod:`bots.srp_compiled`'s
+state array, so that QP can be the roll-out policy of its own training data
+(``lab.training.qp_data``, policy iteration). For each legal card the seat's
+state just after it is written as codes (:func:`after_codes`, equal to
+``bots.learned.features.after_play_codes``), and the network is evaluated on
+the codes times ``PLAY_SCALE``: the first layer as its bias plus the weight rows
+of the nonzero inputs (a row has 292 codes, about a third of them nonzero), the
+later layers as the bias plus the weight rows of the positive activations (the
+ReLU zeros cost nothing). float32 as the shipped weights; the order of the sums
+is not BLAS's, so the values differ from numpy's by rounding (about 1e-6), and
+the card is the one of highest value, the lowest card on a tie, as QP's.
+``tests/lab/test_qp_compiled.py`` holds both equal to the numpy player on
+thousands of positions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from bots.learned.features import CARD_INDEX, PLAY_FEATURES, PLAY_SCALE
+from bots.learned.mlp import MLP
+from bots.srp_compiled import (
+    BIDS,
+    BROKEN,
+    LEADER,
+    NIL_ALLOWED,
+    POS,
+    WIN_SEAT,
+    WON,
+    legal_mask,
+    play_card,
+)
+
+_CARD_INDEX = CARD_INDEX.astype(np.int64)
+
+
+@njit(cache=True)
+def after_codes(st, seat, order_card, order_seat, n, bags, row):
+    """The codes of ``seat``'s state in ``st`` (just after its card, the ``n``-th
+    of ``order_card``) into ``row`` (as ``after_play_codes``)."""
+    row[:] = 0
+    for i in range(n):
+        j = _CARD_INDEX[order_card[i]]
+        row[j] = i + 1
+        row[52 + j] = ((order_seat[i] - seat) & 3) + 1
+    hand = st[seat]
+    for c in range(52):
+        if (hand >> c) & 1:
+            row[104 + _CARD_INDEX[c]] = 1
+    for k in range(4):
+        s = (seat + k) & 3
+        b = st[BIDS + s]
+        row[156 + k] = max(b, 0)
+        row[160 + k] = st[WON + s]
+        row[217 + k] = 1 if (b == 0 and st[NIL_ALLOWED] != 0) else 0
+    m = st[POS] if st[POS] > 0 else 4  # 0: our card completed the trick
+    for i in range(n - m, n):
+        row[164 + _CARD_INDEX[order_card[i]]] = 1
+    winner = st[WIN_SEAT] if st[POS] > 0 else st[LEADER]
+    row[216] = 1 if (winner & 1) == (seat & 1) else 0
+    row[221] = bags[seat & 1]
+    row[222] = bags[1 - (seat & 1)]
+    row[223] = st[BROKEN]
+    row[224 + _CARD_INDEX[order_card[n - 1]]] = 1
+    for i in range(n):
+        lead = order_card[i - i % 4] // 13
+        if order_card[i] // 13 != lead:
+            row[276 + 4 * ((order_seat[i] - seat) & 3) + lead] = 1
+
+
+@njit(cache=True)
+def expand(codes, scale, inputs, x):
+    """The network's input (float32) of a row of codes, as ``after_play_states``."""
+    for i in range(inputs):
+        x[i] = np.float32(codes[i]) * scale[i]
+
+
+@njit(cache=True)
+def values(codes, k, scale, ws, bs, h_a, h_b, out):
+    """The network's outputs on the first ``k`` rows of ``codes`` (times ``scale``)
+    into ``out``: ``ws``, ``bs`` the layers (a tuple of float32 matrices, in x out,
+    and of biases), ``h_a``, ``h_b`` scratch of ``k`` or more rows as wide as the
+    widest layer. Each weight row is read once for all ``k`` rows."""
+    w = ws[0]
+    width = w.shape[1]
+    h = h_a
+    for r in range(k):
+        h[r, :width] = bs[0]
+        for i in range(w.shape[0]):
+            c = codes[r, i]
+            if c != 0:
+                a = np.float32(c) * scale[i]
+                for j in range(width):
+                    h[r, j] += a * w[i, j]
+    for layer in range(1, len(ws)):
+        w = ws[layer]
+        o = h_b if layer % 2 == 1 else h_a
+        width = w.shape[1]
+        for r in range(k):
+            o[r, :width] = bs[layer]
+        for i in range(w.shape[0]):
+            for r in range(k):
+                a = h[r, i]
+                if a > 0:  # the ReLU: a zero activation adds nothing
+                    for j in range(width):
+                        o[r, j] += a * w[i, j]
+        h = o
+    for r in range(k):
+        out[r] = h[r, 0]
+
+
+@njit(cache=True)
+def qp_card(st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b):
+    """QP's card for the seat to act in ``st`` (the ``n``-th card of the round;
+    ``order_card``/``order_seat`` the cards before it, position ``n`` is
+    overwritten). ``scratch`` a state array, ``codes`` 14 rows of
+    ``PLAY_FEATURES`` (the last holds the values), ``h_a``, ``h_b`` 13 rows."""
+    legal = legal_mask(st)
+    m = legal
+    low = m & -m
+    if m == low:  # one legal card
+        card = 0
+        while low > 1:
+            low >>= 1
+            card += 1
+        return card
+    seat = (st[LEADER] + st[POS]) & 3
+    cards = np.empty(13, dtype=np.int64)
+    k = 0
+    while m:
+        card = 0
+        low = m & -m
+        while low > 1:
+            low >>= 1
+            card += 1
+        m &= m - 1
+        scratch[:] = st
+        play_card(scratch, card)
+        order_card[n] = card
+        order_seat[n] = seat
+        after_codes(scratch, seat, order_card, order_seat, n + 1, bags, codes[k])
+        cards[k] = card
+        k += 1
+    v = h_a[13]
+    values(codes, k, scale, ws, bs, h_a, h_b, v)
+    best = 0
+    for r in range(1, k):
+        if v[r] > v[best]:  # ties: the lowest card, as QP's argmax
+            best = r
+    return cards[best]
+
+
+class CompiledQP:
+    """A network's layers as the compiled functions take them, with scratch space."""
+
+    def __init__(self, net: MLP) -> None:
+        self.ws = tuple(np.ascontiguousarray(w, dtype=np.float32) for w, _ in net.layers)
+        self.bs = tuple(np.ascontiguousarray(b, dtype=np.float32) for _, b in net.layers)
+        self.scale = np.ascontiguousarray(PLAY_SCALE[: net.inputs], dtype=np.float32)
+        width = max(w.shape[1] for w in self.ws)
+        # 13 rows for the candidates; h_a's 14th holds their values.
+        self.h_a = np.zeros((14, max(width, 13)), dtype=np.float32)
+        self.h_b = np.zeros((13, width), dtype=np.float32)
+        self.codes = np.zeros((13, PLAY_FEATURES), dtype=np.uint8)
+        self.checksum = net.checksum
