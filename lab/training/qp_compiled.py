@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from bots.bits import low_bit
 from bots.learned.features import CARD_INDEX, PLAY_FEATURES, PLAY_SCALE
 from bots.learned.mlp import MLP
 from bots.srp_compiled import (
@@ -120,22 +121,13 @@ def qp_card(st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, 
     ``PLAY_FEATURES`` (the last holds the values), ``h_a``, ``h_b`` 13 rows."""
     legal = legal_mask(st)
     m = legal
-    low = m & -m
-    if m == low:  # one legal card
-        card = 0
-        while low > 1:
-            low >>= 1
-            card += 1
-        return card
+    if m & (m - 1) == 0:  # one legal card
+        return low_bit(m)
     seat = (st[LEADER] + st[POS]) & 3
     cards = np.empty(13, dtype=np.int64)
     k = 0
     while m:
-        card = 0
-        low = m & -m
-        while low > 1:
-            low >>= 1
-            card += 1
+        card = low_bit(m)
         m &= m - 1
         scratch[:] = st
         play_card(scratch, card)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from bots.bits import low_bit
 from bots.learned.features import PLAY_FEATURES
 from bots.learned.mlp import MLP
 from bots.srp_compiled import (
@@ -135,11 +136,7 @@ def label_round(
             dec_srp[d] = 0
             m = legal
             while m:
-                card = 0
-                low = m & -m
-                while low > 1:
-                    low >>= 1
-                    card += 1
+                card = low_bit(m)
                 m &= m - 1
                 tmp[:] = st
                 play_card(tmp, card)
