@@ -439,7 +439,7 @@ def _nil_follow_key(best, lead_suit, c):
     later tricks), then those that win it for now, highest first too (a later
     seat may overtake; if none does, the nil is set and a high card is gone).
     On seed 1's nil rounds: 0.64-0.71x the nodes of :func:`_follow_key`'s
-    order at 10-11 cards a hand, 0.5x at 12 (docs/replays.md)."""
+    order at 10-11 cards a hand, 0.63x at 12 (docs/replays.md)."""
     rank = c % 13 + (13 if c >= 39 and lead_suit != 3 else 0)
     if (_BEATERS[best] >> c) & 1:
         return 63 - rank
