@@ -253,13 +253,23 @@ def _copy_text(v: Any) -> str:
     return v.translate(COPY_ESCAPES) if isinstance(v, str) else str(v)
 
 
+_SPAN, _START, _FIGURE = KEY.index("span"), KEY.index("start"), KEY.index("figure")
+
+
+def _locality(key: Key) -> tuple[str, date, str]:
+    return key[_SPAN], key[_START], key[_FIGURE]
+
+
 def _copy(cells: Mapping[Key, Sums]) -> None:
     """PostgreSQL: the cells in with one COPY (millions of rows in seconds), in shard 0
     as the other bulk paths."""
     q = connection.ops.quote_name
     columns = ", ".join(q(c) for c in (*KEY, "shard", *SUMS))
     lines = []
-    for key, sums in cells.items():
+    # In (span, start, figure) order, as the partitions keep the live rows (migration
+    # 0021): the cells a dashboard query reads lie together.
+    for key in sorted(cells, key=_locality):
+        sums = cells[key]
         values = [key[0], key[1].isoformat(), *key[2:], 0, *sums]
         lines.append("\t".join(_copy_text(v) for v in values))
     with connection.cursor() as cursor:

@@ -33,6 +33,20 @@ def database_url() -> Iterator[str]:
         yield url
 
 
+# The tallies' (start, figure) in each partition, in their order on disk.
+ON_DISK = """
+import json
+from django.db import connection
+out = {}
+with connection.cursor() as c:
+    c.execute("SELECT tableoid::regclass::text, start::text, figure FROM game_roundtally "
+              "ORDER BY tableoid, ctid")
+    for part, start, figure in c.fetchall():
+        out.setdefault(part, []).append([start, figure])
+print(json.dumps(out))
+"""
+
+
 class Failed(Exception):
     pass
 
@@ -123,6 +137,12 @@ def test_bench_dashboard_and_rebuild_tallies_on_postgres(database_url: str) -> N
     # The kept rows are whole: rebuilt, the tallies match them.
     assert re.search(r"rebuilt [1-9]\d* tallies", manage(database_url, "rebuild_tallies"))
     assert "tallies match the stored rows" in manage(database_url, "rebuild_tallies", "--check")
+    # Each span's cells in their own partition, in (start, figure) order on disk.
+    on_disk = json.loads(manage(database_url, "shell", "-c", ON_DISK).strip().splitlines()[-1])
+    assert set(on_disk) == {"game_roundtally_a", "game_roundtally_m", "game_roundtally_w",
+                            "game_roundtally_d"}  # fmt: skip
+    for rows in on_disk.values():
+        assert len(rows) > 1 and rows == sorted(rows)
     reused = manage(database_url, "bench_dashboard", "--reuse", "--loads", "1", "--no-exports")
     assert "database: postgresql, 20 rounds stored" in reused
 
