@@ -20,6 +20,10 @@ IN_MEMORY_CHANNEL_LAYER = "game.sockets.events.TableChannelLayer"
 REDIS_PUBSUB_CHANNEL_LAYER = "game.sockets.pubsub_layer.TablePubSubLayer"
 
 SQLITE_INIT_COMMAND = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+# No JIT compilation: the site's statements take milliseconds, and a dashboard
+# query whose estimate passed jit_above_cost spent 68 of its 85 ms compiling
+# (docs/exports.md, "Performance: the tallies").
+POSTGRES_OPTIONS = "-c jit=off"
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -72,6 +76,10 @@ def database(url: str) -> dict[str, Any]:
         # waiting, whenever another connection (a bot thread, the tally flush)
         # committed after its read: WAL mode cannot upgrade a stale snapshot.
         options.setdefault("transaction_mode", "IMMEDIATE")
+        result["OPTIONS"] = options
+    elif result.get("ENGINE") == "django.db.backends.postgresql":
+        options = dict(result.get("OPTIONS") or {})
+        options.setdefault("options", POSTGRES_OPTIONS)  # a URL's ?options=... wins
         result["OPTIONS"] = options
     return result
 

@@ -42,6 +42,9 @@ def test_database_from_postgres_url() -> None:
     assert db["ENGINE"] == "django.db.backends.postgresql"
     assert (db["HOST"], db["PORT"], db["NAME"]) == ("db.example", 5433, "spades")
     assert (db["USER"], db["PASSWORD"]) == ("spades", "secret")
+    assert db["OPTIONS"] == {"options": "-c jit=off"}
+    given = config.database("postgres://db.example/spades?options=-c%20work_mem%3D8MB")
+    assert given["OPTIONS"] == {"options": "-c work_mem=8MB"}
 
 
 def test_database_url_with_unknown_scheme_is_a_clear_error() -> None:

@@ -85,3 +85,9 @@ def test_the_tallies_are_partitioned_by_span_and_the_migration_goes_both_ways(
     stackprocs.manage(env, "migrate", "-v0")
     assert "tallies" in stackprocs.manage(env, "rebuild_tallies")  # no rounds: none left
     assert _cells(env, "d")[0] == ["a", "game_roundtally_a", 1, 10]
+    # The site's connections compile no query (spadesite/config.py: POSTGRES_OPTIONS).
+    show_jit = (
+        "from django.db import connection\nwith connection.cursor() as c:\n"
+        "    c.execute('SHOW jit')\n    print(c.fetchone()[0])"
+    )
+    assert stackprocs.manage(env, "shell", "-c", show_jit).split()[-1] == "off"
