@@ -1060,7 +1060,10 @@ def _idx(w: tuple[int, ...]) -> int:
 
 
 _TABLES: dict[tuple, np.ndarray] = {}
-MAX_TABLES = 2048  # objectives' tables kept in the process (about 1.5 MB each)
+# Bytes of objectives' tables kept in the process (1.5 MB each; a round's analysis
+# uses 14, about 21 MB): a replays worker analysing rounds one after another could
+# hold 3 GB when the cap was 2,048 tables.
+MAX_TABLE_BYTES = 128 * 2**20
 
 
 def _objective_key(objective: Objective) -> tuple | None:
@@ -1079,7 +1082,7 @@ def _objective_key(objective: Objective) -> tuple | None:
 
 
 _SIDE_TABLES: dict[tuple, np.ndarray] = {}
-MAX_SIDE_TABLES = 16  # 4.3 MB each, made only for searches of SIDE_FROM tricks or more
+MAX_SIDE_TABLE_BYTES = 64 * 2**20  # 4.3 MB each, made only for searches of SIDE_FROM tricks+
 # Tricks from the objective's start from which a points search is bounded by
 # side_tables: below, searches are small (UCT's 5-card solves take about 0.03 ms)
 # and a table takes 1-5 ms to make (not measured against them: the line where
@@ -1088,31 +1091,35 @@ SIDE_FROM = 8
 _NO_SIDE_TABLE = np.zeros((2, 14, 1), dtype=np.int32)
 
 
-def _kept(cache: dict, limit: int, objective: Objective, tricks_left: int, make) -> np.ndarray:
-    """``make()``, kept in ``cache`` (at most ``limit``) for equal objectives."""
+def _kept(
+    cache: dict, limit_bytes: int, objective: Objective, tricks_left: int, make
+) -> np.ndarray:
+    """``make()``, kept in ``cache`` for equal objectives; the cache is emptied before it
+    would pass ``limit_bytes``."""
     key = _objective_key(objective)
     if key is None:
         return make()
     key = (*key, tricks_left)
     found = cache.get(key)
     if found is None:
-        if len(cache) >= limit:
+        found = make()
+        if sum(a.nbytes for a in cache.values()) + found.nbytes > limit_bytes:
             cache.clear()
-        found = cache[key] = make()
+        cache[key] = found
     return found
 
 
 def shared_side_tables(objective: Objective, tricks_left: int, t: np.ndarray) -> np.ndarray:
     """:func:`side_tables`, made once per process for equal objectives."""
     make = functools.partial(side_tables, t, tricks_left)
-    return _kept(_SIDE_TABLES, MAX_SIDE_TABLES, objective, tricks_left, make)
+    return _kept(_SIDE_TABLES, MAX_SIDE_TABLE_BYTES, objective, tricks_left, make)
 
 
 def shared_tables(objective: Objective, tricks_left: int) -> np.ndarray:
     """:func:`objective_tables`, made once per process for equal objectives (the
     bench's and UCT's many solvers of one objective share them)."""
     make = functools.partial(objective_tables, objective, tricks_left)
-    return _kept(_TABLES, MAX_TABLES, objective, tricks_left, make)
+    return _kept(_TABLES, MAX_TABLE_BYTES, objective, tricks_left, make)
 
 
 # ----- the shared transposition table and the solver ----------------------------------

@@ -295,6 +295,9 @@ def rebuild() -> int:
                 cursor.execute(f"TRUNCATE {q(RoundTally._meta.db_table)}")
             cells = scan()
             _copy(cells)
+            # The planner's statistics of the new rows now, not at autovacuum's next round.
+            with connection.cursor() as cursor:
+                cursor.execute(f"ANALYZE {q(RoundTally._meta.db_table)}")
         else:
             RoundTally.objects.all().delete()
             cells = scan()

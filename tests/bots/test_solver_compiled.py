@@ -394,3 +394,20 @@ def test_the_table_size_changes_the_speed_not_the_values() -> None:
     finally:
         solver_compiled.use_table_bits(solver_compiled.TT_BITS)
     assert solver_compiled._shared_table()[0].shape[0] == (1 << 20) // solver_compiled.BUCKET
+
+
+def test_the_kept_tables_stay_within_their_byte_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A replays worker analyses round after round, each with objectives of its own:
+    # the tables kept for them must not grow without end (they did up to 3 GB).
+    rules = Rules()
+    one = objective_tables(PointsObjective(rules, [3] * 4, [False] * 4, [0] * 4, (0, 0), (0, 0)), 5)
+    monkeypatch.setattr(solver_compiled, "_TABLES", {})
+    monkeypatch.setattr(solver_compiled, "MAX_TABLE_BYTES", 3 * one.nbytes)
+    sizes = []
+    for bags in range(10):
+        objective = PointsObjective(rules, [3] * 4, [False] * 4, [0] * 4, (0, 0), (bags, 0))
+        kept = solver_compiled.shared_tables(objective, 5)
+        assert np.array_equal(kept, objective_tables(objective, 5))
+        assert solver_compiled.shared_tables(objective, 5) is kept  # made once
+        sizes.append(sum(a.nbytes for a in solver_compiled._TABLES.values()))
+    assert max(sizes) == 3 * one.nbytes and min(sizes) == one.nbytes
