@@ -265,13 +265,17 @@ def _copy(cells: Mapping[Key, Sums]) -> None:
     as the other bulk paths."""
     q = connection.ops.quote_name
     columns = ", ".join(q(c) for c in (*KEY, "shard", *SUMS))
+    # In (span, start, figure) order, as the live rows arrive (migration 0021): the
+    # cells a dashboard query reads lie together. Grouped, not sorted: a few thousand
+    # groups for millions of cells.
+    groups: dict[tuple[str, date, str], list[Key]] = {}
+    for key in cells:
+        groups.setdefault(_locality(key), []).append(key)
     lines = []
-    # In (span, start, figure) order, as the partitions keep the live rows (migration
-    # 0021): the cells a dashboard query reads lie together.
-    for key in sorted(cells, key=_locality):
-        sums = cells[key]
-        values = [key[0], key[1].isoformat(), *key[2:], 0, *sums]
-        lines.append("\t".join(_copy_text(v) for v in values))
+    for group in sorted(groups):
+        for key in groups[group]:
+            values = [key[0], key[1].isoformat(), *key[2:], 0, *cells[key]]
+            lines.append("\t".join(_copy_text(v) for v in values))
     with connection.cursor() as cursor:
         sql = f"COPY {q(RoundTally._meta.db_table)} ({columns}) FROM STDIN"
         with cursor.cursor.copy(sql) as copy:
