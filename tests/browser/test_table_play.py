@@ -335,7 +335,9 @@ def test_a_player_who_times_out_is_away_until_back(
     else:
         play_card(page, legal)
     # His own move is the next version (his timer, 12 s, has not run out).
-    page.wait_for_function(f"window.spadesTable.version > {version}", timeout=10_000)
+    # A function, not an expression: Playwright evaluates an expression again at each
+    # poll, which the page's CSP (no 'unsafe-eval') refuses once the first check is false.
+    page.wait_for_function(f"() => window.spadesTable.version > {version}", timeout=10_000)
     expect(mine).not_to_have_class(re.compile(r"\baway\b"))
     expect(note).to_be_hidden()
 
