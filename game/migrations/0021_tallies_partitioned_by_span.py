@@ -5,7 +5,7 @@
 # millions of day, week and month cells (at 2,000,000 rounds one query read
 # 22,805 rows from 22,433 pages), and a CLUSTER would not last: an update
 # writes the row anew wherever there is room. In a partition of their own they
-# stay together by construction (docs/exports.md, "The dashboard at scale").
+# stay together by construction (docs/exports.md, "Performance: the tallies").
 #
 # The rows are copied in (span, start, figure) order, as rebuild_tallies
 # writes them: a day's or a month's cells of one figure lie together.
