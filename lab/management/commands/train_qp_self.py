@@ -1,0 +1,142 @@
+"""``manage.py train_qp_self``: QP's card-play value network by self-play alone.
+
+    python manage.py train_qp_self [--iterations 200] [--rounds 4000] [--pool 200000]
+        [--explore 0.05] [--lambda 0.7] [--steps 400] [--batch 1024] [--lr 1e-3]
+        [--buffer 4] [--hidden 256,256,128] [--gauge-deals 2000] [--gauge-every 5]
+        [--seed 1] [--output bots/data/qp_self.npz] [--data DIR] [--plot FILE.png]
+
+The Four Hundred paper's training (``lab.training.qp_self``): from random
+weights, the network plays all four seats of bid rounds (compiled), each
+after-state it enters is labelled by the λ-return of the round's Spades score
+(``--lambda 1``: the round's score alone, the paper's label), and it is fitted
+to them in batches, iteration after iteration. No rule of play and no other
+player's games. The bid rounds (BIS, in Python: the slow part, about 4 ms a
+round) and the rows of the last iterations are kept in ``--data`` (default
+``<output>.data``); the run resumes from ``<output>.ckpt.pt``. The learning
+curve: the greedy network against SRP on ``--gauge-deals`` held-out deals,
+each played twice with the partnerships swapped, every ``--gauge-every``
+iterations. Needs the ``train`` extra.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from lab.management.commands.train_nnb import report
+
+
+def curve_plot(h: dict[str, list[float]], path: str, title: str) -> None:
+    """The learning curve: points a round against SRP (±2 standard errors) and the loss."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.4), dpi=100)
+    x = h["gauge_at"]
+    low = [g - 2 * s for g, s in zip(h["gauge"], h["gauge_se"], strict=True)]
+    high = [g + 2 * s for g, s in zip(h["gauge"], h["gauge_se"], strict=True)]
+    a.fill_between(x, low, high, alpha=0.25)
+    a.plot(x, h["gauge"], marker=".")
+    a.axhline(0, color="grey", lw=0.8)
+    a.set_title("QP against SRP, duplicate (held-out deals)")
+    a.set_xlabel("iteration")
+    a.set_ylabel("points a round, QP's side - SRP's")
+    b.plot(h["iteration"], h["loss"])
+    b.set_title("squared error to the λ-returns")
+    b.set_xlabel("iteration")
+    for ax in (a, b):
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+class Command(BaseCommand):
+    help = "Train QP by self-play alone (the Four Hundred paper's card play)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--iterations", type=int, default=200)
+        parser.add_argument(
+            "--rounds", type=int, default=4000, help="self-play rounds an iteration"
+        )
+        parser.add_argument("--pool", type=int, default=200_000, help="bid rounds, cycled")
+        parser.add_argument("--explore", type=float, default=0.05, help="random card share")
+        parser.add_argument("--lambda", dest="lam", type=float, default=0.7, help="λ-return")
+        parser.add_argument("--steps", type=int, default=400, help="Adam steps an iteration")
+        parser.add_argument("--batch", type=int, default=1024, help="rows a step")
+        parser.add_argument("--lr", type=float, default=1e-3)
+        parser.add_argument("--buffer", type=int, default=4, help="iterations of rows kept")
+        parser.add_argument("--hidden", default="256,256,128")
+        parser.add_argument("--gauge-deals", type=int, default=2000)
+        parser.add_argument("--gauge-every", type=int, default=5)
+        parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument("--output", default="bots/data/qp_self.npz")
+        parser.add_argument("--data", help="folder of the bid rounds and the rows")
+        parser.add_argument("--plot", help="the learning curve as a PNG")
+        parser.add_argument("--report", metavar="NPZ", help="print a weights file's record")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        if opts["report"]:
+            self.stdout.write(report(opts["report"]))
+            return
+        import time
+
+        from lab.training.qp_self import train
+        from lab.training.train import TrainError
+
+        out = Path(opts["output"])
+        try:
+            hidden = tuple(int(h) for h in opts["hidden"].split(","))
+        except ValueError:
+            raise CommandError("--hidden is sizes separated by commas, e.g. 256,256,128") from None
+        if opts["gauge_deals"] < 0 or opts["gauge_every"] < 1:
+            raise CommandError("--gauge-deals >= 0 and --gauge-every >= 1")
+        data = Path(opts["data"] or str(out) + ".data")
+        t0 = time.monotonic()
+        try:
+            net, info = train(
+                data,
+                data / f"rows_seed{opts['seed']}",
+                seed=opts["seed"],
+                iterations=opts["iterations"],
+                rounds=opts["rounds"],
+                pool=opts["pool"],
+                explore=opts["explore"],
+                lam=opts["lam"],
+                steps=opts["steps"],
+                batch=opts["batch"],
+                lr=opts["lr"],
+                buffer=opts["buffer"],
+                hidden=hidden,
+                gauge_deals=opts["gauge_deals"],
+                gauge_every=opts["gauge_every"],
+                checkpoint=out.with_name(out.name + ".ckpt.pt"),
+                progress=sys.stderr,
+            )
+        except TrainError as e:
+            raise CommandError(str(e)) from None
+        net.meta.update(bot="QP-self", minutes=round((time.monotonic() - t0) / 60, 1))
+        net.save(out)
+        h = info["history"]
+        gauge = ", ".join(
+            f"{i}: {g:+.1f} ± {s:.1f}"
+            for i, g, s in zip(h["gauge_at"], h["gauge"], h["gauge_se"], strict=True)
+        )
+        self.stdout.write(
+            f"{out}: {opts['iterations']} iterations of {opts['rounds']} self-play rounds "
+            f"(seed {opts['seed']}); loss first {h['loss'][0]:.4f}, last {h['loss'][-1]:.4f}; "
+            f"points a round against SRP by iteration {gauge or '-'}; sha256 {net.checksum}"
+        )
+        if opts["plot"]:
+            title = (
+                f"QP by self-play, λ {opts['lam']:g}, explore {opts['explore']:g}, "
+                f"{opts['rounds']} rounds an iteration"
+            )
+            curve_plot(h, opts["plot"], title)
+            self.stdout.write(f"curves: {opts['plot']}")

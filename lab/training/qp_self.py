@@ -1,0 +1,383 @@
+"""QP by self-play alone (issue 46), the Four Hundred paper's way: compiled (numba).
+
+The paper's card-play network learns from its own games: the network plays
+all four seats, every state it enters is labelled from the round's outcome,
+and the network is fitted to those labels in batches, again and again. No
+rule of play is in it and no other player's games: the shipped ``QP`` learned
+from SRP's roll-outs (``lab.training.qp_data``), this one from nothing but
+the rules' score, starting from random weights.
+
+A round is dealt and bid by BIS in Python (the bidder is not what is learned),
+then played in one compiled call with the network at every seat: at each card
+the after-state of every legal card is valued and the best is played, or a
+random legal card with probability ``explore``. Each after-state a seat enters
+is one training row. Its label is the λ-return of the seat's next after-states
+(the paper's label is the round's reward alone: λ = 1): going back from the
+seat's 13th card, whose label is the round's Spades score (the partnership's
+points minus the opponents', nil and bags included, / 100),
+
+    G_t = (1 - λ) · max over the legal cards at t + 1 of their value + λ · G_{t+1},
+
+so a λ under 1 lets the values of later positions, learned first (the last
+card's label is exact), carry back with less of the deal's luck in them.
+
+The gauge (:func:`gauge`) plays the network against SRP on held-out deals,
+each deal twice with the partnerships swapped (duplicate), compiled: the mean
+points a round QP's side takes more than SRP's.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+from numba import njit
+
+from bots.bits import low_bit
+from bots.learned.features import PLAY_FEATURES, PLAY_SCALE
+from bots.learned.mlp import MLP
+from bots.srp_compiled import BIDS, DONE, LEADER, POS, WON, legal_mask, play_card, srp_play
+from game.engine.fast_compiled import _uniform, rules_array, score_points
+from lab.training.qp_compiled import after_codes, values
+
+ROWS_PER_ROUND = 52
+
+
+@njit(cache=True)
+def _decide(st, seat, order_card, order_seat, n, bags, net, explore, rng, row):
+    """The card of the seat to act: every legal card's after-state valued, the best
+    played (the lowest on a tie), or a random one with probability ``explore``.
+    The chosen after-state's codes go into ``row``. Returns the card and the best
+    value."""
+    scale, ws, bs, scratch, codes, h_a, h_b = net
+    legal = legal_mask(st)
+    cards = np.empty(13, dtype=np.int64)
+    k = 0
+    m = legal
+    while m:
+        card = low_bit(m)
+        m &= m - 1
+        scratch[:] = st
+        play_card(scratch, card)
+        order_card[n] = card
+        order_seat[n] = seat
+        after_codes(scratch, seat, order_card, order_seat, n + 1, bags, codes[k])
+        cards[k] = card
+        k += 1
+    v = h_a[13]
+    values(codes, k, scale, ws, bs, h_a, h_b, v)
+    best = 0
+    for r in range(1, k):
+        if v[r] > v[best]:
+            best = r
+    pick = best
+    if k > 1 and explore > 0 and _uniform(rng) < explore:
+        pick = min(int(_uniform(rng) * k), k - 1)
+    row[:] = codes[pick]
+    return cards[pick], v[best]
+
+
+@njit(cache=True)
+def selfplay_round(st, blind, bags, rules, net, explore, lam, rng, x, y):
+    """Play the round in ``st`` (at its first card) with the network at every seat;
+    the 52 after-states entered into ``x`` (codes) and their λ-returns into ``y``."""
+    bids = st[BIDS : BIDS + 4].copy()
+    out = np.empty(4, dtype=np.int64)
+    order_card = np.empty(52, dtype=np.int64)
+    order_seat = np.empty(52, dtype=np.int64)
+    best = np.empty(52, dtype=np.float64)
+    rows_of = np.empty((4, 13), dtype=np.int64)
+    count = np.zeros(4, dtype=np.int64)
+    n = 0
+    while st[DONE] < 13:
+        seat = (st[LEADER] + st[POS]) & 3
+        card, v = _decide(st, seat, order_card, order_seat, n, bags, net, explore, rng, x[n])
+        best[n] = v
+        rows_of[seat, count[seat]] = n
+        count[seat] += 1
+        order_card[n] = card
+        order_seat[n] = seat
+        n += 1
+        play_card(st, card)
+    score_points(bids, blind, st[WON : WON + 4], rules, bags, out)
+    for s in range(4):
+        p = s & 1
+        g = (out[p] - out[1 - p]) / 100.0
+        for t in range(count[s] - 1, -1, -1):
+            r = rows_of[s, t]
+            y[r] = g
+            # the label of the seat's previous after-state
+            g = (1.0 - lam) * best[r] + lam * g
+    return n
+
+
+@njit(cache=True)
+def duel_round(st, blind, bags, rules, net, qp_side, sure_t):
+    """The round in ``st`` played by the network at the seats of partnership
+    ``qp_side`` (0: seats 0 and 2) and SRP at the others, greedily; the points
+    QP's side takes more than SRP's."""
+    bids = st[BIDS : BIDS + 4].copy()
+    out = np.empty(4, dtype=np.int64)
+    order_card = np.empty(52, dtype=np.int64)
+    order_seat = np.empty(52, dtype=np.int64)
+    row = np.empty(PLAY_FEATURES, dtype=np.uint8)
+    rng = np.zeros(1, dtype=np.uint64)
+    n = 0
+    while st[DONE] < 13:
+        seat = (st[LEADER] + st[POS]) & 3
+        if (seat & 1) == qp_side:
+            card, _ = _decide(st, seat, order_card, order_seat, n, bags, net, 0.0, rng, row)
+        else:
+            card = srp_play(st, sure_t)
+        order_card[n] = card
+        order_seat[n] = seat
+        n += 1
+        play_card(st, card)
+    score_points(bids, blind, st[WON : WON + 4], rules, bags, out)
+    return out[qp_side] - out[1 - qp_side]
+
+
+def bid_rounds(name: str, start: int, count: int, bar: Any = None) -> dict[str, np.ndarray]:
+    """Rounds ``"<name>/<j>"``, ``start <= j < start + count``, dealt (random dealer,
+    each side's bags before drawn from 0..9) and bid by BIS: the compiled
+    state arrays at the first card, the blind flags and the bags."""
+    from bots.base import Bot
+    from bots.srp import SRP
+    from bots.srp_compiled import state_of
+    from bots.success_curves import make_bis
+    from game.engine.deal import deal_hands
+    from game.engine.state import Phase, RoundState
+    from game.engine.view import view_for
+
+    bidder = Bot(make_bis("BIS"), SRP())
+    states, blinds, bags = [], [], []
+    for j in range(start, start + count):
+        deal = f"{name}/{j}"
+        rng = random.Random(deal)
+        before = (rng.randrange(RULES.bag_limit), rng.randrange(RULES.bag_limit))
+        r = RoundState(RULES, rng.randrange(4), deal_hands(deal), bags_before=before)
+        while r.phase is not Phase.PLAYING:
+            r.apply(bidder.act(view_for(r, r.to_act), rng))
+        states.append(state_of(r))
+        blinds.append(np.array(r.blind, dtype=np.int64))
+        bags.append(np.array(before, dtype=np.int64))
+        if bar is not None:
+            bar.update(1)
+    return {"states": np.array(states), "blind": np.array(blinds), "bags": np.array(bags)}
+
+
+def _rules() -> Any:
+    from game.engine.rules import Rules
+
+    return Rules(winning_goal=200, losing_goal=-100)
+
+
+RULES = _rules()
+RULES_ARRAY = rules_array(RULES)
+
+
+def selfplay(
+    rounds: dict[str, np.ndarray], net: tuple, explore: float, lam: float, seed: list[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The bid ``rounds`` played by the network (``net_arrays``) at every seat: the
+    after-states' codes and labels."""
+    n = len(rounds["states"])
+    x = np.zeros((n * ROWS_PER_ROUND, PLAY_FEATURES), dtype=np.uint8)
+    y = np.zeros(n * ROWS_PER_ROUND, dtype=np.float32)
+    rng = np.array([np.random.default_rng(seed).integers(2**63)], dtype=np.uint64)
+    for i in range(n):
+        a = i * ROWS_PER_ROUND
+        selfplay_round(
+            rounds["states"][i].copy(), rounds["blind"][i], rounds["bags"][i], RULES_ARRAY,
+            net, explore, lam, rng, x[a : a + ROWS_PER_ROUND], y[a : a + ROWS_PER_ROUND],
+        )  # fmt: skip
+    return x, y
+
+
+def gauge(rounds: dict[str, np.ndarray], net: tuple) -> dict[str, float]:
+    """The network against SRP on the bid ``rounds``, each played twice with the
+    partnerships swapped: the mean points a round QP's side takes more, and its
+    standard error (over deals)."""
+    from bots.srp_compiled import sure_table
+
+    sure_t = sure_table()
+    n = len(rounds["states"])
+    gaps = np.empty(n)
+    for i in range(n):
+        total = 0
+        for side in (0, 1):
+            total += duel_round(
+                rounds["states"][i].copy(), rounds["blind"][i], rounds["bags"][i],
+                RULES_ARRAY, net, side, sure_t,
+            )  # fmt: skip
+        gaps[i] = total / 2
+    return {"gap": float(gaps.mean()), "se": float(gaps.std(ddof=1) / np.sqrt(n)), "deals": n}
+
+
+def net_arrays(net: MLP) -> tuple:
+    from lab.training.qp_data import net_arrays as arrays
+
+    return arrays(net)
+
+
+def load_rounds(folder: Path, name: str, start: int, count: int, bar: Any = None) -> dict:
+    """:func:`bid_rounds`, kept in ``folder`` (bidding is the Python part)."""
+    path = folder / f"{name.replace('/', '_')}_{start}_{count}.npz"
+    if path.exists():
+        if bar is not None:
+            bar.update(count)
+        with np.load(path) as z:
+            return {k: z[k] for k in z.files}
+    folder.mkdir(parents=True, exist_ok=True)
+    part = bid_rounds(name, start, count, bar)
+    with open(path.with_suffix(".tmp"), "wb") as f:
+        np.savez(f, **part)
+    path.with_suffix(".tmp").replace(path)
+    return part
+
+
+# ----- the training loop ----------------------------------------------------------
+
+POOL_CHUNK = 10_000  # bid rounds a pool file holds
+
+
+def train(
+    deals: Path,
+    folder: Path,
+    *,
+    seed: int,
+    iterations: int,
+    rounds: int,
+    pool: int,
+    explore: float,
+    lam: float,
+    steps: int,
+    batch: int,
+    lr: float,
+    buffer: int,
+    hidden: tuple[int, ...],
+    gauge_deals: int,
+    gauge_every: int,
+    checkpoint: Path,
+    progress: TextIO | None = None,
+) -> tuple[MLP, dict[str, Any]]:
+    """Self-play from seeded random weights: each iteration plays ``rounds`` bid
+    rounds (the next ones of a pool of ``pool``, cycled) with the network at every
+    seat, keeps the rows of the last ``buffer`` iterations and takes ``steps``
+    Adam steps of ``batch`` rows drawn from them (squared error to the λ-returns).
+    Every ``gauge_every`` iterations (and at the end) the greedy network meets SRP
+    on ``gauge_deals`` held-out deals (:func:`gauge`). The bid rounds are kept in
+    ``deals``. Resumable: a checkpoint after each iteration, the rows of the
+    iterations in the buffer in ``folder``; seeded by
+    (seed, iteration), so a resumed run ends with the same weights."""
+    from lab.training.progress import Progress
+    from lab.training.train import (
+        TrainError,
+        export,
+        load_checkpoint,
+        make_net,
+        save_checkpoint,
+        torch,
+    )
+
+    if min(iterations, rounds, steps, batch, buffer) < 1:
+        raise TrainError("iterations, rounds, steps, batch and buffer are at least 1")
+    chunk = min(pool, POOL_CHUNK)
+    if pool % chunk or rounds > pool:
+        raise TrainError(f"the pool is at least --rounds and, past {POOL_CHUNK}, a multiple of it")
+    if not 0 <= explore <= 1 or not 0 <= lam <= 1:
+        raise TrainError("explore and lambda are between 0 and 1")
+    t = torch()
+    config = {
+        "kind": "qp-selfplay",
+        "seed": seed,
+        "rounds": rounds,
+        "pool": pool,
+        "explore": explore,
+        "lambda": lam,
+        "steps": steps,
+        "batch": batch,
+        "lr": lr,
+        "buffer": buffer,
+        "hidden": list(hidden),
+        "gauge_deals": gauge_deals,
+        "gauge_every": gauge_every,
+    }
+    net = make_net((PLAY_FEATURES, *hidden, 1), seed)
+    opt = t.optim.Adam(net.parameters(), lr=lr)
+    history: dict[str, list[float]] = {"iteration": [], "loss": [], "gauge": [], "gauge_se": []}
+    history["gauge_at"] = []
+    start = 0
+    state = load_checkpoint(checkpoint, config)
+    if state is not None:
+        net.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        history, start = state["history"], state["iteration"]
+    folder.mkdir(parents=True, exist_ok=True)
+    bidding = Progress("rounds bid", pool + gauge_deals, 0, progress)
+    parts = [load_rounds(deals, f"{seed}/qpself", c * chunk, chunk, bidding)
+             for c in range(pool // chunk)]  # fmt: skip
+    everything = {k: np.concatenate([d[k] for d in parts]) for k in parts[0]}
+    held = None
+    if gauge_deals:
+        held = load_rounds(deals, f"{seed}/qpself-gauge", 0, gauge_deals, bidding)
+    bidding.close()
+    scale = t.from_numpy(PLAY_SCALE.copy())
+    kept: list[tuple[np.ndarray, np.ndarray]] = []
+    for i in range(max(0, start - buffer + 1), start):  # a resumed run's buffer
+        with np.load(folder / f"iter_{i}.npz") as z:
+            kept.append((z["x"], z["y"]))
+
+    def point(i: int) -> None:
+        g = gauge(held, net_arrays(export(net)))
+        history["gauge_at"].append(i)
+        history["gauge"].append(g["gap"])
+        history["gauge_se"].append(g["se"])
+        bar.update(0, f"iteration {i}: vs SRP {g['gap']:+.1f} ± {g['se']:.1f} points a round")
+
+    bar = Progress("iterations", iterations, start, progress)
+    for i in range(start, iterations):
+        first = (i * rounds) % pool
+        take = np.arange(first, first + rounds) % pool
+        part = {k: v[take] for k, v in everything.items()}
+        x, y = selfplay(part, net_arrays(export(net)), explore, lam, [seed, i])
+        tmp = folder / f"iter_{i}.tmp.npz"
+        np.savez(tmp, x=x, y=y)
+        tmp.replace(folder / f"iter_{i}.npz")
+        old = folder / f"iter_{i - buffer}.npz"
+        if old.exists():
+            old.unlink()
+        kept = [*kept, (x, y)][-buffer:]
+        xs = np.concatenate([k[0] for k in kept])
+        ys = np.concatenate([k[1] for k in kept])
+        draw = np.random.default_rng([seed, i, 1])
+        total = 0.0
+        for _ in range(steps):
+            rows = draw.integers(len(ys), size=batch)
+            xb = t.from_numpy(xs[rows]).float() * scale
+            yb = t.from_numpy(ys[rows])
+            loss = ((net(xb).squeeze(1) - yb) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item()
+        history["iteration"].append(i + 1)
+        history["loss"].append(total / steps)
+        bar.update(1, f"iteration {i + 1} loss {total / steps:.4f}")
+        if held is not None and ((i + 1) % gauge_every == 0 or i + 1 == iterations):
+            point(i + 1)
+        save_checkpoint(
+            checkpoint,
+            {
+                "config": config,
+                "model": net.state_dict(),
+                "optimizer": opt.state_dict(),
+                "history": history,
+                "iteration": i + 1,
+            },
+        )
+    bar.close()
+    info = {**config, "iterations": iterations, "history": history}
+    return export(net, info), info

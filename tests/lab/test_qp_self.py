@@ -1,0 +1,167 @@
+"""QP by self-play (lab.training.qp_self): the compiled self-play is QP at every
+seat of the Python engine, its labels are λ-returns of the round's score, the
+gauge is QP against the rule SRP, and training is seeded and resumable."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bots.learned.features import PLAY_SCALE, after_play_codes
+from bots.learned.mlp import load_mlp, read_mlp, shipped
+from bots.learned.qp import QP, QP_WEIGHTS
+from bots.srp import SRP
+from game.engine.actions import Play
+from game.engine.state import Phase, RoundState
+from game.engine.view import view_for
+from lab.training.qp_self import (
+    RULES,
+    RULES_ARRAY,
+    bid_rounds,
+    duel_round,
+    gauge,
+    net_arrays,
+    selfplay,
+)
+from tests import services
+
+NET = load_mlp(shipped(QP_WEIGHTS))
+
+
+@pytest.fixture
+def torch_installed() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        services.unavailable("PyTorch is not installed: pip install -e '.[train]'")
+
+
+def engine_round(name: str, j: int) -> RoundState:
+    """Round ``"<name>/<j>"`` dealt and bid as ``bid_rounds`` does, in the Python engine."""
+    from bots.base import Bot
+    from bots.success_curves import make_bis
+    from game.engine.deal import deal_hands
+
+    deal = f"{name}/{j}"
+    rng = random.Random(deal)
+    before = (rng.randrange(RULES.bag_limit), rng.randrange(RULES.bag_limit))
+    r = RoundState(RULES, rng.randrange(4), deal_hands(deal), bags_before=before)
+    bidder = Bot(make_bis("BIS"), SRP())
+    while r.phase is not Phase.PLAYING:
+        r.apply(bidder.act(view_for(r, r.to_act), rng))
+    return r
+
+
+def test_greedy_self_play_is_qp_at_every_seat_and_the_last_labels_are_the_score() -> None:
+    rounds = bid_rounds("qpself-test", 0, 4)
+    x, y = selfplay(rounds, net_arrays(NET), explore=0.0, lam=0.5, seed=[1])
+    player, rng = QP(NET), random.Random(0)
+    for j in range(4):
+        r = engine_round("qpself-test", j)
+        last: dict[int, int] = {}
+        for n in range(52):
+            view = view_for(r, r.to_act)
+            card = player.play(view, rng)
+            assert np.array_equal(x[52 * j + n], after_play_codes(view, [card])[0]), (j, n)
+            last[r.to_act] = 52 * j + n
+            r.apply(Play(r.to_act, card))
+        assert r.result is not None
+        for seat, row in last.items():
+            p = seat & 1
+            assert y[row] == pytest.approx((r.result[p].points - r.result[1 - p].points) / 100)
+
+
+def test_labels_are_lambda_returns_of_the_seats_next_values() -> None:
+    rounds = bid_rounds("qpself-lambda", 0, 2)
+    net = net_arrays(NET)
+    x1, y1 = selfplay(rounds, net, explore=0.0, lam=1.0, seed=[1])
+    x0, y0 = selfplay(rounds, net, explore=0.0, lam=0.0, seed=[1])
+    assert np.array_equal(x0, x1)  # greedy: λ changes the labels only
+    values = NET((x0 * PLAY_SCALE).astype(np.float32))[:, 0]
+    for j in range(2):
+        seat_rows: dict[int, list[int]] = {s: [] for s in range(4)}
+        # who played each row: the same round in the engine (QP, as the first test holds)
+        r = engine_round("qpself-lambda", j)
+        player, rng = QP(NET), random.Random(0)
+        for n in range(52):
+            seat = r.to_act
+            seat_rows[seat].append(52 * j + n)
+            r.apply(Play(seat, player.play(view_for(r, seat), rng)))
+        for rows in seat_rows.values():
+            assert len(set(y1[rows].tolist())) == 1  # λ = 1: the round's score everywhere
+            assert y0[rows[-1]] == y1[rows[-1]]
+            # λ = 0: the value of the seat's next (greedy, so best) after-state
+            assert np.allclose(y0[rows[:-1]], values[rows[1:]], atol=1e-4)
+
+
+def test_exploration_is_seeded_and_changes_the_play() -> None:
+    rounds = bid_rounds("qpself-explore", 0, 3)
+    net = net_arrays(NET)
+    a = selfplay(rounds, net, explore=0.3, lam=0.7, seed=[2])
+    b = selfplay(rounds, net, explore=0.3, lam=0.7, seed=[2])
+    greedy = selfplay(rounds, net, explore=0.0, lam=0.7, seed=[2])
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    assert not np.array_equal(a[0], greedy[0])
+
+
+def test_the_gauge_is_qp_against_the_rule_srp_with_the_partnerships_swapped() -> None:
+    from bots.srp_compiled import sure_table
+
+    rounds = bid_rounds("qpself-gauge-test", 0, 3)
+    net, player, rule = net_arrays(NET), QP(NET), SRP(cover_deals=0)
+    total = 0.0
+    for j in range(3):
+        for side in (0, 1):
+            got = duel_round(
+                rounds["states"][j].copy(), rounds["blind"][j], rounds["bags"][j], RULES_ARRAY,
+                net, side, sure_table(),
+            )  # fmt: skip
+            r, rng = engine_round("qpself-gauge-test", j), random.Random(0)
+            while r.phase is Phase.PLAYING:
+                view = view_for(r, r.to_act)
+                who = player if (r.to_act & 1) == side else rule
+                r.apply(Play(r.to_act, who.play(view, rng)))
+            assert r.result is not None
+            assert got == r.result[side].points - r.result[1 - side].points
+            total += got / 2
+    assert gauge(rounds, net)["gap"] == pytest.approx(total / 3)
+
+
+@pytest.mark.usefixtures("torch_installed")
+def test_training_is_reproducible_and_resumes_to_the_same_weights(tmp_path: Path) -> None:
+    from lab.training.qp_self import train
+    from lab.training.train import TrainError
+
+    settings = dict(
+        seed=3, rounds=6, pool=12, explore=0.1, lam=0.7, steps=3, batch=64, lr=1e-3,
+        buffer=2, hidden=(16, 8), gauge_deals=4, gauge_every=2,
+    )  # fmt: skip
+    deals = tmp_path / "deals"
+    a, info = train(deals, tmp_path / "a", iterations=4, checkpoint=tmp_path / "a.pt", **settings)
+    b, _ = train(deals, tmp_path / "b", iterations=4, checkpoint=tmp_path / "b.pt", **settings)
+    assert a.checksum == b.checksum
+    assert info["history"]["gauge_at"] == [2, 4] and len(info["history"]["loss"]) == 4
+    train(deals, tmp_path / "c", iterations=1, checkpoint=tmp_path / "c.pt", **settings)
+    c, resumed = train(
+        deals, tmp_path / "c", iterations=4, checkpoint=tmp_path / "c.pt", **settings
+    )
+    assert c.checksum == a.checksum and resumed["history"]["loss"] == info["history"]["loss"]
+    d, _ = train(
+        deals, tmp_path / "d", iterations=4, checkpoint=tmp_path / "d.pt", **{**settings, "seed": 4}
+    )
+    assert d.checksum != a.checksum
+    a.save(tmp_path / "qp_self.npz")
+    assert read_mlp(tmp_path / "qp_self.npz").checksum == a.checksum
+    with pytest.raises(TrainError, match="between 0 and 1"):
+        train(
+            deals, tmp_path / "e", iterations=1, checkpoint=tmp_path / "e.pt",
+            **{**settings, "lam": 1.5},
+        )  # fmt: skip
+    with pytest.raises(TrainError, match="at least --rounds"):
+        train(
+            deals, tmp_path / "e", iterations=1, checkpoint=tmp_path / "e.pt",
+            **{**settings, "pool": 4},
+        )  # fmt: skip
