@@ -43,6 +43,7 @@ from game.engine.fast_compiled import _uniform, rules_array, score_points
 from lab.training.qp_compiled import after_codes, values
 
 ROWS_PER_ROUND = 52
+BRANCH_ROWS = 4 * sum(range(2, 14))  # the most a round can branch
 
 
 @njit(cache=True)
@@ -80,9 +81,37 @@ def _decide(st, seat, order_card, order_seat, n, bags, net, explore, rng, row):
 
 
 @njit(cache=True)
-def selfplay_round(st, blind, bags, rules, net, explore, lam, rng, x, y):
+def _lookahead(st, seat, order_card, order_seat, n, bags, net, bids, blind, rules, out, row):
+    """The label of ``seat``'s after-state in ``st`` (``n`` cards played): the others
+    answer greedily until the seat's next card, whose best value it is, or the
+    round's end, whose score it is."""
+    rng = np.zeros(1, dtype=np.uint64)  # unused: no exploration here
+    while st[DONE] < 13:
+        now = (st[LEADER] + st[POS]) & 3
+        card, v = _decide(st, now, order_card, order_seat, n, bags, net, 0.0, rng, row)
+        if now == seat:
+            return v
+        order_card[n] = card
+        order_seat[n] = now
+        n += 1
+        play_card(st, card)
+    score_points(bids, blind, st[WON : WON + 4], rules, bags, out)
+    p = seat & 1
+    return (out[p] - out[1 - p]) / 100.0
+
+
+@njit(cache=True)
+def selfplay_round(
+    st, blind, bags, rules, net, explore, lam, rng, x, y, branch, bx, by, bg, d0
+):  # fmt: skip
     """Play the round in ``st`` (at its first card) with the network at every seat;
-    the 52 after-states entered into ``x`` (codes) and their λ-returns into ``y``."""
+    the 52 after-states entered into ``x`` (codes) and their λ-returns into ``y``.
+
+    With probability ``branch`` a decision with a choice is also branched: every
+    legal card is played on the true deal and labelled by :func:`_lookahead`
+    (rows into ``bx``, ``by``, the decision's number from ``d0`` into ``bg``), so
+    the cards of one decision share their deal, as SPB's bids do. Returns the
+    branch rows and decisions written."""
     bids = st[BIDS : BIDS + 4].copy()
     out = np.empty(4, dtype=np.int64)
     order_card = np.empty(52, dtype=np.int64)
@@ -90,10 +119,35 @@ def selfplay_round(st, blind, bags, rules, net, explore, lam, rng, x, y):
     best = np.empty(52, dtype=np.float64)
     rows_of = np.empty((4, 13), dtype=np.int64)
     count = np.zeros(4, dtype=np.int64)
+    tmp = np.empty_like(st)
+    tmp_card = np.empty(52, dtype=np.int64)
+    tmp_seat = np.empty(52, dtype=np.int64)
+    row = np.empty(x.shape[1], dtype=np.uint8)
     n = 0
+    rb = 0
+    d = d0
     while st[DONE] < 13:
         seat = (st[LEADER] + st[POS]) & 3
         card, v = _decide(st, seat, order_card, order_seat, n, bags, net, explore, rng, x[n])
+        legal = legal_mask(st)
+        if branch > 0 and legal & (legal - 1) and _uniform(rng) < branch:
+            m = legal
+            while m:
+                c = low_bit(m)
+                m &= m - 1
+                tmp[:] = st
+                play_card(tmp, c)
+                tmp_card[:n] = order_card[:n]
+                tmp_seat[:n] = order_seat[:n]
+                tmp_card[n] = c
+                tmp_seat[n] = seat
+                after_codes(tmp, seat, tmp_card, tmp_seat, n + 1, bags, bx[rb])
+                by[rb] = _lookahead(
+                    tmp, seat, tmp_card, tmp_seat, n + 1, bags, net, bids, blind, rules, out, row
+                )
+                bg[rb] = d
+                rb += 1
+            d += 1
         best[n] = v
         rows_of[seat, count[seat]] = n
         count[seat] += 1
@@ -110,7 +164,7 @@ def selfplay_round(st, blind, bags, rules, net, explore, lam, rng, x, y):
             y[r] = g
             # the label of the seat's previous after-state
             g = (1.0 - lam) * best[r] + lam * g
-    return n
+    return rb, d - d0
 
 
 @njit(cache=True)
@@ -179,21 +233,41 @@ RULES_ARRAY = rules_array(RULES)
 
 
 def selfplay(
-    rounds: dict[str, np.ndarray], net: tuple, explore: float, lam: float, seed: list[int]
-) -> tuple[np.ndarray, np.ndarray]:
+    rounds: dict[str, np.ndarray],
+    net: tuple,
+    explore: float,
+    lam: float,
+    seed: list[int],
+    branch: float = 0.0,
+) -> dict[str, np.ndarray]:
     """The bid ``rounds`` played by the network (``net_arrays``) at every seat: the
-    after-states' codes and labels."""
+    after-states' codes ``x`` and labels ``y``; with ``branch``, the branched
+    decisions' rows ``bx``, ``by`` and decision numbers ``bg``."""
     n = len(rounds["states"])
     x = np.zeros((n * ROWS_PER_ROUND, PLAY_FEATURES), dtype=np.uint8)
     y = np.zeros(n * ROWS_PER_ROUND, dtype=np.float32)
+    # a seat's t-th card has at most 13 - t legal cards: 4 * (13 + ... + 2) rows a round
+    bx = np.zeros((BRANCH_ROWS, PLAY_FEATURES), dtype=np.uint8)
+    by = np.zeros(BRANCH_ROWS, dtype=np.float32)
+    bg = np.zeros(BRANCH_ROWS, dtype=np.int64)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     rng = np.array([np.random.default_rng(seed).integers(2**63)], dtype=np.uint64)
+    d = 0
     for i in range(n):
         a = i * ROWS_PER_ROUND
-        selfplay_round(
+        r, k = selfplay_round(
             rounds["states"][i].copy(), rounds["blind"][i], rounds["bags"][i], RULES_ARRAY,
             net, explore, lam, rng, x[a : a + ROWS_PER_ROUND], y[a : a + ROWS_PER_ROUND],
+            branch, bx, by, bg, d,
         )  # fmt: skip
-    return x, y
+        if r:
+            parts.append((bx[:r].copy(), by[:r].copy(), bg[:r].copy()))
+        d += k
+    if parts:
+        bxs, bys, bgs = (np.concatenate(c) for c in zip(*parts, strict=True))
+    else:
+        bxs, bys, bgs = bx[:0], by[:0], bg[:0]
+    return {"x": x, "y": y, "bx": bxs, "by": bys, "bg": bgs}
 
 
 def gauge(rounds: dict[str, np.ndarray], net: tuple) -> dict[str, float]:
@@ -261,12 +335,18 @@ def train(
     gauge_deals: int,
     gauge_every: int,
     checkpoint: Path,
+    branch: float = 0.0,
+    advantage: float = 1.0,
     progress: TextIO | None = None,
 ) -> tuple[MLP, dict[str, Any]]:
     """Self-play from seeded random weights: each iteration plays ``rounds`` bid
     rounds (the next ones of a pool of ``pool``, cycled) with the network at every
     seat, keeps the rows of the last ``buffer`` iterations and takes ``steps``
     Adam steps of ``batch`` rows drawn from them (squared error to the λ-returns).
+    With ``branch``, a share of the decisions is branched (:func:`selfplay_round`)
+    and each step also fits ``batch // 4`` branched decisions: the squared error
+    of each card plus ``advantage`` times that of its value less its decision's
+    mean (label and prediction alike), as ``lab.training.qp_train`` does.
     Every ``gauge_every`` iterations (and at the end) the greedy network meets SRP
     on ``gauge_deals`` held-out deals (:func:`gauge`). The bid rounds are kept in
     ``deals``. Resumable: a checkpoint after each iteration, the rows of the
@@ -287,8 +367,8 @@ def train(
     chunk = min(pool, POOL_CHUNK)
     if pool % chunk or rounds > pool:
         raise TrainError(f"the pool is at least --rounds and, past {POOL_CHUNK}, a multiple of it")
-    if not 0 <= explore <= 1 or not 0 <= lam <= 1:
-        raise TrainError("explore and lambda are between 0 and 1")
+    if not 0 <= explore <= 1 or not 0 <= lam <= 1 or not 0 <= branch <= 1:
+        raise TrainError("explore, lambda and branch are between 0 and 1")
     t = torch()
     config = {
         "kind": "qp-selfplay",
@@ -304,6 +384,8 @@ def train(
         "hidden": list(hidden),
         "gauge_deals": gauge_deals,
         "gauge_every": gauge_every,
+        "branch": branch,
+        "advantage": advantage,
     }
     net = make_net((PLAY_FEATURES, *hidden, 1), seed)
     opt = t.optim.Adam(net.parameters(), lr=lr)
@@ -325,10 +407,10 @@ def train(
         held = load_rounds(deals, f"{seed}/qpself-gauge", 0, gauge_deals, bidding)
     bidding.close()
     scale = t.from_numpy(PLAY_SCALE.copy())
-    kept: list[tuple[np.ndarray, np.ndarray]] = []
+    kept: list[dict[str, np.ndarray]] = []
     for i in range(max(0, start - buffer + 1), start):  # a resumed run's buffer
         with np.load(folder / f"iter_{i}.npz") as z:
-            kept.append((z["x"], z["y"]))
+            kept.append({k: z[k] for k in z.files})
 
     def point(i: int) -> None:
         g = gauge(held, net_arrays(export(net)))
@@ -342,23 +424,44 @@ def train(
         first = (i * rounds) % pool
         take = np.arange(first, first + rounds) % pool
         part = {k: v[take] for k, v in everything.items()}
-        x, y = selfplay(part, net_arrays(export(net)), explore, lam, [seed, i])
+        rows = selfplay(part, net_arrays(export(net)), explore, lam, [seed, i], branch)
         tmp = folder / f"iter_{i}.tmp.npz"
-        np.savez(tmp, x=x, y=y)
+        np.savez(tmp, **rows)
         tmp.replace(folder / f"iter_{i}.npz")
         old = folder / f"iter_{i - buffer}.npz"
         if old.exists():
             old.unlink()
-        kept = [*kept, (x, y)][-buffer:]
-        xs = np.concatenate([k[0] for k in kept])
-        ys = np.concatenate([k[1] for k in kept])
+        kept = [*kept, rows][-buffer:]
+        xs = np.concatenate([k["x"] for k in kept])
+        ys = np.concatenate([k["y"] for k in kept])
+        bxs = np.concatenate([k["bx"] for k in kept])
+        bys = np.concatenate([k["by"] for k in kept])
+        firsts, at_row = [], 0  # each branched decision's first row, then the end
+        for k in kept:
+            firsts.append(np.flatnonzero(np.diff(k["bg"], prepend=-1)) + at_row)
+            at_row += len(k["by"])
+        starts = np.concatenate([*firsts, [at_row]])
+        decisions = len(starts) - 1
         draw = np.random.default_rng([seed, i, 1])
         total = 0.0
         for _ in range(steps):
-            rows = draw.integers(len(ys), size=batch)
-            xb = t.from_numpy(xs[rows]).float() * scale
-            yb = t.from_numpy(ys[rows])
+            pick = draw.integers(len(ys), size=batch)
+            xb = t.from_numpy(xs[pick]).float() * scale
+            yb = t.from_numpy(ys[pick])
             loss = ((net(xb).squeeze(1) - yb) ** 2).mean()
+            if decisions:
+                dec = draw.integers(decisions, size=max(1, batch // 4))
+                lo, hi = starts[dec], starts[dec + 1]
+                sizes = hi - lo
+                at = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
+                g = t.from_numpy(np.repeat(np.arange(len(dec)), sizes))
+                q = net(t.from_numpy(bxs[at]).float() * scale).squeeze(1)
+                yq = t.from_numpy(bys[at])
+                n_g = t.from_numpy(sizes.astype(np.float32))
+                q_mean = t.zeros(len(dec)).index_add(0, g, q) / n_g
+                y_mean = t.zeros(len(dec)).index_add(0, g, yq) / n_g
+                adv = (((q - q_mean[g]) - (yq - y_mean[g])) ** 2).mean()
+                loss = loss + ((q - yq) ** 2).mean() + advantage * adv
             opt.zero_grad()
             loss.backward()
             opt.step()

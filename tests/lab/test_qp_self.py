@@ -57,7 +57,9 @@ def engine_round(name: str, j: int) -> RoundState:
 
 def test_greedy_self_play_is_qp_at_every_seat_and_the_last_labels_are_the_score() -> None:
     rounds = bid_rounds("qpself-test", 0, 4)
-    x, y = selfplay(rounds, net_arrays(NET), explore=0.0, lam=0.5, seed=[1])
+    got = selfplay(rounds, net_arrays(NET), explore=0.0, lam=0.5, seed=[1])
+    x, y = got["x"], got["y"]
+    assert len(got["bx"]) == 0  # nothing branched
     player, rng = QP(NET), random.Random(0)
     for j in range(4):
         r = engine_round("qpself-test", j)
@@ -77,8 +79,8 @@ def test_greedy_self_play_is_qp_at_every_seat_and_the_last_labels_are_the_score(
 def test_labels_are_lambda_returns_of_the_seats_next_values() -> None:
     rounds = bid_rounds("qpself-lambda", 0, 2)
     net = net_arrays(NET)
-    x1, y1 = selfplay(rounds, net, explore=0.0, lam=1.0, seed=[1])
-    x0, y0 = selfplay(rounds, net, explore=0.0, lam=0.0, seed=[1])
+    one, zero = (selfplay(rounds, net, explore=0.0, lam=lam, seed=[1]) for lam in (1.0, 0.0))
+    x1, y1, x0, y0 = one["x"], one["y"], zero["x"], zero["y"]
     assert np.array_equal(x0, x1)  # greedy: λ changes the labels only
     values = NET((x0 * PLAY_SCALE).astype(np.float32))[:, 0]
     for j in range(2):
@@ -103,8 +105,8 @@ def test_exploration_is_seeded_and_changes_the_play() -> None:
     a = selfplay(rounds, net, explore=0.3, lam=0.7, seed=[2])
     b = selfplay(rounds, net, explore=0.3, lam=0.7, seed=[2])
     greedy = selfplay(rounds, net, explore=0.0, lam=0.7, seed=[2])
-    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
-    assert not np.array_equal(a[0], greedy[0])
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert not np.array_equal(a["x"], greedy["x"])
 
 
 def test_the_gauge_is_qp_against_the_rule_srp_with_the_partnerships_swapped() -> None:
@@ -165,3 +167,19 @@ def test_training_is_reproducible_and_resumes_to_the_same_weights(tmp_path: Path
             deals, tmp_path / "e", iterations=1, checkpoint=tmp_path / "e.pt",
             **{**settings, "pool": 4},
         )  # fmt: skip
+
+
+def test_a_branched_decision_labels_every_legal_card_as_the_played_one_is_labelled() -> None:
+    rounds = bid_rounds("qpself-branch", 0, 2)
+    net = net_arrays(NET)
+    plain = selfplay(rounds, net, explore=0.0, lam=0.0, seed=[1])
+    got = selfplay(rounds, net, explore=0.0, lam=0.0, seed=[1], branch=1.0)
+    assert np.array_equal(got["x"], plain["x"]) and np.array_equal(got["y"], plain["y"])
+    groups = np.split(np.arange(len(got["bg"])), np.flatnonzero(np.diff(got["bg"])) + 1)
+    assert 2 * 30 < len(groups) < 2 * 52  # every decision with a choice
+    played = {plain["x"][n].tobytes(): n for n in range(len(plain["x"]))}
+    for rows in groups:
+        assert len(rows) >= 2 and len({got["bx"][r].tobytes() for r in rows}) == len(rows)
+        mine = [r for r in rows if got["bx"][r].tobytes() in played]
+        assert len(mine) == 1  # the card played is one of them, labelled as λ = 0 labels it
+        assert got["by"][mine[0]] == pytest.approx(plain["y"][played[got["bx"][mine[0]].tobytes()]])

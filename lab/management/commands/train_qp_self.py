@@ -2,7 +2,8 @@
 
     python manage.py train_qp_self [--iterations 200] [--rounds 4000] [--pool 200000]
         [--explore 0.05] [--lambda 0.7] [--steps 400] [--batch 1024] [--lr 1e-3]
-        [--buffer 4] [--hidden 256,256,128] [--gauge-deals 2000] [--gauge-every 5]
+        [--buffer 4] [--branch 0] [--advantage 1] [--hidden 256,256,128]
+        [--gauge-deals 2000] [--gauge-every 5]
         [--seed 1] [--output bots/data/qp_self.npz] [--data DIR] [--plot FILE.png]
 
 The Four Hundred paper's training (``lab.training.qp_self``): from random
@@ -10,8 +11,11 @@ weights, the network plays all four seats of bid rounds (compiled), each
 after-state it enters is labelled by the λ-return of the round's Spades score
 (``--lambda 1``: the round's score alone, the paper's label), and it is fitted
 to them in batches, iteration after iteration. No rule of play and no other
-player's games. The bid rounds (BIS, in Python: the slow part, about 4 ms a
-round) and the rows of the last iterations are kept in ``--data`` (default
+player's games. ``--branch p``: a share p of the decisions also has every legal
+card played on the true deal and labelled by the value the network gives the
+seat's next position (or the round's score), fitted with an advantage loss.
+The bid rounds (BIS, in Python: the slow part, about 4 ms a round) and the
+rows of the last iterations are kept in ``--data`` (default
 ``<output>.data``); the run resumes from ``<output>.ckpt.pt``. The learning
 curve: the greedy network against SRP on ``--gauge-deals`` held-out deals,
 each played twice with the partnerships swapped, every ``--gauge-every``
@@ -72,6 +76,12 @@ class Command(BaseCommand):
         parser.add_argument("--batch", type=int, default=1024, help="rows a step")
         parser.add_argument("--lr", type=float, default=1e-3)
         parser.add_argument("--buffer", type=int, default=4, help="iterations of rows kept")
+        parser.add_argument(
+            "--branch", type=float, default=0.0, help="share of decisions with every card labelled"
+        )
+        parser.add_argument(
+            "--advantage", type=float, default=1.0, help="advantage loss weight (branched rows)"
+        )
         parser.add_argument("--hidden", default="256,256,128")
         parser.add_argument("--gauge-deals", type=int, default=2000)
         parser.add_argument("--gauge-every", type=int, default=5)
@@ -117,6 +127,8 @@ class Command(BaseCommand):
                 gauge_deals=opts["gauge_deals"],
                 gauge_every=opts["gauge_every"],
                 checkpoint=out.with_name(out.name + ".ckpt.pt"),
+                branch=opts["branch"],
+                advantage=opts["advantage"],
                 progress=sys.stderr,
             )
         except TrainError as e:
