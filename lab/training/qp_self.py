@@ -337,6 +337,7 @@ def train(
     checkpoint: Path,
     branch: float = 0.0,
     advantage: float = 1.0,
+    init: MLP | None = None,
     progress: TextIO | None = None,
 ) -> tuple[MLP, dict[str, Any]]:
     """Self-play from seeded random weights: each iteration plays ``rounds`` bid
@@ -351,7 +352,9 @@ def train(
     on ``gauge_deals`` held-out deals (:func:`gauge`). The bid rounds are kept in
     ``deals``. Resumable: a checkpoint after each iteration, the rows of the
     iterations in the buffer in ``folder``; seeded by
-    (seed, iteration), so a resumed run ends with the same weights."""
+    (seed, iteration), so a resumed run ends with the same weights. ``init``:
+    start from these weights (a network of the same shape, e.g. an earlier run's,
+    to go on at another learning rate) instead of seeded random ones."""
     from lab.training.progress import Progress
     from lab.training.train import (
         TrainError,
@@ -388,6 +391,15 @@ def train(
         "advantage": advantage,
     }
     net = make_net((PLAY_FEATURES, *hidden, 1), seed)
+    if init is not None:
+        linear = [m for m in net if hasattr(m, "weight")]
+        if [w.shape for w, _ in init.layers] != [tuple(m.weight.shape[::-1]) for m in linear]:
+            raise TrainError(f"the initial weights are not {(PLAY_FEATURES, *hidden, 1)}")
+        config["init"] = init.checksum
+        with t.no_grad():
+            for m, (w, b) in zip(linear, init.layers, strict=True):
+                m.weight.copy_(t.from_numpy(w.T.copy()))
+                m.bias.copy_(t.from_numpy(b.copy()))
     opt = t.optim.Adam(net.parameters(), lr=lr)
     history: dict[str, list[float]] = {"iteration": [], "loss": [], "gauge": [], "gauge_se": []}
     history["gauge_at"] = []

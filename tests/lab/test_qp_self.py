@@ -157,6 +157,17 @@ def test_training_is_reproducible_and_resumes_to_the_same_weights(tmp_path: Path
     assert d.checksum != a.checksum
     a.save(tmp_path / "qp_self.npz")
     assert read_mlp(tmp_path / "qp_self.npz").checksum == a.checksum
+    # --init: the run starts from those weights (a learning rate of 0 keeps them)
+    same, _ = train(
+        deals, tmp_path / "f", iterations=1, checkpoint=tmp_path / "f.pt",
+        **{**settings, "lr": 0.0}, init=a,
+    )  # fmt: skip
+    assert same.checksum == a.checksum
+    with pytest.raises(TrainError, match="initial weights"):
+        train(
+            deals, tmp_path / "g", iterations=1, checkpoint=tmp_path / "g.pt",
+            **{**settings, "hidden": (8, 8)}, init=a,
+        )  # fmt: skip
     with pytest.raises(TrainError, match="between 0 and 1"):
         train(
             deals, tmp_path / "e", iterations=1, checkpoint=tmp_path / "e.pt",

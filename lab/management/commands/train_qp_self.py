@@ -5,6 +5,7 @@
         [--buffer 4] [--branch 0] [--advantage 1] [--hidden 256,256,128]
         [--gauge-deals 2000] [--gauge-every 5]
         [--seed 1] [--output bots/data/qp_self.npz] [--data DIR] [--plot FILE.png]
+        [--init NPZ]
 
 The Four Hundred paper's training (``lab.training.qp_self``): from random
 weights, the network plays all four seats of bid rounds (compiled), each
@@ -14,6 +15,8 @@ to them in batches, iteration after iteration. No rule of play and no other
 player's games. ``--branch p``: a share p of the decisions also has every legal
 card played on the true deal and labelled by the value the network gives the
 seat's next position (or the round's score), fitted with an advantage loss.
+``--init``: start from a weights file (an earlier run's, to go on at a lower
+``--lr``) instead of seeded random weights.
 The bid rounds (BIS, in Python: the slow part, about 4 ms a round) and the
 rows of the last iterations are kept in ``--data`` (default
 ``<output>.data``); the run resumes from ``<output>.ckpt.pt``. The learning
@@ -89,6 +92,7 @@ class Command(BaseCommand):
         parser.add_argument("--output", default="bots/data/qp_self.npz")
         parser.add_argument("--data", help="folder of the bid rounds and the rows")
         parser.add_argument("--plot", help="the learning curve as a PNG")
+        parser.add_argument("--init", metavar="NPZ", help="start from these weights")
         parser.add_argument("--report", metavar="NPZ", help="print a weights file's record")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -97,6 +101,7 @@ class Command(BaseCommand):
             return
         import time
 
+        from bots.learned.mlp import WeightsError, read_mlp
         from lab.training.qp_self import train
         from lab.training.train import TrainError
 
@@ -107,6 +112,10 @@ class Command(BaseCommand):
             raise CommandError("--hidden is sizes separated by commas, e.g. 256,256,128") from None
         if opts["gauge_deals"] < 0 or opts["gauge_every"] < 1:
             raise CommandError("--gauge-deals >= 0 and --gauge-every >= 1")
+        try:
+            init = read_mlp(opts["init"]) if opts["init"] else None
+        except WeightsError as e:
+            raise CommandError(str(e)) from None
         data = Path(opts["data"] or str(out) + ".data")
         t0 = time.monotonic()
         try:
@@ -129,11 +138,16 @@ class Command(BaseCommand):
                 checkpoint=out.with_name(out.name + ".ckpt.pt"),
                 branch=opts["branch"],
                 advantage=opts["advantage"],
+                init=init,
                 progress=sys.stderr,
             )
         except TrainError as e:
             raise CommandError(str(e)) from None
-        net.meta.update(bot="QP-self", minutes=round((time.monotonic() - t0) / 60, 1))
+        net.meta.update(
+            bot="QP-self",
+            init=None if init is None else init.checksum,
+            minutes=round((time.monotonic() - t0) / 60, 1),
+        )
         net.save(out)
         h = info["history"]
         gauge = ", ".join(
