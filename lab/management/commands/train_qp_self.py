@@ -17,12 +17,13 @@ card played on the true deal and labelled by the value the network gives the
 seat's next position (or the round's score), fitted with an advantage loss.
 ``--init``: start from a weights file (an earlier run's, to go on at a lower
 ``--lr``) instead of seeded random weights.
-The bid rounds (BIS, in Python: the slow part, about 4 ms a round) and the
-rows of the last iterations are kept in ``--data`` (default
-``<output>.data``); the run resumes from ``<output>.ckpt.pt``. The learning
-curve: the greedy network against SRP on ``--gauge-deals`` held-out deals,
-each played twice with the partnerships swapped, every ``--gauge-every``
-iterations. Needs the ``train`` extra.
+
+The bid rounds (BIS, in Python: the slow part, about 4 ms a round) are kept
+in ``--data`` (default ``<output>.data``; runs may share it), the rows of the
+last iterations in ``<output>.rows``; the run resumes from
+``<output>.ckpt.pt``. The learning curve: the greedy network against SRP on
+``--gauge-deals`` held-out deals, each played twice with the partnerships
+swapped, every ``--gauge-every`` iterations. Needs the ``train`` extra.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ class Command(BaseCommand):
         parser.add_argument("--gauge-every", type=int, default=5)
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--output", default="bots/data/qp_self.npz")
-        parser.add_argument("--data", help="folder of the bid rounds and the rows")
+        parser.add_argument("--data", help="folder of the bid rounds")
         parser.add_argument("--plot", help="the learning curve as a PNG")
         parser.add_argument("--init", metavar="NPZ", help="start from these weights")
         parser.add_argument("--report", metavar="NPZ", help="print a weights file's record")
@@ -121,7 +122,7 @@ class Command(BaseCommand):
         try:
             net, info = train(
                 data,
-                data / f"rows_seed{opts['seed']}",
+                out.with_name(out.name + ".rows"),
                 seed=opts["seed"],
                 iterations=opts["iterations"],
                 rounds=opts["rounds"],
