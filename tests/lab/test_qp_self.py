@@ -194,3 +194,33 @@ def test_a_branched_decision_labels_every_legal_card_as_the_played_one_is_labell
         mine = [r for r in rows if got["bx"][r].tobytes() in played]
         assert len(mine) == 1  # the card played is one of them, labelled as λ = 0 labels it
         assert got["by"][mine[0]] == pytest.approx(plain["y"][played[got["bx"][mine[0]].tobytes()]])
+
+
+@pytest.mark.usefixtures("torch_installed")
+def test_the_command_trains_saves_plots_and_refuses_bad_settings(tmp_path: Path) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    out, plot = tmp_path / "qp_self.npz", tmp_path / "curve.png"
+    tiny = ["--rounds", "4", "--pool", "8", "--steps", "2", "--batch", "32", "--hidden", "8,8",
+            "--gauge-deals", "3", "--gauge-every", "1", "--seed", "5",
+            "--output", str(out)]  # fmt: skip
+    said = StringIO()
+    call_command("train_qp_self", "--iterations", "2", *tiny, "--plot", str(plot), stdout=said,
+                 stderr=StringIO())  # fmt: skip
+    saved = read_mlp(out)
+    assert saved.meta["bot"] == "QP-self" and saved.meta["lambda"] == 0.7
+    assert saved.meta["history"]["gauge_at"] == [1, 2] and plot.stat().st_size > 0
+    assert f"sha256 {saved.checksum}" in said.getvalue()
+    assert (tmp_path / "qp_self.npz.rows").is_dir() and (tmp_path / "qp_self.npz.data").is_dir()
+    report = StringIO()
+    call_command("train_qp_self", "--report", str(out), stdout=report)
+    assert "lambda: 0.7" in report.getvalue()
+    with pytest.raises(CommandError, match="between 0 and 1"):
+        call_command("train_qp_self", *tiny, "--explore", "2", stdout=StringIO(), stderr=StringIO())
+    with pytest.raises(CommandError, match="--hidden"):
+        call_command("train_qp_self", *tiny, "--hidden", "a,b", stdout=StringIO())
+    with pytest.raises(CommandError, match="not a network weights file"):
+        call_command("train_qp_self", *tiny, "--init", str(plot), stdout=StringIO())
