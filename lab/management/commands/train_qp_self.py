@@ -100,8 +100,6 @@ class Command(BaseCommand):
         if opts["report"]:
             self.stdout.write(report(opts["report"]))
             return
-        import time
-
         from bots.learned.mlp import WeightsError, read_mlp
         from lab.training.qp_self import train
         from lab.training.train import TrainError
@@ -118,7 +116,6 @@ class Command(BaseCommand):
         except WeightsError as e:
             raise CommandError(str(e)) from None
         data = Path(opts["data"] or str(out) + ".data")
-        t0 = time.monotonic()
         try:
             net, info = train(
                 data,
@@ -144,11 +141,8 @@ class Command(BaseCommand):
             )
         except TrainError as e:
             raise CommandError(str(e)) from None
-        net.meta.update(
-            bot="QP-self",
-            init=None if init is None else init.checksum,
-            minutes=round((time.monotonic() - t0) / 60, 1),
-        )
+        # No wall time in the record: a resumed run's would be its last part's.
+        net.meta.update(bot="QP-self", init=None if init is None else init.checksum)
         net.save(out)
         h = info["history"]
         gauge = ", ".join(
