@@ -420,9 +420,10 @@ def train(
     bidding.close()
     scale = t.from_numpy(PLAY_SCALE.copy())
     kept: list[dict[str, np.ndarray]] = []
-    for i in range(max(0, start - buffer + 1), start):  # a resumed run's buffer
-        with np.load(folder / f"iter_{i}.npz") as z:
-            kept.append({k: z[k] for k in z.files})
+    if start < iterations:  # a resumed run's buffer: the rows of its last iterations
+        for i in range(max(0, start - buffer + 1), start):
+            with np.load(folder / f"iter_{i}.npz") as z:
+                kept.append({k: z[k] for k in z.files})
 
     def point(i: int) -> None:
         g = gauge(held, net_arrays(export(net)))

@@ -157,7 +157,8 @@ class Command(BaseCommand):
         if opts["plot"]:
             title = (
                 f"QP by self-play, λ {opts['lam']:g}, explore {opts['explore']:g}, "
-                f"{opts['rounds']} rounds an iteration"
+                f"lr {opts['lr']:g}, {opts['rounds']} rounds an iteration"
+                + (f", from {init.checksum[:8]}" if init is not None else "")
             )
             curve_plot(h, opts["plot"], title)
             self.stdout.write(f"curves: {opts['plot']}")
