@@ -9,7 +9,7 @@ from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
 from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB, SPB_SCORE_WEIGHTS
-from .learned.qp import QP, QP2_WEIGHTS, QPPlain
+from .learned.qp import QP, QP2_WEIGHTS, QP_SELF_WEIGHTS, QPPlain
 from .pimc import PIMC
 from .sim import SIM
 from .srp import SRP
@@ -94,6 +94,8 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     # QP refitted on rounds that QP itself played out (one step of policy
     # iteration, issue 46): the candidate measured against QP in docs/bots.md.
     "QP2": partial(QP, QP2_WEIGHTS),
+    # QP learned by self-play alone, as the Four Hundred paper trains (issue 46).
+    "QP-self": partial(QP, QP_SELF_WEIGHTS),
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

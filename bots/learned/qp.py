@@ -28,6 +28,8 @@ QP_WEIGHTS = "qp.npz"
 QP_PLAIN_WEIGHTS = "qp_plain.npz"
 # QP after one step of policy iteration (QP's own roll-outs; tournaments only).
 QP2_WEIGHTS = "qp2.npz"
+# QP learned by self-play alone, from random weights (lab.training.qp_self).
+QP_SELF_WEIGHTS = "qp_self.npz"
 
 
 class QP(Player):

@@ -181,3 +181,15 @@ def test_qp2_is_qp_refitted_on_its_own_roll_outs_and_for_tournaments_only() -> N
     for view in play_views(10):
         legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
         assert qp2.play(view, random.Random(0)) in legal
+
+
+def test_qp_self_is_learned_by_self_play_from_random_weights_and_for_tournaments_only() -> None:
+    qp_self = make_bot("BIS+QP-self").player
+    assert isinstance(qp_self, QP) and qp_self.network.inputs == features.PLAY_FEATURES
+    meta = qp_self.network.meta
+    assert meta["bot"] == "QP-self" and meta["kind"] == "qp-selfplay"
+    assert meta["branch"] == 0 and meta["lambda"] == 0.7 and meta["explore"] == 0.05
+    assert not any(name.endswith("+QP-self") for name in bot_names())
+    for view in play_views(10):
+        legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
+        assert qp_self.play(view, random.Random(0)) in legal
