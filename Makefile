@@ -20,7 +20,7 @@ help:
 	@echo "make stack  - production stack locally: nginx, 2 Daphnes, Celery workers and beat on PostgreSQL and Redis"
 	@echo "make bench-bots - bot decision times and tournament speed (bench_bots)"
 	@echo "make bench-server - websocket load benchmark, embedded and Redis stack (bench_server)"
-	@echo "make train  - install the train extra (PyTorch CPU) and train NNB, NNB-sym, SPB, SPB-score, QP, QP-plain and QP-self"
+	@echo "make train  - install the train extra (PyTorch CPU) and train NNB, NNB-sym, SPB, SPB-score, QP, QP-srp and QP-plain"
 	@echo "make venv   - create .venv only; make clean removes caches and .venv"
 
 venv: $(BIN)/python
@@ -99,9 +99,9 @@ bench: install
 	$(BIN)/python manage.py bench_engine
 
 # The shipped learned bots' weights (bots/data/nnb.npz, nnb_sym.npz, spb.npz, spb_score.npz,
-# qp.npz, qp_plain.npz, qp_self.npz), with the settings of docs/bots.md; seeded and
-# resumable. QP's two take about an hour each on a loaded core, QP-self's three stages
-# (self-play, from random weights) about an hour and a half (docs/bots.md).
+# qp.npz, qp_srp.npz, qp_plain.npz), with the settings of docs/bots.md; seeded and
+# resumable. QP-srp's and QP-plain's fits take about an hour each on a loaded core, QP's
+# three stages (self-play, from random weights) about an hour and a half (docs/bots.md).
 train: install-train
 	$(BIN)/python manage.py train_nnb --rounds 68000 --seed 1 --loss asym --output bots/data/nnb.npz
 	$(BIN)/python manage.py train_nnb --rounds 68000 --seed 1 --loss sym --output bots/data/nnb_sym.npz
@@ -109,7 +109,7 @@ train: install-train
 	$(BIN)/python manage.py train_spb --score-inputs --iterations 60 --deals 2000 --seed 1 \
 		--output bots/data/spb_score.npz
 	$(BIN)/python manage.py train_qp --rounds 60000 --epochs 2 --advantage 4 --curve-games 200 \
-		--points 2 --seed 1 --output bots/data/qp.npz
+		--points 2 --seed 1 --data bots/data/qp.npz.data --output bots/data/qp_srp.npz
 	$(BIN)/python manage.py train_qp --rounds 60000 --epochs 2 --advantage 4 --features plain \
 		--points 2 --seed 1 --data bots/data/qp.npz.data --output bots/data/qp_plain.npz
 	$(BIN)/python manage.py train_qp_self --iterations 106 --lr 1e-3 --seed 1 \
@@ -119,7 +119,7 @@ train: install-train
 		--output bots/data/qp_self.stage2.npz
 	$(BIN)/python manage.py train_qp_self --iterations 53 --lr 1e-4 --seed 1 \
 		--init bots/data/qp_self.stage2.npz --data bots/data/qp_self.data \
-		--output bots/data/qp_self.npz
+		--output bots/data/qp.npz
 
 bench-bots: install
 	$(BIN)/python manage.py bench_bots

@@ -9,7 +9,7 @@ from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
 from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB, SPB_SCORE_WEIGHTS
-from .learned.qp import QP, QP2_WEIGHTS, QP_SELF_WEIGHTS, QPPlain
+from .learned.qp import QP, QP2_WEIGHTS, QP_SRP_WEIGHTS, QPPlain
 from .pimc import PIMC
 from .sim import SIM
 from .srp import SRP
@@ -80,7 +80,7 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     # Perfect-information Monte Carlo from the first trick (bots.pimc): sampled
     # deals (bid-informed), each solved exactly for the points gap.
     "PIMC": PIMC,
-    # The Four Hundred card-play value network, fitted to every legal card played out
+    # The Four Hundred card-play value network, learned by self-play alone
     # (bots.learned.qp; issue 46).
     "QP": QP,
 }
@@ -89,13 +89,14 @@ PLAYERS: dict[str, Callable[[], Player]] = {
 # (bots.nil_cover).
 ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     "SRP-rule": partial(SRP, cover_deals=0),
-    # QP trained the same way on the Four Hundred paper's state alone (the ablation).
+    # QP's network fitted to every legal card's outcome under SRP's roll-outs
+    # (the shipped QP until the self-play one beat it, issue 46).
+    "QP-srp": partial(QP, QP_SRP_WEIGHTS),
+    # QP-srp's training on the Four Hundred paper's state alone (the ablation).
     "QP-plain": QPPlain,
-    # QP refitted on rounds that QP itself played out (one step of policy
-    # iteration, issue 46): the candidate measured against QP in docs/bots.md.
+    # QP-srp refitted on rounds that it played out itself (one step of policy
+    # iteration, issue 46): the candidate measured against it in docs/bots.md.
     "QP2": partial(QP, QP2_WEIGHTS),
-    # QP learned by self-play alone, as the Four Hundred paper trains (issue 46).
-    "QP-self": partial(QP, QP_SELF_WEIGHTS),
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

@@ -4,11 +4,14 @@ For every legal card it builds the state our seat would be in just after
 playing it (``features.after_play_states``), evaluates the value network on
 all of them at once and plays the card of highest value (ties: the lowest
 card). No rule of play is written here: the network alone ranks the cards.
-It was fitted (``lab.training.qp_train``) to every legal card's outcome in
-rounds of the compiled engine (``lab.training.qp_data``): the partnership's
-round points minus the opponents' when the card is played and the round
-then played out. A network with ``PLAIN_FEATURES`` inputs (the ablation,
-``QP-plain``) sees the Four Hundred paper's state alone.
+
+The shipped QP learned by self-play alone, from random weights, as the Four
+Hundred paper trains (``lab.training.qp_self``): the network at every seat,
+each state it entered labelled by the λ-return of the round's Spades score.
+``QP-srp`` (tournaments only) is the same network fitted instead to every
+legal card's outcome when SRP plays the round out (``lab.training.qp_data``,
+``qp_train``); ``QP-plain`` is that training on the paper's state alone (the
+ablation) and ``QP2`` one step of policy iteration from it.
 """
 
 from __future__ import annotations
@@ -24,12 +27,12 @@ from ..base import Player
 from .features import after_play_states
 from .mlp import MLP, load_mlp, shipped
 
-QP_WEIGHTS = "qp.npz"
+QP_WEIGHTS = "qp.npz"  # self-play (lab.training.qp_self)
+# Fitted to SRP's roll-outs, the paper's state alone, and one step of policy
+# iteration from the first (tournaments only).
+QP_SRP_WEIGHTS = "qp_srp.npz"
 QP_PLAIN_WEIGHTS = "qp_plain.npz"
-# QP after one step of policy iteration (QP's own roll-outs; tournaments only).
 QP2_WEIGHTS = "qp2.npz"
-# QP learned by self-play alone, from random weights (lab.training.qp_self).
-QP_SELF_WEIGHTS = "qp_self.npz"
 
 
 class QP(Player):

@@ -172,8 +172,8 @@ def test_the_shipped_qp_sees_the_spades_state_and_qp_plain_the_papers_alone() ->
         assert {qp.play(view, random.Random(0)), plain.play(view, random.Random(0))} <= legal
 
 
-def test_qp2_is_qp_refitted_on_its_own_roll_outs_and_for_tournaments_only() -> None:
-    qp, qp2 = make_bot("BIS+QP").player, make_bot("BIS+QP2").player
+def test_qp2_is_qp_srp_refitted_on_its_own_roll_outs_and_for_tournaments_only() -> None:
+    qp, qp2 = make_bot("BIS+QP-srp").player, make_bot("BIS+QP2").player
     assert isinstance(qp2, QP) and qp2.network.inputs == features.PLAY_FEATURES
     meta = qp2.network.meta
     assert meta["init"] == qp.network.checksum == meta["rollout"].split()[1]
@@ -183,13 +183,13 @@ def test_qp2_is_qp_refitted_on_its_own_roll_outs_and_for_tournaments_only() -> N
         assert qp2.play(view, random.Random(0)) in legal
 
 
-def test_qp_self_is_learned_by_self_play_from_random_weights_and_for_tournaments_only() -> None:
-    qp_self = make_bot("BIS+QP-self").player
-    assert isinstance(qp_self, QP) and qp_self.network.inputs == features.PLAY_FEATURES
-    meta = qp_self.network.meta
-    assert meta["bot"] == "QP-self" and meta["kind"] == "qp-selfplay"
-    assert meta["branch"] == 0 and meta["lambda"] == 0.7 and meta["explore"] == 0.05
-    assert not any(name.endswith("+QP-self") for name in bot_names())
+def test_the_shipped_qp_is_learned_by_self_play_and_qp_srp_from_srps_roll_outs() -> None:
+    qp, srp = make_bot("BIS+QP").player, make_bot("BIS+QP-srp").player
+    assert isinstance(qp, QP) and isinstance(srp, QP)
+    assert qp.network.meta["kind"] == "qp-selfplay" and srp.network.meta["kind"] == "qp-cards"
+    assert qp.network.meta["branch"] == 0 and qp.network.meta["lambda"] == 0.7
+    assert srp.network.inputs == features.PLAY_FEATURES and srp.network.meta.get("init") is None
+    assert "BIS+QP" in bot_names() and not any(n.endswith("+QP-srp") for n in bot_names())
     for view in play_views(10):
         legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
-        assert qp_self.play(view, random.Random(0)) in legal
+        assert {qp.play(view, random.Random(0)), srp.play(view, random.Random(0))} <= legal

@@ -211,7 +211,7 @@ def test_the_command_trains_saves_plots_and_refuses_bad_settings(tmp_path: Path)
     call_command("train_qp_self", "--iterations", "2", *tiny, "--plot", str(plot), stdout=said,
                  stderr=StringIO())  # fmt: skip
     saved = read_mlp(out)
-    assert saved.meta["bot"] == "QP-self" and saved.meta["lambda"] == 0.7
+    assert saved.meta["bot"] == "QP" and saved.meta["lambda"] == 0.7
     assert saved.meta["history"]["gauge_at"] == [1, 2] and plot.stat().st_size > 0
     assert f"sha256 {saved.checksum}" in said.getvalue()
     assert (tmp_path / "qp_self.npz.rows").is_dir() and (tmp_path / "qp_self.npz.data").is_dir()

@@ -1,9 +1,9 @@
-"""``manage.py train_qp``: QP's card-play value network from every legal card played out.
+"""``manage.py train_qp``: QP-srp, QP's network fitted to every legal card played out.
 
     python manage.py train_qp [--rounds 40000] [--chunk 1000] [--explore 0.1]
         [--features spades|plain] [--hidden 256,256,128] [--epochs 4] [--batch 1024]
         [--lr 1e-3] [--advantage 1.0] [--curve-games 0] [--points 1] [--seed 1]
-        [--output bots/data/qp.npz] [--data DIR] [--plot FILE.png]
+        [--output bots/data/qp_srp.npz] [--data DIR] [--plot FILE.png]
         [--rollout srp|qp] [--rollout-weights bots/data/qp.npz] [--rollout-srp-share 0]
         [--init NPZ]
 
@@ -34,7 +34,7 @@ from lab.management.commands.train_nnb import report
 
 
 class Command(BaseCommand):
-    help = "Train QP, the card-play value network."
+    help = "Train QP-srp (QP's network on SRP's roll-outs) or QP-plain."
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--rounds", type=int, default=40000)
@@ -49,7 +49,7 @@ class Command(BaseCommand):
         parser.add_argument("--curve-games", type=int, default=0, help="games per curve point")
         parser.add_argument("--points", type=int, default=1, help="curve points per epoch")
         parser.add_argument("--seed", type=int, default=1)
-        parser.add_argument("--output", default="bots/data/qp.npz")
+        parser.add_argument("--output", default="bots/data/qp_srp.npz")
         parser.add_argument("--data", help="folder of the labelled rounds")
         parser.add_argument("--plot", help="loss and learning curves as a PNG")
         parser.add_argument("--report", metavar="NPZ", help="print a weights file's record")
@@ -139,7 +139,7 @@ class Command(BaseCommand):
         except TrainError as e:
             raise CommandError(str(e)) from None
         net.meta.update(
-            bot="QP" if opts["features"] == "spades" else "QP-plain",
+            bot="QP-srp" if opts["features"] == "spades" else "QP-plain",
             rounds=opts["rounds"],
             explore=opts["explore"],
             rollout=described or "srp",

@@ -1,10 +1,10 @@
-"""``manage.py train_qp_self``: QP's card-play value network by self-play alone.
+"""``manage.py train_qp_self``: QP, the card-play value network, by self-play alone.
 
     python manage.py train_qp_self [--iterations 200] [--rounds 4000] [--pool 200000]
         [--explore 0.05] [--lambda 0.7] [--steps 400] [--batch 1024] [--lr 1e-3]
         [--buffer 4] [--branch 0] [--advantage 1] [--hidden 256,256,128]
         [--gauge-deals 2000] [--gauge-every 5]
-        [--seed 1] [--output bots/data/qp_self.npz] [--data DIR] [--plot FILE.png]
+        [--seed 1] [--output bots/data/qp.npz] [--data DIR] [--plot FILE.png]
         [--init NPZ]
 
 The Four Hundred paper's training (``lab.training.qp_self``): from random
@@ -90,7 +90,7 @@ class Command(BaseCommand):
         parser.add_argument("--gauge-deals", type=int, default=2000)
         parser.add_argument("--gauge-every", type=int, default=5)
         parser.add_argument("--seed", type=int, default=1)
-        parser.add_argument("--output", default="bots/data/qp_self.npz")
+        parser.add_argument("--output", default="bots/data/qp.npz")
         parser.add_argument("--data", help="folder of the bid rounds")
         parser.add_argument("--plot", help="the learning curve as a PNG")
         parser.add_argument("--init", metavar="NPZ", help="start from these weights")
@@ -142,7 +142,7 @@ class Command(BaseCommand):
         except TrainError as e:
             raise CommandError(str(e)) from None
         # No wall time in the record: a resumed run's would be its last part's.
-        net.meta.update(bot="QP-self", init=None if init is None else init.checksum)
+        net.meta.update(bot="QP", init=None if init is None else init.checksum)
         net.save(out)
         h = info["history"]
         gauge = ", ".join(
