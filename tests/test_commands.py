@@ -68,6 +68,7 @@ SMOKE_RUNS = {
     "train_nnb": "test_train_nnb_lowers_the_loss_resumes_and_reloads_with_identical_bids",
     "train_qp":
         "test_train_qp_is_reproducible_resumes_from_its_data_and_reloads_with_identical_plays",
+    "train_qp_self": "test_the_command_trains_saves_plots_and_refuses_bad_settings",
     "train_spb": "test_train_spb_both_methods_write_weights_curves_and_report",
 }  # fmt: skip
 
