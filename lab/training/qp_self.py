@@ -360,6 +360,7 @@ def train(
         TrainError,
         export,
         load_checkpoint,
+        load_weights,
         make_net,
         save_checkpoint,
         torch,
@@ -392,14 +393,8 @@ def train(
     }
     net = make_net((PLAY_FEATURES, *hidden, 1), seed)
     if init is not None:
-        linear = [m for m in net if hasattr(m, "weight")]
-        if [w.shape for w, _ in init.layers] != [tuple(m.weight.shape[::-1]) for m in linear]:
-            raise TrainError(f"the initial weights are not {(PLAY_FEATURES, *hidden, 1)}")
+        load_weights(net, init)
         config["init"] = init.checksum
-        with t.no_grad():
-            for m, (w, b) in zip(linear, init.layers, strict=True):
-                m.weight.copy_(t.from_numpy(w.T.copy()))
-                m.bias.copy_(t.from_numpy(b.copy()))
     opt = t.optim.Adam(net.parameters(), lr=lr)
     history: dict[str, list[float]] = {"iteration": [], "loss": [], "gauge": [], "gauge_se": []}
     history["gauge_at"] = []

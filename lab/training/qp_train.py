@@ -30,6 +30,7 @@ from lab.training.train import (
     TrainError,
     export,
     load_checkpoint,
+    load_weights,
     make_net,
     save_checkpoint,
     torch,
@@ -173,16 +174,8 @@ def fit(
     }
     net = make_net((inputs, *hidden, 1), seed)
     if init is not None:
-        shapes = [w.shape for w, _ in init.layers]
-        if shapes != [tuple(m.weight.shape[::-1]) for m in net if hasattr(m, "weight")]:
-            raise TrainError(f"--init's layers {shapes} are not {(inputs, *hidden, 1)}")
+        load_weights(net, init)
         config["init"] = init.checksum
-        with t.no_grad():
-            for m, (w, b) in zip(
-                [m for m in net if hasattr(m, "weight")], init.layers, strict=True
-            ):
-                m.weight.copy_(t.from_numpy(w.T.copy()))
-                m.bias.copy_(t.from_numpy(b.copy()))
     opt = t.optim.Adam(net.parameters(), lr=lr)
     history: dict[str, list[float]] = {
         "loss": [],

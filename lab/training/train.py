@@ -57,6 +57,21 @@ def make_net(sizes: tuple[int, ...], seed: int) -> Any:
     return t.nn.Sequential(*layers)
 
 
+def load_weights(net: Any, init: MLP) -> None:
+    """Copy ``init``'s layers into the torch ``Sequential`` ``net`` (a run started
+    from earlier weights); a clear error if the shapes differ."""
+    t = torch()
+    linear = [m for m in net if hasattr(m, "weight")]
+    shapes = [w.shape for w, _ in init.layers]
+    wanted = [tuple(m.weight.shape[::-1]) for m in linear]
+    if shapes != wanted:
+        raise TrainError(f"the initial weights' layers {shapes} are not {wanted}")
+    with t.no_grad():
+        for m, (w, b) in zip(linear, init.layers, strict=True):
+            m.weight.copy_(t.from_numpy(w.T.copy()))
+            m.bias.copy_(t.from_numpy(b.copy()))
+
+
 def export(net: Any, meta: dict[str, Any] | None = None) -> MLP:
     """The numpy copy of a torch ``Sequential`` of Linear and ReLU layers."""
     layers = [
