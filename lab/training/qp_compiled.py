@@ -114,17 +114,11 @@ def values(codes, k, scale, ws, bs, h_a, h_b, out):
 
 
 @njit(cache=True)
-def qp_card(st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b):
-    """QP's card for the seat to act in ``st`` (the ``n``-th card of the round;
-    ``order_card``/``order_seat`` the cards before it, position ``n`` is
-    overwritten). ``scratch`` a state array, ``codes`` 14 rows of
-    ``PLAY_FEATURES`` (the last holds the values), ``h_a``, ``h_b`` 13 rows."""
-    legal = legal_mask(st)
-    m = legal
-    if m & (m - 1) == 0:  # one legal card
-        return low_bit(m)
-    seat = (st[LEADER] + st[POS]) & 3
-    cards = np.empty(13, dtype=np.int64)
+def candidates(st, seat, order_card, order_seat, n, bags, scratch, codes, cards):
+    """Each legal card of ``seat`` (to act in ``st``, the ``n``-th card of the round)
+    into ``cards`` and the codes of its after-state into ``codes``, lowest card
+    first; returns how many. Position ``n`` of the orders is overwritten."""
+    m = legal_mask(st)
     k = 0
     while m:
         card = low_bit(m)
@@ -136,6 +130,21 @@ def qp_card(st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, 
         after_codes(scratch, seat, order_card, order_seat, n + 1, bags, codes[k])
         cards[k] = card
         k += 1
+    return k
+
+
+@njit(cache=True)
+def qp_card(st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b):
+    """QP's card for the seat to act in ``st`` (the ``n``-th card of the round;
+    ``order_card``/``order_seat`` the cards before it, position ``n`` is
+    overwritten). ``scratch`` a state array, ``codes`` 14 rows of
+    ``PLAY_FEATURES`` (the last holds the values), ``h_a``, ``h_b`` 13 rows."""
+    legal = legal_mask(st)
+    if legal & (legal - 1) == 0:  # one legal card
+        return low_bit(legal)
+    seat = (st[LEADER] + st[POS]) & 3
+    cards = np.empty(13, dtype=np.int64)
+    k = candidates(st, seat, order_card, order_seat, n, bags, scratch, codes, cards)
     v = h_a[13]
     values(codes, k, scale, ws, bs, h_a, h_b, v)
     best = 0

@@ -40,7 +40,7 @@ from bots.learned.features import PLAY_FEATURES, PLAY_SCALE
 from bots.learned.mlp import MLP
 from bots.srp_compiled import BIDS, DONE, LEADER, POS, WON, legal_mask, play_card, srp_play
 from game.engine.fast_compiled import _uniform, rules_array, score_points
-from lab.training.qp_compiled import after_codes, values
+from lab.training.qp_compiled import after_codes, candidates, values
 
 ROWS_PER_ROUND = 52
 BRANCH_ROWS = 4 * sum(range(2, 14))  # the most a round can branch
@@ -53,20 +53,8 @@ def _decide(st, seat, order_card, order_seat, n, bags, net, explore, rng, row):
     The chosen after-state's codes go into ``row``. Returns the card and the best
     value."""
     scale, ws, bs, scratch, codes, h_a, h_b = net
-    legal = legal_mask(st)
     cards = np.empty(13, dtype=np.int64)
-    k = 0
-    m = legal
-    while m:
-        card = low_bit(m)
-        m &= m - 1
-        scratch[:] = st
-        play_card(scratch, card)
-        order_card[n] = card
-        order_seat[n] = seat
-        after_codes(scratch, seat, order_card, order_seat, n + 1, bags, codes[k])
-        cards[k] = card
-        k += 1
+    k = candidates(st, seat, order_card, order_seat, n, bags, scratch, codes, cards)
     v = h_a[13]
     values(codes, k, scale, ws, bs, h_a, h_b, v)
     best = 0
