@@ -28,6 +28,9 @@ app.autodiscover_tasks()
 # keeps Django's CONN_MAX_AGE = 0, as Django advises. A connection that failed
 # (a database restart, a terminated backend) is closed after the task, whose
 # retry then opens a new one (game/driver/bot_turns.py).
+# Kept connections cannot be pooled (Django refuses both), and a worker needs
+# no pool: it holds one connection per task slot, so its concurrency is its
+# cap (docs/studies.md, "Sizing", counts them).
 WORKER_CONN_MAX_AGE = 300
 app.conf["CELERY_DB_REUSE_MAX"] = 10**9  # the fixup's closing off: ours below
 
@@ -38,7 +41,9 @@ def _keep_connections(**_: Any) -> None:
     from django.db import connections
 
     for alias in connections:
-        connections[alias].settings_dict["CONN_MAX_AGE"] = WORKER_CONN_MAX_AGE
+        settings_dict = connections[alias].settings_dict
+        settings_dict["CONN_MAX_AGE"] = WORKER_CONN_MAX_AGE
+        settings_dict.get("OPTIONS", {}).pop("pool", None)
 
 
 @worker_process_init.connect

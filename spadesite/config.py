@@ -7,6 +7,7 @@ reloading the settings module.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,27 @@ SQLITE_INIT_COMMAND = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 # query whose estimate passed jit_above_cost spent 68 of its 85 ms compiling
 # (docs/exports.md, "Performance: the tallies").
 POSTGRES_OPTIONS = "-c jit=off"
+
+
+@dataclass(frozen=True)
+class PoolSize:
+    """psycopg's connection pool of one process (Django's ``OPTIONS["pool"]``).
+
+    Every thread of a server process that touches the ORM (a request's, a
+    websocket's database thread) borrows a connection from it and gives it
+    back when Django closes its connection, so a process never holds more than
+    ``max_size`` connections however many requests arrive: the others wait
+    up to ``timeout`` seconds for one and then get the 503 page
+    (``spadesite.busy``). Unpooled, a crowd opened one connection per request
+    until PostgreSQL refused everyone ("too many clients"). The arithmetic
+    against PostgreSQL's ``max_connections`` is in docs/studies.md, "Sizing"."""
+
+    min_size: int = 1
+    max_size: int = 20
+    timeout: float = 5.0
+
+    def options(self) -> dict[str, Any]:
+        return {"min_size": self.min_size, "max_size": self.max_size, "timeout": self.timeout}
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -55,8 +77,9 @@ def default_database_url(base_dir: Path) -> str:
     return f"sqlite:///{base_dir / 'db.sqlite3'}"
 
 
-def database(url: str) -> dict[str, Any]:
-    """Django's DATABASES["default"] for a sqlite:/// or postgres:// URL."""
+def database(url: str, pool: PoolSize | None = None) -> dict[str, Any]:
+    """Django's DATABASES["default"] for a sqlite:/// or postgres:// URL; on
+    PostgreSQL with ``pool``, its connections come from a pool of that size."""
     try:
         config = dj_database_url.parse(url)
     except ValueError as error:
@@ -80,6 +103,11 @@ def database(url: str) -> dict[str, Any]:
     elif result.get("ENGINE") == "django.db.backends.postgresql":
         options = dict(result.get("OPTIONS") or {})
         options.setdefault("options", POSTGRES_OPTIONS)  # a URL's ?options=... wins
+        if pool is not None:
+            options["pool"] = pool.options()
+            # The pool checks a connection as it lends it (one empty query), so
+            # that after a PostgreSQL restart no request is lent a dead one.
+            result["CONN_HEALTH_CHECKS"] = True
         result["OPTIONS"] = options
     return result
 

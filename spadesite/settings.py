@@ -14,6 +14,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from spadesite.config import (
+    PoolSize,
     celery_urls,
     channel_layers,
     database,
@@ -86,6 +87,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so that its process_exception is asked first: a database error a view
+    # raises is a 503 with a retry (the pool exhausted, a restart), never a 500.
+    "spadesite.busy.BusyMiddleware",
 ]
 
 ROOT_URLCONF = "spadesite.urls"
@@ -131,6 +135,24 @@ SPADES_DB_THREADS = int(
     os.environ.get("SPADES_DB_THREADS")
     or (0 if DATABASES["default"]["ENGINE"].endswith("sqlite3") else 8)
 )
+# PostgreSQL's connections of this process come from one pool (psycopg's, through
+# Django: spadesite/config.py PoolSize), at most SPADES_DB_POOL_SIZE of them: the
+# websockets' database threads keep one each, requests and workers borrow one
+# while they run. A request that waits SPADES_DB_POOL_TIMEOUT seconds for one gets
+# the 503 page (spadesite/busy.py). SPADES_DB_POOL=off: a connection per thread.
+SPADES_DB_POOL = env_bool("SPADES_DB_POOL", os.environ.get("SPADES_DB_POOL"), default=True)
+SPADES_DB_POOL_SIZE = int(os.environ.get("SPADES_DB_POOL_SIZE") or SPADES_DB_THREADS + 12)
+SPADES_DB_POOL_TIMEOUT = float(os.environ.get("SPADES_DB_POOL_TIMEOUT") or 5)
+if DATABASES["default"]["ENGINE"].endswith("postgresql") and SPADES_DB_POOL:
+    if SPADES_DB_POOL_SIZE <= SPADES_DB_THREADS:
+        raise ImproperlyConfigured(
+            "SPADES_DB_POOL_SIZE must be larger than SPADES_DB_THREADS (the websockets' "
+            "database threads keep one connection each)"
+        )
+    DATABASES["default"] = database(
+        os.environ.get("DATABASE_URL") or default_database_url(BASE_DIR),
+        PoolSize(max_size=SPADES_DB_POOL_SIZE, timeout=SPADES_DB_POOL_TIMEOUT),
+    )
 if SPADES_DB_THREADS == 0:
     # The ORM is then called on the event loop on purpose, so Django's guard
     # against doing that by mistake must stand aside (in this process only).

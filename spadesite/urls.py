@@ -7,6 +7,8 @@ from django.views.generic import RedirectView
 
 admin.site.site_header = "Spades administration"
 admin.site.site_title = "Spades admin"
+# A database out of reach for now (a crowd, a restart) is a 503 with a retry.
+handler500 = "spadesite.busy.server_error"
 
 urlpatterns = [
     path("", include("lobby.urls")),

@@ -7,9 +7,10 @@ number alone: the whole sequence can be replayed from the study file, and
 each assignment records its block, slot and seed (``Assignment``).
 
 Two arrivals must never take the same slot: the next slot is read and taken
-under a lock on the study's row (``select_for_update``; on SQLite every
-transaction here begins with the write lock, spadesite/config.py), and a
-unique constraint on (study, sequence) backs it.
+under a lock on the study's row (``FOR NO KEY UPDATE``: the first lock of
+the lock order in ``studies.transactions``; on SQLite every transaction here
+begins with the write lock, spadesite/config.py), and a unique constraint on
+(study, sequence) backs it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import random
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Max
 
 from studies.models import Assignment, Condition, Participant, Study
 
@@ -62,9 +64,17 @@ def take_slot(study: Study) -> Slot:
     participant and records it (:func:`record`) in one transaction."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("take_slot() must run inside a transaction (the slot's lock)")
-    seed = Study.objects.select_for_update().values_list("seed", flat=True).get(pk=study.pk)
+    # NO KEY UPDATE: rows that refer to the study (a participant, its
+    # assignment) may still be inserted by others meanwhile.
+    seed = (
+        Study.objects.select_for_update(no_key=True)
+        .values_list("seed", flat=True)
+        .get(pk=study.pk)
+    )
     conditions = list(Condition.objects.filter(study=study).order_by("position"))
-    taken = Assignment.objects.filter(study=study).count()
+    # The unique (study, sequence) index answers this at once, however many came.
+    last = Assignment.objects.filter(study=study).aggregate(last=Max("sequence"))["last"]
+    taken = 0 if last is None else last + 1
     block, slot = divmod(taken, len(conditions))
     position = block_order(seed, block, len(conditions))[slot]
     return Slot(conditions[position], taken, block, slot, block_seed(seed, block))

@@ -16,10 +16,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.db.models import F
 
-from studies import assignment
+from studies import assignment, transactions
 from studies.models import (
     RAW_ID_CHARS,
     RAW_ID_MAX,
@@ -90,9 +90,13 @@ def consent(study: Study, params: Mapping[str, str]) -> Participant:
     """The participant who consents with these parameters: created with their
     recruitment ID and assignment in one transaction, or found if they already
     consented (a second tab, a reload)."""
-    given = read_params(study, params)
+    return _consent(study, read_params(study, params))
+
+
+@transactions.retried
+def _consent(study: Study, given: RecruitmentParams) -> Participant:
     try:
-        with transaction.atomic():
+        with transactions.atomic():
             # The slot's lock first: a second tab waits here, then finds the first.
             slot = assignment.take_slot(study)
             if (known := find(study, given.raw_id)) is not None:
@@ -124,9 +128,10 @@ def consent(study: Study, params: Mapping[str, str]) -> Participant:
     return participant
 
 
+@transactions.retried
 def decline(study: Study) -> int:
     """Count one refusal; stores nothing else. The new count."""
-    with transaction.atomic():
+    with transactions.atomic():
         counter, _ = ConsentDeclined.objects.select_for_update().get_or_create(study=study)
         ConsentDeclined.objects.filter(pk=counter.pk).update(count=F("count") + 1)
         counter.refresh_from_db(fields=["count"])

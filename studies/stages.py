@@ -15,8 +15,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from django.db import transaction
-
+from studies import transactions
 from studies.models import Answer, Participant
 
 log = logging.getLogger(__name__)
@@ -42,6 +41,7 @@ class OutOfOrder(Exception):
     """The form does not match the participant's stage (or quiz attempt): nothing changed."""
 
 
+@transactions.retried
 def move(
     participant: Participant,
     expected: str,
@@ -60,7 +60,7 @@ def move(
     form stores none and a form sent twice stores them once."""
     if to is not None and to not in MOVES.get(expected, frozenset()):
         raise ValueError(f"no move from {expected} to {to}")
-    with transaction.atomic():
+    with transactions.atomic():
         locked = Participant.objects.select_for_update().get(pk=participant.pk)
         if locked.stage != expected:
             raise OutOfOrder(f"participant is at {locked.stage}, the form was for {expected}")

@@ -26,15 +26,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypedDict
 
-from django.db import transaction
-from django.db.models import F
+from django.db import connection
+from django.db.models import Count, F, Min, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from game import seating
-from studies import playing, stages
+from studies import playing, stages, transactions
 from studies.models import Condition, Participant, StudyMatch, StudySeat, StudyTable
 from studies.study_types import PARTICIPANT
 
@@ -51,9 +53,7 @@ class State(TypedDict):
 def waiting_count(participant: Participant) -> int:
     """How many of the participant's study and condition wait now (them included)."""
     return Participant.objects.filter(
-        study_id=participant.study_id,
-        condition_id=participant.condition_id,
-        stage=Stage.WAITING,
+        condition_id=participant.condition_id, stage=Stage.WAITING
     ).count()
 
 
@@ -83,40 +83,81 @@ def advance(participant: Participant) -> Participant:
     return Participant.objects.select_related("study", "condition").get(pk=participant.pk)
 
 
-def _waited_since(participant: Participant) -> str:
-    return str(participant.stage_times.get(Stage.WAITING, "")) or participant.updated_at.isoformat()
+@dataclass(frozen=True)
+class Census:
+    """A condition's waiting room in one query: who is here, who has left, and
+    since when the longest-waiting one waits."""
+
+    present: int
+    absent: int
+    oldest: datetime | None
 
 
-def _table_due(condition: Condition, waiting: Sequence[Participant], now: datetime) -> bool:
-    """Whether ``waiting`` (longest-waiting first) makes a table now."""
-    size = len([who for who in condition.seat_plan if who == PARTICIPANT])
-    if not waiting or not size:
+# Last heard of: the last poll, else the arrival in the waiting room (a page
+# that never polled has been absent since then).
+_SEEN = Coalesce("last_seen", "waiting_since", "updated_at")
+_SINCE = Coalesce("waiting_since", "updated_at")
+
+
+def census(condition: Condition, now: datetime) -> Census:
+    """The condition's waiting room now: one aggregate query, whatever the number
+    waiting (each poll asks it, so its cost must not grow with the crowd)."""
+    cutoff = _absent_since(condition, now)
+    here = Q(seen__gte=cutoff)
+    figures = (
+        Participant.objects.filter(condition=condition, stage=Stage.WAITING)
+        .annotate(seen=_SEEN, since=_SINCE)
+        .aggregate(
+            present=Count("pk", filter=here),
+            absent=Count("pk", filter=~here),
+            oldest=Min("since", filter=here),
+        )
+    )
+    return Census(figures["present"], figures["absent"], figures["oldest"])
+
+
+def _seats_for_participants(condition: Condition) -> int:
+    return len([who for who in condition.seat_plan if who == PARTICIPANT])
+
+
+def _table_due(condition: Condition, present: int, oldest: datetime | None, now: datetime) -> bool:
+    """Whether ``present`` participants, the longest-waiting there since
+    ``oldest``, make a table now."""
+    size = _seats_for_participants(condition)
+    if not present or not size:
         return False
-    if len(waiting) >= size:
+    if present >= size:
         return True
     timeout = condition.study.definition["timeouts"].get("waiting_seconds")
-    cutoff = (now - timedelta(seconds=timeout)).isoformat() if timeout is not None else ""
-    return _waited_since(waiting[0]) <= cutoff
+    return timeout is not None and oldest is not None and oldest <= now - timedelta(
+        seconds=timeout
+    )
 
 
 def _absent_since(condition: Condition, now: datetime) -> datetime:
-    """Waiting participants not seen since then have left."""
+    """Waiting participants not heard of since then have left."""
     seconds = condition.study.definition["timeouts"].get("dropout_absent_seconds", 120)
     return now - timedelta(seconds=seconds)
 
 
 def _waiting(condition: Condition, now: datetime) -> list[Participant]:
-    """The condition's waiting participants who are still here, longest-waiting first."""
-    present = Participant.objects.filter(condition=condition, stage=Stage.WAITING).exclude(
-        last_seen__lt=_absent_since(condition, now)
+    """The condition's waiting participants who are still here, longest-waiting
+    first (read only when a table is due, under the condition's lock)."""
+    return list(
+        Participant.objects.filter(condition=condition, stage=Stage.WAITING)
+        .annotate(seen=_SEEN, since=_SINCE)
+        .filter(seen__gte=_absent_since(condition, now))
+        .order_by("since", "pk")
     )
-    return sorted(present, key=lambda p: (_waited_since(p), p.pk))
 
 
 def _drop_absent(condition: Condition, now: datetime) -> int:
     """Move the condition's waiting participants who have left to ``dropped``."""
-    gone = Participant.objects.filter(
-        condition=condition, stage=Stage.WAITING, last_seen__lt=_absent_since(condition, now)
+    gone = list(
+        Participant.objects.filter(condition=condition, stage=Stage.WAITING)
+        .annotate(seen=_SEEN)
+        .filter(seen__lt=_absent_since(condition, now))
+        .order_by("pk")
     )
     for participant in gone:
         stages.move(participant, Stage.WAITING, Stage.DROPPED)
@@ -126,26 +167,48 @@ def _drop_absent(condition: Condition, now: datetime) -> int:
 
 def group_waiting(condition: Condition) -> list[StudyTable]:
     """Every table the condition's waiting participants make now (usually none
-    or one); those who left the waiting room are dropped first."""
+    or one); those who left the waiting room are dropped first.
+
+    Most polls end at the census: nothing due, no lock taken. When a table is
+    due, one poll groups under the condition's lock while the others, finding
+    it taken, go back to waiting at once (``SKIP LOCKED``) rather than queue
+    on a connection each for a grouping that will seat them anyway."""
     now = timezone.now()
-    absent = Participant.objects.filter(
-        condition=condition, stage=Stage.WAITING, last_seen__lt=_absent_since(condition, now)
-    ).exists()
-    if not absent and not _table_due(condition, _waiting(condition, now), now):
-        return []  # most polls: nothing to do, and no lock taken
-    with transaction.atomic():
-        # A write first: SQLite's write lock, taken before anything is read (a
-        # read lock cannot be upgraded while another poll holds the write lock).
-        Condition.objects.filter(pk=condition.pk).update(position=F("position"))
-        locked = Condition.objects.select_for_update().select_related("study").get(pk=condition.pk)
+    seen = census(condition, now)
+    if not seen.absent and not _table_due(condition, seen.present, seen.oldest, now):
+        return []
+    return _group(condition.pk, now)
+
+
+@transactions.retried
+def _group(condition_pk: int, now: datetime) -> list[StudyTable]:
+    with transactions.atomic():
+        if connection.vendor == "sqlite":
+            # A write first: SQLite's write lock, taken before anything is read (a
+            # read lock cannot be upgraded while another poll holds the write lock).
+            Condition.objects.filter(pk=condition_pk).update(position=F("position"))
+        # The second lock of the order (studies.transactions); the study is read,
+        # not locked. Taken by another poll: it is grouping this room right now.
+        locked = (
+            Condition.objects.select_for_update(no_key=True, skip_locked=True, of=("self",))
+            .select_related("study")
+            .filter(pk=condition_pk)
+            .first()
+        )
+        if locked is None:
+            return []
         _drop_absent(locked, now)
         waiting = _waiting(locked, now)  # again, under the lock
-        size = len([who for who in locked.seat_plan if who == PARTICIPANT])
+        size = _seats_for_participants(locked)
         formed = []
-        while _table_due(locked, waiting, now):
+        while _table_due(locked, len(waiting), _since(waiting), now):
             formed.append(form_table(locked, waiting[:size]))
             waiting = waiting[size:]
     return formed
+
+
+def _since(waiting: Sequence[Participant]) -> datetime | None:
+    return waiting[0].since if waiting else None  # type: ignore[attr-defined]
 
 
 def form_table(condition: Condition, group: Sequence[Participant]) -> StudyTable:

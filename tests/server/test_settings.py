@@ -135,3 +135,12 @@ def test_sqlite_transactions_take_the_write_lock_at_their_start(
         finally:
             other.close()
             mine.close()
+
+
+def test_postgres_connections_come_from_a_pool_of_the_given_size(tmp_path: Path) -> None:
+    pool = config.PoolSize(max_size=14, timeout=2.5)
+    db = config.database("postgres://db.example/spades", pool)
+    assert db["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 14, "timeout": 2.5}
+    assert db["OPTIONS"]["options"] == "-c jit=off"
+    # SQLite has one connection per thread and no pool.
+    assert "pool" not in config.database(config.default_database_url(tmp_path), pool)["OPTIONS"]

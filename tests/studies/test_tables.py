@@ -49,7 +49,8 @@ def cheap_study(study_file) -> Study:
 def arrive(study: Study, condition: int, waited: float = 0) -> Participant:
     p = Participant(study=study, condition=study.conditions.get(position=condition))
     p.move_to(Stage.WAITING)
-    p.stage_times[Stage.WAITING] = (timezone.now() - timedelta(seconds=waited)).isoformat()
+    p.waiting_since = timezone.now() - timedelta(seconds=waited)
+    p.stage_times[Stage.WAITING] = p.waiting_since.isoformat()
     p.save()
     return p
 
