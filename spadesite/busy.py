@@ -69,6 +69,9 @@ def _wants_json(request: HttpRequest) -> bool:
 
 
 def _log(request: HttpRequest, error: BaseException) -> None:
+    from studies import clock  # the waiting rooms must not count this as absence
+
+    clock.database_failed()
     # The path only: a study link's query holds a recruitment ID.
     log.warning("503 for %s %s: %s", request.method, request.path, type(error).__name__)
 

@@ -296,3 +296,15 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.participant_id} {self.kind} {self.item_id}"
+
+
+class StudyClock(models.Model):
+    """The site's last sign of life as the waiting rooms saw it (one row,
+    ``studies.clock``): absence from a waiting room is counted from a
+    participant's own silence, never from the server's (an outage)."""
+
+    alive_at = models.DateTimeField(help_text="when a server process last answered a poll")
+    outage_seconds = models.FloatField(default=0, help_text="outages credited so far, in all")
+
+    def __str__(self) -> str:
+        return f"alive at {self.alive_at:%Y-%m-%d %H:%M:%S}"

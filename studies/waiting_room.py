@@ -36,7 +36,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from game import seating
-from studies import playing, stages, transactions
+from studies import clock, playing, stages, transactions
 from studies.models import Condition, Participant, StudyMatch, StudySeat, StudyTable
 from studies.study_types import PARTICIPANT
 
@@ -72,6 +72,7 @@ def advance(participant: Participant) -> Participant:
     their wait is over, moved on from ``playing`` if their match ended or they
     dropped out."""
     if participant.stage == Stage.WAITING:
+        clock.tick()  # first: an outage just over is credited before anyone is judged
         Participant.objects.filter(pk=participant.pk, stage=Stage.WAITING).update(
             last_seen=timezone.now()
         )

@@ -17,9 +17,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from spadesite import busy
-from studies import transactions, waiting_room
+from studies import clock, transactions, waiting_room
 from studies.loading import load_study
-from studies.models import Participant, Study
+from studies.models import Participant, Study, StudyClock
 from studies.views import SESSION_KEY
 from tests.studies.conftest import example_text
 from tests.studies.test_pages import ALL_PARTICIPANTS, PARAMS, RIGHT, link, page
@@ -164,7 +164,11 @@ def poll_queries(client: Client) -> int:
     return len(queries)
 
 
-def test_a_poll_costs_the_same_queries_with_1_and_with_200_waiting(study: Study) -> None:
+def test_a_poll_costs_the_same_queries_with_1_and_with_200_waiting(
+    study: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock.tick(force=True)
+    monkeypatch.setattr(clock, "TICK_SECONDS", 3600.0)  # no tick in the polls measured
     client = waiting_client(study)
     me = Participant.objects.get(stage=Stage.WAITING)
     alone = poll_queries(client)
@@ -195,3 +199,72 @@ def test_the_census_tells_present_absent_and_the_longest_wait(study: Study) -> N
     seen = waiting_room.census(condition, now)
     assert (seen.present, seen.absent) == (1, 1)
     assert seen.oldest == now - timedelta(seconds=30)
+
+
+@pytest.fixture(autouse=True)
+def fresh_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No tick of another test's keeps this test's first poll from ticking."""
+    monkeypatch.setattr(clock, "_last_tick", 0.0)
+    monkeypatch.setattr(clock, "_last_failure", None)
+
+
+def gone_for(study: Study, seconds: float) -> Participant:
+    """A waiting participant last heard of ``seconds`` ago, alone in a
+    condition whose tables need four."""
+    heard = timezone.now() - timedelta(seconds=seconds)
+    return Participant.objects.create(
+        study=study, condition=study.conditions.get(position=0), stage=Stage.WAITING,
+        waiting_since=heard - timedelta(seconds=5), last_seen=heard,
+    )  # fmt: skip
+
+
+def site_last_alive(seconds_ago: float) -> None:
+    alive = timezone.now() - timedelta(seconds=seconds_ago)
+    StudyClock.objects.update_or_create(pk=1, defaults={"alive_at": alive})
+
+
+def test_an_outage_longer_than_absent_seconds_drops_no_one(
+    study: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every server process restarted after 200 s down (absent_seconds is 120):
+    the first poll credits the outage, and nobody who waited is dropped."""
+    waiter = gone_for(study, 200)
+    other = gone_for(study, 201)
+    site_last_alive(200)
+    monkeypatch.setattr(clock, "_STARTED_AT", timezone.now() - timedelta(seconds=1))
+    waiting_room.advance(Participant.objects.get(pk=waiter.pk))
+    stages = set(Participant.objects.filter(pk__in=[waiter.pk, other.pk]).values_list(
+        "stage", flat=True))  # fmt: skip
+    assert Stage.DROPPED not in stages  # waiting still, or seated (their wait timed out)
+    assert StudyClock.objects.get().outage_seconds == pytest.approx(200, abs=2)
+    # The other one's absence resumes where the outage stopped it: 1 s, not 201.
+    other.refresh_from_db()
+    assert (timezone.now() - other.last_seen).total_seconds() < 5
+
+
+def test_a_database_outage_seen_by_a_running_process_is_credited_too(
+    study: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(clock, "_STARTED_AT", timezone.now() - timedelta(days=1))
+    waiter = gone_for(study, 300)
+    site_last_alive(300)
+    clock.database_failed(timezone.now() - timedelta(seconds=100))  # a 503 during it
+    assert clock.tick(force=True) == pytest.approx(300, abs=2)
+    waiting_room.group_waiting(waiter.condition)
+    waiter.refresh_from_db()
+    assert waiter.stage != Stage.DROPPED
+
+
+def test_a_quiet_site_is_no_outage_and_the_absent_are_dropped(
+    study: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nobody polled for 300 s while the process ran without an error: the
+    waiter who closed their page then has left, and is dropped."""
+    monkeypatch.setattr(clock, "_STARTED_AT", timezone.now() - timedelta(days=1))
+    gone = gone_for(study, 300)
+    site_last_alive(300)
+    newcomer = gone_for(study, 0)
+    waiting_room.advance(Participant.objects.get(pk=newcomer.pk))
+    gone.refresh_from_db()
+    assert gone.stage == Stage.DROPPED
+    assert StudyClock.objects.get().outage_seconds == 0
