@@ -92,9 +92,13 @@ def main() -> int:
             "search", int(os.environ.get("STACK_SEARCH_WORKERS", "1")), pool="prefork"
         ),
         # each finished round's double-dummy analysis (game/replays/), apart from the moves
-        "worker replays": stackprocs.celery_worker_command(
-            "replays", int(os.environ.get("STACK_REPLAY_WORKERS", "1")), pool="prefork"
-        ),
+        # and at the lowest priority: the site's own work yields to the people using it
+        "worker replays": [
+            "nice", "-n", "19",
+            *stackprocs.celery_worker_command(
+                "replays", int(os.environ.get("STACK_REPLAY_WORKERS", "1")), pool="prefork"
+            ),
+        ],
         # Lost moves (a worker killed mid-move, a broker restarted) are swept up.
         "beat": stackprocs.celery_beat_command(str(workdir / "celerybeat-schedule")),
     }

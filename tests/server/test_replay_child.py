@@ -1,0 +1,52 @@
+"""The embedded default's analyses yield to the server: a batch waits while
+the server process itself is busy and goes once it is quiet (or after the
+longest wait, so that the backlog never grows for ever)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from game.replays import child
+
+
+def shares(*values: float) -> Callable[[float], float]:
+    """A server whose CPU share over each sample is ``values``, then idle."""
+    given: Iterator[float] = iter(values)
+
+    def share(seconds: float) -> float:
+        time.sleep(seconds)
+        return next(given, 0.0)
+
+    return share
+
+
+def test_a_quiet_server_analyses_after_one_sample() -> None:
+    assert child.wait_until_quiet(sample=0.01, longest=5, share=shares(0.1)) == 0
+
+
+def test_a_busy_server_holds_the_batch_until_it_is_quiet() -> None:
+    assert child.wait_until_quiet(sample=0.01, longest=5, share=shares(0.9, 1.0, 0.7, 0.2)) == 3
+
+
+def test_a_server_busy_for_ever_still_gets_its_analyses_after_the_longest_wait() -> None:
+    start = time.monotonic()
+    busy = child.wait_until_quiet(sample=0.02, longest=0.2, share=lambda s: shares(1.0)(s))
+    assert 0.2 <= time.monotonic() - start < 1.0 and busy >= 5
+
+
+def test_the_share_is_this_process_cpu() -> None:
+    """A thread spinning in this process shows in its share; an idle one does not."""
+    idle = child.server_share(0.1)
+    stop = time.monotonic() + 0.4
+
+    def spin() -> None:
+        while time.monotonic() < stop:
+            pass
+
+    thread = threading.Thread(target=spin)
+    thread.start()
+    busy = child.server_share(0.3)
+    thread.join()
+    assert idle < 0.2 < busy
