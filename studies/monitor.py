@@ -13,6 +13,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
+from django.db.models import Count
 from django.utils import timezone
 
 from game.models import Table
@@ -44,12 +45,19 @@ def _match_of(table: Table) -> dict[str, Any]:
     }
 
 
-def _tables(study: Study) -> list[dict[str, Any]]:
+# Rows a monitor page lists of each kind; the counts above them are of all.
+PAGE_SIZE = 25
+
+
+def _tables(study: Study, page: int) -> list[dict[str, Any]]:
+    """The study's tables, newest first, one page of them: each listed table's
+    score is read from its log, so the page, not the study, sets the cost."""
+    first = (page - 1) * PAGE_SIZE
     found = (
         StudyTable.objects.filter(study=study)
         .select_related("condition", "table")
         .prefetch_related("seats__participant")
-        .order_by("-created_at")
+        .order_by("-created_at", "-pk")[first : first + PAGE_SIZE]
     )
     out = []
     for st in found:
@@ -75,7 +83,15 @@ def _tables(study: Study) -> list[dict[str, Any]]:
     return out
 
 
-def _people(people: list[Participant], stage: str, now: datetime) -> list[dict[str, Any]]:
+def _people(study: Study, stage: str, now: datetime, newest: bool) -> list[dict[str, Any]]:
+    """One page of the study's participants at ``stage`` (the longest there
+    first, or with ``newest`` the latest)."""
+    order = "-updated_at" if newest else "updated_at"
+    found = (
+        Participant.objects.filter(study=study, stage=stage)
+        .select_related("condition")
+        .order_by(order, "pk")[:PAGE_SIZE]
+    )
     return [
         {
             "pseudonym": p.pseudonym,
@@ -83,31 +99,46 @@ def _people(people: list[Participant], stage: str, now: datetime) -> list[dict[s
             "pilot": p.pilot,
             "seconds": _seconds_since(str(p.stage_times.get(stage, "")), now),
         }
-        for p in people
-        if p.stage == stage
+        for p in found
     ]
 
 
-def snapshot(study: Study) -> dict[str, Any]:
-    """Everything the monitor shows of ``study``, JSON-ready."""
+def snapshot(study: Study, page: int = 1) -> dict[str, Any]:
+    """Everything the monitor shows of ``study``, JSON-ready: every count, and
+    ``page`` of the tables (each list at most :data:`PAGE_SIZE` long), in a
+    fixed number of queries however many take part."""
     now = timezone.now()
     conditions = [c.name for c in study.conditions.order_by("position")]
-    people = list(
-        Participant.objects.filter(study=study).select_related("condition").order_by("created_at")
+    counted = (
+        Participant.objects.filter(study=study)
+        .values_list("stage", "condition__name", "pilot")
+        .annotate(n=Count("pk"))
     )
-    by_stage = Counter(p.stage for p in people)
-    by_stage_condition = Counter((p.stage, p.condition.name) for p in people)
+    by_stage: Counter[str] = Counter()
+    by_stage_condition: Counter[tuple[str, str]] = Counter()
+    pilots = 0
+    for stage, condition, pilot, n in counted:
+        by_stage[stage] += n
+        by_stage_condition[(stage, condition)] += n
+        pilots += n if pilot else 0
     assigned = Counter(
-        Assignment.objects.filter(study=study).values_list("condition__name", flat=True)
+        dict(
+            Assignment.objects.filter(study=study)
+            .values_list("condition__name")
+            .annotate(n=Count("pk"))
+        )
     )
     declined = ConsentDeclined.objects.filter(study=study).values_list("count", flat=True).first()
+    tables_total = StudyTable.objects.filter(study=study).count()
+    pages = max(1, -(-tables_total // PAGE_SIZE))
+    page = min(max(1, page), pages)
     data: dict[str, Any] = {
         "study": study.slug,
         "title": study.title,
         "pilot_study": study.pilot,
         "conditions": conditions,
-        "participants": len(people),
-        "pilots": sum(p.pilot for p in people),
+        "participants": sum(by_stage.values()),
+        "pilots": pilots,
         "stages": [
             {
                 "stage": stage,
@@ -119,9 +150,14 @@ def snapshot(study: Study) -> dict[str, Any]:
         ],
         "assigned": [{"condition": c, "count": assigned[c]} for c in conditions],
         "declined": declined or 0,
-        "waiting": _people(people, Stage.WAITING, now),
-        "tables": _tables(study),
-        "dropped": _people(people, Stage.DROPPED, now),
+        "waiting": _people(study, Stage.WAITING, now, newest=False),
+        "waiting_total": by_stage[Stage.WAITING],
+        "tables": _tables(study, page),
+        "tables_total": tables_total,
+        "page": page,
+        "pages": pages,
+        "dropped": _people(study, Stage.DROPPED, now, newest=True),
+        "dropped_total": by_stage[Stage.DROPPED],
         "completed": by_stage[Stage.COMPLETED],
         "failed_quiz": by_stage[Stage.FAILED_QUIZ],
     }

@@ -44,6 +44,12 @@ def studies(request: HttpRequest) -> HttpResponse:
     return render(request, "studies/monitor_list.html", {"rows": rows})
 
 
+def page_of(request: HttpRequest) -> int:
+    """The tables' page asked for (``?page=N``); anything else is the first."""
+    page = request.GET.get("page", "")
+    return int(page) if page.isdigit() and 0 < len(page) < 6 else 1
+
+
 @require_GET
 @staff_required
 def study(request: HttpRequest, slug: str) -> HttpResponse:
@@ -51,14 +57,19 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "studies/monitor.html",
-        {"study": found, "data": monitor.snapshot(found), "payments": may_see_payments(request)},
+        {
+            "study": found,
+            "data": monitor.snapshot(found, page_of(request)),
+            "payments": may_see_payments(request),
+        },
     )
 
 
 @require_GET
 @staff_required
 def study_json(request: HttpRequest, slug: str) -> JsonResponse:
-    response = JsonResponse(monitor.snapshot(get_object_or_404(Study, slug=slug)))
+    found = get_object_or_404(Study, slug=slug)
+    response = JsonResponse(monitor.snapshot(found, page_of(request)))
     response["Cache-Control"] = "no-store"
     return response
 

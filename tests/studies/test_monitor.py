@@ -236,3 +236,43 @@ async def test_a_staff_watcher_of_a_study_table_gets_no_hand(
     assert await database_sync_to_async(check)() > 5
     for comm in socks.values():
         await comm.disconnect()
+
+
+@pytest.mark.django_db
+def test_the_monitor_costs_the_same_queries_with_a_crowd_and_pages_its_lists(
+    cheap_study: Study,
+) -> None:
+    """Counts for everyone, lists one page long: a launch of hundreds costs the
+    monitor what a handful does."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from studies import monitor
+
+    for n in range(3):
+        person(cheap_study, n, Stage.DROPPED, TWO)
+    with CaptureQueriesContext(connection) as few:
+        monitor.snapshot(cheap_study)
+    for n in range(3, 3 + monitor.PAGE_SIZE + 40):
+        person(cheap_study, n, random.Random(n).choice([Stage.DROPPED, Stage.QUIZ]), TWO)
+    with CaptureQueriesContext(connection) as many:
+        data = monitor.snapshot(cheap_study, page=7)
+    assert len(many) == len(few)
+    assert data["participants"] == 3 + monitor.PAGE_SIZE + 40
+    assert len(data["dropped"]) == monitor.PAGE_SIZE < data["dropped_total"]
+    assert data["page"] == 1 == data["pages"]  # no table: page 7 is page 1
+    assert sum(row["count"] for row in data["stages"]) == data["participants"]
+
+
+@pytest.mark.django_db
+def test_the_monitor_page_takes_a_page_number_and_ignores_nonsense(
+    cheap_study: Study, client: Client
+) -> None:
+    staff = get_user_model().objects.create_user("staff", password="x", is_staff=True)
+    client.force_login(staff)
+    url = reverse("study_monitor:study", args=[cheap_study.slug])
+    for page in ("2", "-1", "abc", "9" * 40):
+        assert client.get(url, {"page": page}).status_code == 200
+    assert client.get(
+        reverse("study_monitor:state", args=[cheap_study.slug]), {"page": "x"}
+    ).json()["page"] == 1
