@@ -4,7 +4,9 @@ Which database (SQLite or PostgreSQL, moves on the event loop or not), which
 bot runner (Celery, or this process's threads) and which channel layer are
 decided here, once per process, and handed to ``game.master.TableMaster``;
 so are the moves' switches (the bots' pace and budget, the stand-in bot:
-``game.switches``). No other module of the server reads or branches on them
+``game.switches``) and where the small shared state lives (rate limits,
+watchers, a move task's starts: Redis with ``REDIS_URL``, else memory). No
+other module of the server reads or branches on them
 (``tests/server/test_master.py`` parses every module for it). ``game.apps``
 installs :func:`build` at start-up; the master is built again when one of
 the settings it is built from changes, and the rest handed in again when
@@ -25,11 +27,12 @@ from django.core.signals import setting_changed
 from django.db.backends.signals import connection_created
 from django.utils.module_loading import import_string
 
-from game import master, switches
-from game.driver import bot_turns
+from game import master, redis_clients, switches
+from game.driver import bot_turns, redelivery
 from game.driver.scheduling import CeleryScheduler, ThreadScheduler
 from game.moves import db, sqlite_wal, stores
 from game.replays import child as replay_child
+from game.sockets import limits, watchers
 from game.sockets.events import ChannelAnnouncer
 
 # The settings the master is built from: a change builds it again.
@@ -39,7 +42,7 @@ READS = frozenset({
 })  # fmt: skip
 # The settings handed in beside the master: a change hands them in again, the
 # master kept (a test's inline scheduler holds its timers).
-HANDED_IN = frozenset({"SPADES_BOT_DELAY", "SPADES_STAND_IN_BOT", "SPADES_BOT_BUDGET"})
+HANDED_IN = frozenset({"SPADES_BOT_DELAY", "SPADES_STAND_IN_BOT", "SPADES_BOT_BUDGET", "REDIS_URL"})
 
 
 def sqlite() -> bool:
@@ -89,9 +92,26 @@ def read_switches() -> switches.Switches:
     )
 
 
+def share_state(url: str | None) -> None:
+    """Rate limits, watchers and a move task's starts in the Redis at ``url``,
+    shared by every process; without one in this process's memory, and no
+    starts counted (the embedded default's moves run in its own process)."""
+    redis_clients.use_url(url)
+    if url:
+        limits.use_counters(limits.RedisCounters())
+        watchers.use_lists(watchers.RedisLists())
+        redelivery.use_counter(redelivery.counted_in_redis)
+    else:
+        limits.use_counters(limits.MemoryCounters())
+        watchers.use_lists(watchers.MemoryLists())
+        redelivery.use_counter(redelivery.not_counted)
+
+
 def hand_in() -> None:
-    """What the modules below the master are handed: the moves' switches."""
+    """What the modules below the master are handed: the moves' switches and
+    the shared state's home."""
     switches.install(read_switches())
+    share_state(getattr(settings, "REDIS_URL", None) or None)
 
 
 def database_features(engine: str) -> db.Features:
@@ -126,7 +146,7 @@ def _settings_changed(setting: str, **kwargs: Any) -> None:
 
 def install() -> None:
     """At start-up (``game.apps``): this process's master, the switches
-    handed in, its database's features for the research
+    and the shared state handed in, its database's features for the research
     code, and SQLite's log checkpoints on a thread of their own
     (``game.moves.sqlite_wal``)."""
     master.configure(build)
