@@ -60,12 +60,18 @@ OWN_CONFIGURATION = {
     "SPADES_BOT_LEVELS": {"lobby/levels.py"},
     "SPADES_LEADERBOARD_MIN_MATCHES": {"lobby/player_pages.py"},
     "SPADES_CSP": {"spadesite/security.py"},
+    # the bots' own knobs (tournaments, the lab), from the environment
+    "SPADES_SIM_DEALS": {"bots/sim.py"},
+    "SPADES_SIM_PLAYOUT": {"bots/sim.py"},
+    "SPADES_UCT_BUDGET": {"bots/uct.py"},
+    "SPADES_UCT_ITERATIONS": {"bots/uct.py"},
+    "SPADES_PIMC_SAMPLES": {"bots/pimc.py"},
 }
 
 
-def site_modules() -> list[Path]:
+def site_modules(packages: tuple[str, ...] = SITE) -> list[Path]:
     found = []
-    for package in SITE:
+    for package in packages:
         for path in sorted((ROOT / package).rglob("*.py")):
             parts = path.relative_to(ROOT).parts
             if "migrations" in parts or parts[:2] == ("game", "engine"):
@@ -135,9 +141,10 @@ def settings_read(source: str) -> set[str]:
 
 
 def settings_readers() -> dict[str, set[str]]:
-    """Each setting the site reads (its settings modules aside), with the modules that read it."""
+    """Each setting the site and its bots read (the settings modules aside),
+    with the modules that read it."""
     readers: dict[str, set[str]] = {}
-    for path in site_modules():
+    for path in site_modules((*SITE, "bots")):
         name = path.relative_to(ROOT).as_posix()
         if name in ALLOWED and name != BUILDER:
             continue
