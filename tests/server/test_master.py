@@ -8,6 +8,7 @@ master was handed (docs/architecture.md, "The table master").
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +173,30 @@ def test_every_setting_the_site_reads_is_known_with_its_readers() -> None:
     assert {k for k, who in readers.items() if BUILDER in who} == builder.READS | builder.HANDED_IN
     others = {k: who - {BUILDER} for k, who in readers.items() if who - {BUILDER}}
     assert others == OWN_CONFIGURATION
+
+
+def switch_table() -> dict[str, set[str]]:
+    """docs/architecture.md's "Where each switch lives": each setting it names,
+    with the files its "read in" column names."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text.split("## Where each switch lives", 1)[1].split("\n## ", 1)[0]
+    table: dict[str, set[str]] = {}
+    for row in section.splitlines():
+        cells = row.split("|")
+        if not row.startswith("| `") or len(cells) < 5:
+            continue
+        files = set(re.findall(r"`([\w/]+\.py)`", cells[3]))
+        for setting in re.findall(r"`([A-Z][A-Z0-9_]+)`", cells[1]):
+            table[setting] = files
+    return table
+
+
+def test_the_docs_switch_table_says_where_each_switch_is_read() -> None:
+    table, readers = switch_table(), settings_readers()
+    wrong = {k: readers.get(k) for k, files in table.items() if not readers.get(k, set()) <= files}
+    assert wrong == {}
+    assert all(readers.get(k) for k in table)  # no switch read nowhere
+    assert table.keys() >= builder.READS | builder.HANDED_IN  # every switch in the table
 
 
 def test_the_settings_reads_are_all_found() -> None:
