@@ -1,12 +1,16 @@
-"""The one place that looks at the configuration: the table master built from the settings.
+"""The one place that reads the run-time switches: the table master built from the settings.
 
 Which database (SQLite or PostgreSQL, moves on the event loop or not), which
 bot runner (Celery, or this process's threads) and which channel layer are
 decided here, once per process, and handed to ``game.master.TableMaster``;
-no other module of the server branches on them
-(``tests/server/test_master.py`` greps for it). ``game.apps`` installs
-:func:`build` at start-up, and the master is built again when one of the
-settings it reads changes (the tests change them).
+so are the moves' switches (the bots' pace and budget, the stand-in bot:
+``game.switches``) and where the small shared state lives (rate limits,
+watchers, a move task's starts: Redis with ``REDIS_URL``, else memory). No
+other module of the server reads or branches on them
+(``tests/server/test_master.py`` parses every module for it). ``game.apps``
+installs :func:`build` at start-up; the master is built again when one of
+the settings it is built from changes, and the rest handed in again when
+one of theirs does (the tests change them).
 
 ``SPADES_SCHEDULER`` (a dotted path, optional) names the scheduler class for
 bots in-process instead of the thread pool, called with the bot driver's
@@ -15,6 +19,7 @@ mover: the tests' inline scheduler.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.conf import settings
@@ -22,18 +27,22 @@ from django.core.signals import setting_changed
 from django.db.backends.signals import connection_created
 from django.utils.module_loading import import_string
 
-from game import master
-from game.driver import bot_turns
+from game import master, redis_clients, switches
+from game.driver import bot_turns, redelivery
 from game.driver.scheduling import CeleryScheduler, ThreadScheduler
 from game.moves import db, sqlite_wal, stores
 from game.replays import child as replay_child
+from game.sockets import limits, watchers
 from game.sockets.events import ChannelAnnouncer
 
-# The settings the master is built from.
+# The settings the master is built from: a change builds it again.
 READS = frozenset({
     "DATABASES", "SPADES_ASYNC_MOVES", "SPADES_DB_THREADS", "SPADES_BOTS_IN_PROCESS",
-    "SPADES_BOT_WORKERS", "SPADES_SCHEDULER",
+    "SPADES_BOT_WORKERS", "SPADES_SCHEDULER", "SPADES_REPLAY_ANALYSIS",
 })  # fmt: skip
+# The settings handed in beside the master: a change hands them in again, the
+# master kept (a test's inline scheduler holds its timers).
+HANDED_IN = frozenset({"SPADES_BOT_DELAY", "SPADES_STAND_IN_BOT", "SPADES_BOT_BUDGET", "REDIS_URL"})
 
 
 def sqlite() -> bool:
@@ -69,6 +78,42 @@ def build_scheduler() -> master.Scheduler:
     return ThreadScheduler(mover, workers, replay_child.analyse if analyse else None)
 
 
+def read_switches() -> switches.Switches:
+    """The moves' switches from the settings; the bot budget from the
+    environment where the settings give none (``SPADES_BOT_BUDGET``)."""
+    defaults = switches.Switches()
+    budget = getattr(settings, "SPADES_BOT_BUDGET", None)
+    if budget is None:
+        budget = os.environ.get("SPADES_BOT_BUDGET") or defaults.bot_budget
+    return switches.Switches(
+        bot_delay=float(getattr(settings, "SPADES_BOT_DELAY", defaults.bot_delay)),
+        stand_in_bot=str(getattr(settings, "SPADES_STAND_IN_BOT", defaults.stand_in_bot)),
+        bot_budget=float(budget),
+    )
+
+
+def share_state(url: str | None) -> None:
+    """Rate limits, watchers and a move task's starts in the Redis at ``url``,
+    shared by every process; without one in this process's memory, and no
+    starts counted (the embedded default's moves run in its own process)."""
+    redis_clients.use_url(url)
+    if url:
+        limits.use_counters(limits.RedisCounters())
+        watchers.use_lists(watchers.RedisLists())
+        redelivery.use_counter(redelivery.counted_in_redis)
+    else:
+        limits.use_counters(limits.MemoryCounters())
+        watchers.use_lists(watchers.MemoryLists())
+        redelivery.use_counter(redelivery.not_counted)
+
+
+def hand_in() -> None:
+    """What the modules below the master are handed: the moves' switches and
+    the shared state's home."""
+    switches.install(read_switches())
+    share_state(getattr(settings, "REDIS_URL", None) or None)
+
+
 def database_features(engine: str) -> db.Features:
     """What the research code may use of a database ``engine`` beyond the ORM."""
     postgresql = "postgresql" in engine
@@ -90,6 +135,8 @@ def _settings_changed(setting: str, **kwargs: Any) -> None:
         db.use_threads(int(getattr(settings, "SPADES_DB_THREADS", 1)))
     if setting == "DATABASES":
         db.use_features(database_features(settings.DATABASES["default"]["ENGINE"]))
+    if setting in HANDED_IN:
+        hand_in()
     if setting in READS:
         old = master.reset()
         shutdown = getattr(old.scheduler, "shutdown", None) if old is not None else None
@@ -98,10 +145,12 @@ def _settings_changed(setting: str, **kwargs: Any) -> None:
 
 
 def install() -> None:
-    """At start-up (``game.apps``): this process's master, its database's
-    features for the research code, and SQLite's log checkpoints on a thread
-    of their own (``game.moves.sqlite_wal``)."""
+    """At start-up (``game.apps``): this process's master, the switches
+    and the shared state handed in, its database's features for the research
+    code, and SQLite's log checkpoints on a thread of their own
+    (``game.moves.sqlite_wal``)."""
     master.configure(build)
+    hand_in()
     db.use_threads(int(getattr(settings, "SPADES_DB_THREADS", 1)))
     db.use_features(database_features(settings.DATABASES["default"]["ENGINE"]))
     setting_changed.connect(_settings_changed, dispatch_uid="spades-master")

@@ -12,8 +12,8 @@ the **scheduler** run what follows (the round's tallies, the bot or
 stand-in that is due: :func:`after_move`, :func:`next_turn`).
 
 The three are chosen once, from the settings, by ``game.builder`` (the only
-code that looks at which database, channel layer or bot runner is
-configured) and installed when the app starts (``game.apps``): a process
+code that reads the run-time switches: the bots' pace is handed in through
+``game.switches``) and installed when the app starts (``game.apps``): a process
 has one master. The model is boardgame.io's master (one ``onUpdate``,
 storage and transport handed in) and lichess's round (one owner of a game,
 a pure progress step, then one save).
@@ -27,8 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from django.conf import settings
-
+from game import switches
 from game.engine import Action as EngineAction
 from game.models import Seat, Table
 from game.moves import matches
@@ -111,7 +110,6 @@ class Scheduler(Protocol):
 
 # ----- who moves next, when it is not a human at the keyboard -------------------------------
 
-DEFAULT_BOT_DELAY_SECONDS = 0.6
 # A bot that leads the next trick waits this many times its delay more, so the
 # players see the finished trick gathered to its winner first (table.js).
 TRICK_PAUSE = 1.5
@@ -134,7 +132,7 @@ def bot_delay_for(table: Table) -> float:
     """Seconds a bot waits before it moves at ``table`` (pacing for the humans)."""
     if table.bot_delay is not None:
         return max(0.0, table.bot_delay)
-    return max(0.0, float(getattr(settings, "SPADES_BOT_DELAY", DEFAULT_BOT_DELAY_SECONDS)))
+    return max(0.0, switches.current.bot_delay)
 
 
 def next_turn(

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from bots.registry import DEFAULT_BOT, UnknownBot, make_bot
-from game import abandoned, master
+from game import abandoned, master, switches
 from game.engine import Rules, RulesError
 from game.errors import NotPlaying, SeatError, ServiceError, TableNotFound
 from game.models import Seat, Table
@@ -205,7 +204,7 @@ def hand_over(table: Table | int | str, position: int) -> Seat:
 
 
 def stand_in_bot_name() -> str:
-    return str(getattr(settings, "SPADES_STAND_IN_BOT", DEFAULT_BOT))
+    return switches.current.stand_in_bot
 
 
 def mark_back(table: Table | int | str, position: int) -> bool:

@@ -181,6 +181,7 @@ def rematch(request: HttpRequest, public_id: str) -> HttpResponse:
             )
             listing.rematch = new
             listing.save(update_fields=["rematch"])
-            events.table_changed(table.pk)
+            # Told after the commit: a socket that hears of the rematch then finds it.
+            transaction.on_commit(lambda: events.table_changed(table.pk), robust=True)
         target = listing.rematch
     return redirect("lobby:table", target.public_id)

@@ -163,8 +163,6 @@ if SPADES_DB_THREADS == 0:
 SPADES_ASYNC_MOVES = os.environ.get("SPADES_ASYNC_MOVES", "1") != "0"
 SPADES_ASYNC_DB_CONNECTIONS = int(os.environ.get("SPADES_ASYNC_DB_CONNECTIONS", "4"))
 
-# Run bot moves inline right after commit (tests) instead of in a thread pool.
-SPADES_BOTS_INLINE = False
 SPADES_BOT_WORKERS = int(os.environ.get("SPADES_BOT_WORKERS", "4"))
 # Each finished round analysed double-dummy after it is stored (game/replays/):
 # a Celery task on the "replays" queue, or a child process of the embedded server.

@@ -25,7 +25,6 @@ Every searched decision logs one line "search move: ..." or "search bid:
 from __future__ import annotations
 
 import logging
-import os
 import random
 import time
 from dataclasses import dataclass, replace
@@ -34,14 +33,13 @@ from typing import Any
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
-from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from bots import solver_compiled
 from bots.registry import DEFAULT_BOT, make_bot
 from bots.sim import SIM
 from bots.uct import UCT
-from game import master, redis_clients
+from game import master, redis_clients, switches
 from game.driver import redelivery, scheduling, sweeper
 from game.engine import Action, action_from_dict, action_to_dict, view_for
 from game.engine.actions import Bid, Play
@@ -62,18 +60,15 @@ WAITING = "waiting"  # a long wait sent on in one more piece
 DROPPED = "dropped"  # a move that kept failing, left for a while (redelivery)
 
 SWEEP_TASK = "game.bot_turns.sweep_overdue"
-DEFAULT_BOT_BUDGET = 1.0  # seconds for a searching bot's move at a live table
 
 
 def bot_budget(table: Any = None) -> float:
     """A searching bot's time budget per move at ``table``, in seconds: the
-    table's ``bot_budget`` if it has one, else ``SPADES_BOT_BUDGET`` (setting or
-    environment), else 1 s."""
+    table's ``bot_budget`` if it has one, else the one the builder read
+    (``game.switches``: ``SPADES_BOT_BUDGET``, setting or environment, else 1 s)."""
     value = getattr(table, "bot_budget", None)
     if value is None:
-        value = getattr(settings, "SPADES_BOT_BUDGET", None)
-    if value is None:
-        value = os.environ.get("SPADES_BOT_BUDGET") or DEFAULT_BOT_BUDGET
+        value = switches.current.bot_budget
     return max(0.05, float(value))
 
 
@@ -155,7 +150,7 @@ def play_turn(
             return NOT_DUE
         if away and not seat_row.away:
             return NOT_DUE  # back in time: their own turn timer runs instead
-        bot_name = getattr(settings, "SPADES_STAND_IN_BOT", DEFAULT_BOT)
+        bot_name = switches.current.stand_in_bot
     else:
         if seat_row.kind != Seat.Kind.BOT:
             return NOT_DUE

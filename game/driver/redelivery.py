@@ -14,6 +14,7 @@ not a loop of dying workers (game.driver.bot_turns.act).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from redis.exceptions import RedisError
 
@@ -28,13 +29,9 @@ STARTS_KEY = "spades:move-starts:{}:{}:{}"
 STARTS_TTL = 600  # seconds
 
 
-def move_starts(table_id: int, seat: int, version: int) -> int:
-    """Count one more start of the move of ``seat`` at ``version``: how many
-    there have been (0 where no count is kept: the embedded default runs moves
-    in its own process, and with Redis gone the move is made as usual)."""
-    if not redis_clients.redis_url():
-        return 0
-    key = STARTS_KEY.format(table_id, seat, version)
+def counted_in_redis(key: str) -> int:
+    """The production stack's count: one more start under ``key``, shared by
+    every worker (0 with Redis gone: the move is made as usual)."""
     try:
         client = redis_clients.sync_client()
         starts = int(client.incr(key))
@@ -42,6 +39,27 @@ def move_starts(table_id: int, seat: int, version: int) -> int:
     except RedisError:
         return 0
     return starts
+
+
+def not_counted(key: str) -> int:
+    """The embedded default's: its moves run in its own process, and a crash
+    there takes the server with it, so no count is kept."""
+    return 0
+
+
+count_start: Callable[[str], int] = not_counted
+
+
+def use_counter(counter: Callable[[str], int]) -> None:
+    """The builder's: how starts are counted from now on (from ``REDIS_URL``)."""
+    global count_start
+    count_start = counter
+
+
+def move_starts(table_id: int, seat: int, version: int) -> int:
+    """Count one more start of the move of ``seat`` at ``version``: how many
+    there have been (0 where no count is kept)."""
+    return count_start(STARTS_KEY.format(table_id, seat, version))
 
 
 def verdict(table_id: int, seat: int, version: int) -> str | None:

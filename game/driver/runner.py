@@ -3,7 +3,7 @@
 Without Redis there is no worker, so the master's scheduler
 (``game.driver.scheduling.ThreadScheduler``) hands each move to a
 :class:`ThreadRunner`, behind the same function a Celery worker runs
-(``game.driver.bot_turns.play_turn``): a small thread pool, plus one scheduler
+(``game.driver.bot_turns.take_turn``): a small thread pool, plus one scheduler
 thread for moves that wait (the bots' pacing delay, the turn timer of a
 human before a stand-in moves). A move runs with its own database
 connection, closed afterwards.

@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 ACT_TASK = "game.bot_turns.act"  # the Celery task of a bot's or stand-in's move
 
-# game.driver.bot_turns.play_turn(table_id, seat, version, stand_in, away): the bot driver.
+# game.driver.bot_turns.take_turn(table_id, seat, version, stand_in, away): the bot driver.
 Mover = Callable[[int, int, int, bool, bool], str]
 Analyser = Callable[[list[int]], None]  # the stored rounds of these tables analysed
 

@@ -15,7 +15,7 @@ from a queryset's.
 Each statement is a :class:`Query` (SQL, parameters, and how to read its
 result), so that the move path can be run by Django's connection
 (``game.moves.rows.run_steps``) or, on PostgreSQL in the server, by an asyncio
-connection on the event loop (``game.moves.rows.run_steps_async``).
+connection on the event loop (``game.moves.db.run_steps_async``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Query:
 
     A step may also yield a tuple of queries (a batch) and gets a tuple of
     their values: the asyncio runner sends a batch in one round trip
-    (``game.moves.rows.run_steps_async``)."""
+    (``game.moves.db.run_steps_async``)."""
 
     sql: str
     params: list[Any]

@@ -24,9 +24,10 @@ per-address, :func:`parse_limits`) and ``SPADES_MAX_SOCKETS="8/40"``;
 ``SPADES_RATE_LIMITS=0`` turns the limits off (``bench_server``: its
 thousands of moves come from one address).
 
-The counters live in Redis when ``REDIS_URL`` is set, so that every server
-process shares them, and in this process's memory otherwise (the embedded
-default, one process). Should Redis fail, requests are let through (and
+The counters live in Redis on the production stack, so that every server
+process shares them, and in this process's memory in the embedded default
+(one process): ``game.builder`` chooses (:func:`use_counters`, from
+``REDIS_URL``). Should Redis fail, requests are let through (and
 logged): the limits protect the site, they must not take it down.
 """
 
@@ -36,12 +37,12 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import redis
 from django.conf import settings
 
-from game.redis_clients import async_client, redis_url, sync_client
+from game.redis_clients import async_client, sync_client
 
 log = logging.getLogger(__name__)
 
@@ -135,32 +136,86 @@ def _within(limit: Limit, counts: list[tuple[int, str]]) -> bool:
     return all(n <= (limit.count if who == "player" else limit.per_address) for n, who in counts)
 
 
-# ----- memory (the embedded default) -------------------------------------------------
+# ----- where the counts live ---------------------------------------------------------
+
+
+class Counters(Protocol):
+    """This process's memory or the shared Redis (``game.builder`` chooses)."""
+
+    def new_window(self, kind: str, window: int) -> None:
+        """``kind`` is counted in ``window`` now: forget its past windows' counts."""
+        ...
+
+    def add(self, keys: list[str], ttl: float, by: int = 1) -> list[int]:
+        """Add ``by`` to each key (kept ``ttl`` seconds): their counts now."""
+        ...
+
+    async def add_on_loop(self, keys: list[str], ttl: float, by: int = 1) -> list[int]:
+        """:meth:`add` without blocking the event loop."""
+        ...
+
 
 _counts: dict[str, int] = {}
 _lock = threading.Lock()
 _swept_window: dict[str, int] = {}
 
 
-def _memory_incr(keys: list[str], by: int = 1) -> list[int]:
-    counts = []
-    with _lock:
-        for k in keys:
-            _counts[k] = _counts.get(k, 0) + by
-            counts.append(_counts[k])
-    return counts
+class MemoryCounters:
+    """The embedded default's: one process, no I/O (the window sweep forgets)."""
+
+    def new_window(self, kind: str, window: int) -> None:
+        with _lock:
+            if _swept_window.get(kind) == window:
+                return
+            _swept_window[kind] = window
+            stale = [k for k in _counts if k.startswith(f"{KEY_PREFIX}{kind}:")]
+            for k in stale:
+                if not k.endswith(f":{window}"):
+                    del _counts[k]
+
+    def add(self, keys: list[str], ttl: float, by: int = 1) -> list[int]:
+        counts = []
+        with _lock:
+            for k in keys:
+                _counts[k] = _counts.get(k, 0) + by
+                counts.append(_counts[k])
+        return counts
+
+    async def add_on_loop(self, keys: list[str], ttl: float, by: int = 1) -> list[int]:
+        return self.add(keys, ttl, by)
 
 
-def _memory_sweep(kind: str, window: int) -> None:
-    """Forget the counts of past windows of ``kind`` (once per window)."""
-    with _lock:
-        if _swept_window.get(kind) == window:
-            return
-        _swept_window[kind] = window
-        stale = [k for k in _counts if k.startswith(f"{KEY_PREFIX}{kind}:")]
-        for k in stale:
-            if not k.endswith(f":{window}"):
-                del _counts[k]
+class RedisCounters:
+    """The production stack's: every server process counts in the same keys,
+    which expire by themselves."""
+
+    def new_window(self, kind: str, window: int) -> None:
+        pass
+
+    def add(self, keys: list[str], ttl: float, by: int = 1) -> list[int]:
+        pipe = sync_client().pipeline(transaction=False)
+        _pipeline_incr(pipe, keys, ttl, by)
+        return list(pipe.execute()[::2])
+
+    async def add_on_loop(self, keys: list[str], ttl: float, by: int = 1) -> list[int]:
+        pipe = async_client().pipeline(transaction=False)
+        _pipeline_incr(pipe, keys, ttl, by)
+        return list((await pipe.execute())[::2])
+
+
+def _pipeline_incr(pipe: Any, keys: list[str], ttl: float, by: int) -> None:
+    for k in keys:
+        pipe.incrby(k, by)
+        pipe.expire(k, max(1, int(ttl) + 1))
+
+
+_counters: Counters = MemoryCounters()
+
+
+def use_counters(counters: Counters) -> None:
+    """The builder's: where the counts live from now on."""
+    global _counters
+    _counters = counters
 
 
 def reset() -> None:
@@ -170,36 +225,32 @@ def reset() -> None:
         _swept_window.clear()
 
 
-# ----- Redis (the production stack) --------------------------------------------------
-
-
-def _pipeline_incr(pipe: Any, keys: list[str], ttl: float, by: int = 1) -> None:
-    for k in keys:
-        pipe.incrby(k, by)
-        pipe.expire(k, max(1, int(ttl) + 1))
-
-
 # ----- the checks ----------------------------------------------------------------------
+
+
+def _counted(kind: str, player: str, address: str) -> tuple[Limit, list[tuple[str, str]]]:
+    """``kind``'s limit and the keys of this request's window, past windows forgotten."""
+    limit = limit_of(kind)
+    window = int(time.time() // limit.seconds)
+    _counters.new_window(kind, window)
+    return limit, _keys(kind, player, address, window)
+
+
+def _unchecked(kind: str, error: Exception) -> bool:
+    # The limits protect the site: Redis failing must not take it down.
+    log.warning("rate limit %s not checked (Redis: %r)", kind, error)
+    return True
 
 
 def hit(kind: str, player: str, address: str) -> bool:
     """Count one ``kind`` request; False if it is over a limit (then refuse it)."""
     if not enabled():
         return True
-    limit = limit_of(kind)
-    window = int(time.time() // limit.seconds)
-    keys = _keys(kind, player, address, window)
-    if redis_url() is None:
-        _memory_sweep(kind, window)
-        counts = _memory_incr([k for k, _ in keys])
-    else:
-        try:
-            pipe = sync_client().pipeline(transaction=False)
-            _pipeline_incr(pipe, [k for k, _ in keys], limit.seconds)
-            counts = pipe.execute()[::2]
-        except redis.RedisError as e:
-            log.warning("rate limit %s not checked (Redis: %r)", kind, e)
-            return True
+    limit, keys = _counted(kind, player, address)
+    try:
+        counts = _counters.add([k for k, _ in keys], limit.seconds)
+    except redis.RedisError as e:
+        return _unchecked(kind, e)
     return _within(limit, list(zip(counts, (who for _, who in keys), strict=True)))
 
 
@@ -207,18 +258,11 @@ async def hit_async(kind: str, player: str, address: str) -> bool:
     """:func:`hit` for the event loop (no blocking call on it)."""
     if not enabled():
         return True
-    if redis_url() is None:
-        return hit(kind, player, address)  # memory only: no I/O
-    limit = limit_of(kind)
-    window = int(time.time() // limit.seconds)
-    keys = _keys(kind, player, address, window)
+    limit, keys = _counted(kind, player, address)
     try:
-        pipe = async_client().pipeline(transaction=False)
-        _pipeline_incr(pipe, [k for k, _ in keys], limit.seconds)
-        counts = (await pipe.execute())[::2]
+        counts = await _counters.add_on_loop([k for k, _ in keys], limit.seconds)
     except redis.RedisError as e:
-        log.warning("rate limit %s not checked (Redis: %r)", kind, e)
-        return True
+        return _unchecked(kind, e)
     return _within(limit, list(zip(counts, (who for _, who in keys), strict=True)))
 
 
@@ -254,12 +298,8 @@ async def close_socket(player: str, address: str) -> None:
 
 
 async def _socket_incr(keys: list[str], by: int) -> list[int] | None:
-    if redis_url() is None:
-        return _memory_incr(keys, by)
     try:
-        pipe = async_client().pipeline(transaction=False)
-        _pipeline_incr(pipe, keys, SOCKET_COUNT_TTL, by)
-        return list((await pipe.execute())[::2])
+        return await _counters.add_on_loop(keys, SOCKET_COUNT_TTL, by)
     except redis.RedisError as e:
         log.warning("socket count not kept (Redis: %r)", e)
         return None

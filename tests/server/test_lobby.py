@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.test import Client
 
 from bots.registry import DEFAULT_BOT, bot_groups, bot_names
 from game import seating
 from game.models import Seat, Table
 from game.moves import matches
+from lobby import table_views
 from lobby.forms import TableForm, rule_field_names
 from lobby.models import TableListing
 from tests.server.helpers import SHORT_RULES, make_table, play_humans
@@ -345,6 +347,21 @@ def test_rematch_makes_one_new_table_with_the_same_seats_and_rules(
     new_seats = [(s.position, s.kind, s.bot_name, s.guest_id) for s in new.seats.all()]
     assert old_seats == new_seats
     assert client.get(f"/t/{table.public_id}/seating.json").json()["rematch"] == first["Location"]
+
+
+def test_the_rematch_is_announced_after_its_commit(
+    client: Client, live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = finished_table(client)
+    told: list[tuple[int, bool]] = []
+
+    def changed(pk: int) -> None:
+        told.append((pk, transaction.get_connection().in_atomic_block))
+
+    monkeypatch.setattr(table_views.events, "table_changed", changed)
+    client.post(f"/t/{table.public_id}/rematch/")
+    assert (table.pk, False) in told  # the old table hears of its rematch
+    assert not any(inside for _, inside in told)  # the new one's seats too, all after the commit
 
 
 def test_profile_lists_games_and_results(client: Client, live: InlineScheduler) -> None:

@@ -12,7 +12,7 @@ import pytest
 from bots import solver_compiled
 from bots.srp import SRP
 from bots.uct import UCT, UCTSearch
-from game import master
+from game import builder, master
 from game.driver import bot_turns
 from game.engine import Rules, view_for
 from game.engine.cards import parse_card
@@ -200,8 +200,10 @@ def test_the_bot_budget_setting(settings: Any, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.delenv("SPADES_BOT_BUDGET", raising=False)
     assert bot_turns.bot_budget() == 1.0
     monkeypatch.setenv("SPADES_BOT_BUDGET", "0.3")
+    assert bot_turns.bot_budget() == 1.0  # the builder read the environment at start-up
+    builder.hand_in()  # as it does at start-up
     assert bot_turns.bot_budget() == 0.3
-    settings.SPADES_BOT_BUDGET = 2
+    settings.SPADES_BOT_BUDGET = 2  # a setting's change is handed in at once
     assert bot_turns.bot_budget(object()) == 2.0
     assert bot_turns.submit_reserve(1.0) == pytest.approx(0.15)
     assert bot_turns.submit_reserve(0.1) == 0.08 and bot_turns.submit_reserve(10) == 0.2

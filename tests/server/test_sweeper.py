@@ -191,7 +191,7 @@ def test_a_bot_that_kills_its_worker_is_passed_over_for_the_plain_bot(
     # worker it runs in would have the table wait for ever and the workers die
     # in a loop. Its fourth start has the plain bot move.
     starts = _Starts()
-    monkeypatch.setattr(redelivery.redis_clients, "redis_url", lambda: "redis://stand-in")
+    monkeypatch.setattr(redelivery, "count_start", redelivery.counted_in_redis)  # as with REDIS_URL
     monkeypatch.setattr(redelivery.redis_clients, "sync_client", lambda: starts)
     table = make_table("BBBB")
     plan = lost[0]  # the first bot's move
@@ -222,7 +222,7 @@ def test_a_move_that_keeps_failing_is_dropped_until_its_count_expires(
     monkeypatch: pytest.MonkeyPatch, lost: list[master.TurnPlan]
 ) -> None:
     starts = _Starts()
-    monkeypatch.setattr(redelivery.redis_clients, "redis_url", lambda: "redis://stand-in")
+    monkeypatch.setattr(redelivery, "count_start", redelivery.counted_in_redis)  # as with REDIS_URL
     monkeypatch.setattr(redelivery.redis_clients, "sync_client", lambda: starts)
     table = make_table("BBBB")
     plan = lost[0]
@@ -241,7 +241,7 @@ def test_without_redis_a_move_is_never_counted_or_dropped(
         def incr(self, key: str) -> int:
             raise RedisConnectionError("Redis is restarting")
 
-    monkeypatch.setattr(redelivery.redis_clients, "redis_url", lambda: "redis://stand-in")
+    monkeypatch.setattr(redelivery, "count_start", redelivery.counted_in_redis)  # as with REDIS_URL
     monkeypatch.setattr(redelivery.redis_clients, "sync_client", Gone)
     table = make_table("BBBB")
     plan = lost[0]
