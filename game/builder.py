@@ -117,7 +117,9 @@ def hand_in() -> None:
 def database_features(engine: str) -> db.Features:
     """What the research code may use of a database ``engine`` beyond the ORM."""
     postgresql = "postgresql" in engine
-    return db.Features(copies_rows=postgresql, reads_side_by_side=postgresql)
+    return db.Features(
+        copies_rows=postgresql, reads_side_by_side=postgresql, row_locks=postgresql
+    )
 
 
 def on_new_connection(sender: Any, connection: Any, **kwargs: Any) -> None:

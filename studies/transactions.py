@@ -33,6 +33,8 @@ from typing import ParamSpec, TypeVar
 
 from django.db import OperationalError, connection, transaction
 
+from game.moves import db
+
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -60,7 +62,7 @@ def is_conflict(error: BaseException) -> bool:
 def atomic() -> Iterator[None]:
     """``transaction.atomic`` with the lock time-out on PostgreSQL."""
     with transaction.atomic():
-        if connection.vendor == "postgresql":
+        if db.features().row_locks:
             with connection.cursor() as cursor:
                 cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
         yield

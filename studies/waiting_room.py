@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypedDict
 
-from django.db import connection
 from django.db.models import Count, F, Min, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from game import seating
+from game.moves import db
 from studies import clock, playing, stages, transactions
 from studies.models import Condition, Participant, StudyMatch, StudySeat, StudyTable
 from studies.study_types import PARTICIPANT
@@ -184,7 +184,7 @@ def group_waiting(condition: Condition) -> list[StudyTable]:
 @transactions.retried
 def _group(condition_pk: int, now: datetime) -> list[StudyTable]:
     with transactions.atomic():
-        if connection.vendor == "sqlite":
+        if not db.features().row_locks:
             # A write first: SQLite's write lock, taken before anything is read (a
             # read lock cannot be upgraded while another poll holds the write lock).
             Condition.objects.filter(pk=condition_pk).update(position=F("position"))

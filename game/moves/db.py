@@ -149,11 +149,15 @@ def drop_broken_connections() -> None:
 
 @dataclass(frozen=True)
 class Features:
-    """What the research code may use of this process's database beyond the ORM,
-    decided with the store by ``game.builder``."""
+    """What the site's code may use of this process's database beyond the ORM
+    (the research code, the studies' transactions), decided with the store by
+    ``game.builder``."""
 
     copies_rows: bool = False  # COPY ... FROM STDIN (PostgreSQL)
     reads_side_by_side: bool = False  # queries on a connection per thread at once
+    # Row locks (SELECT ... FOR UPDATE) and SET LOCAL lock_timeout (PostgreSQL);
+    # without them (SQLite) a transaction's first write takes the one write lock.
+    row_locks: bool = False
 
 
 _features = Features()

@@ -232,7 +232,7 @@ def test_the_tests_database_gets_sqlites_store() -> None:
 @pytest.mark.filterwarnings("ignore:Overriding setting DATABASES")
 def test_the_research_code_is_handed_the_databases_features(settings: Any) -> None:
     postgres = builder.database_features("django.db.backends.postgresql")
-    assert postgres == db.Features(copies_rows=True, reads_side_by_side=True)
+    assert postgres == db.Features(copies_rows=True, reads_side_by_side=True, row_locks=True)
     assert db.features() == db.Features()  # the tests' SQLite: the ORM alone
     databases = {"default": {**settings.DATABASES["default"]}}
     databases["default"]["ENGINE"] = "django.db.backends.postgresql"
