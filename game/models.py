@@ -83,6 +83,16 @@ class Table(models.Model):
         help_text="seconds a bot waits before moving (blank: SPADES_BOT_DELAY)",
     )
     # A study's "names" disclosure: its bots look like players in every frame and page.
+    class Talk(models.TextChoices):
+        """What the table's people may say to each other: a study's tables are
+        silent unless its file allows reactions or chat (a chat line is
+        personal data, and a bot passing for a player never answers one)."""
+
+        CHAT = "chat"
+        REACTIONS = "reactions"
+        OFF = "off"
+
+    talk = models.CharField(max_length=10, choices=Talk.choices, default=Talk.CHAT)
     bots_as_players = models.BooleanField(default=False)
     rated = models.BooleanField(default=True, help_text="its match counts for ratings")
     # A study's table (set by ``studies`` when it forms one; the game knows no

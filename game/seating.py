@@ -276,6 +276,7 @@ def create_rematch(table: Table | int | str) -> Table:
             bot_delay=old.bot_delay,
             bots_as_players=old.bots_as_players,
             rated=old.rated,
+            talk=old.talk,
             study_condition=old.study_condition,  # a study's next match (studies.playing)
             pilot=old.pilot,
         )

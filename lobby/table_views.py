@@ -75,6 +75,9 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
     # the match) holds no seat for an invitee: no invite link to pass around.
     if (host or seat is not None) and not after_match_url:
         invite_url = request.build_absolute_uri(reverse("lobby:join", args=[table.invite_token]))
+    # A study's participant (the session bound to this table): the study's plain
+    # layout, no way out to the lobby, bots in plain words.
+    in_study = after_match_url is not None and bool(table.study_condition)
     return render(
         request,
         "lobby/table.html",
@@ -86,12 +89,16 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
             "invite_url": invite_url,
             "after_match_url": after_match_url,
             "silent": silent,
+            "in_study": in_study,
             "guest_form": GuestForm(),
             "config": {
                 "id": table.public_id,
                 "seat": seat,
                 "name": p.name,
                 "isHost": host,
+                "inStudy": in_study,
+                # After "Stop taking part", the study's own page says what follows.
+                "afterLeaving": after_match_url if in_study else None,
                 # A study table whose bots pass for players lists no bots to add.
                 "botGroups": [] if table.bots_as_players else bot_groups(),
                 "defaultBot": DEFAULT_BOT,

@@ -40,6 +40,9 @@ from studies.study_types import (
     Timeouts,
 )
 
+# What participants may say at their table (Table.talk): off, quick reactions
+# only, or chat (then exported: it is personal data).
+TALK = ("off", "reactions", "chat")
 # How a condition shows its bots: as bots (the default), or under a player's
 # name, which deceives and so needs a debrief at the end.
 DISCLOSURES = ("bots", "names")
@@ -186,7 +189,9 @@ class _Reader(FileReader):
 
     def play(self, data: dict) -> Play:
         path = ("play",)
-        self.only(data, path, {"matches", "rounds", "turn_seconds", "bot_delay", "rated"})
+        self.only(
+            data, path, {"matches", "rounds", "turn_seconds", "bot_delay", "rated", "talk"}
+        )
         matches = self.number(data, path, "matches", 1, 20, None)
         rounds = self.number(data, path, "rounds", 1, 100, None)
         if (matches is None) == (rounds is None):
@@ -195,9 +200,11 @@ class _Reader(FileReader):
         delay = self.value(data, path, "bot_delay", float, None)
         if delay is not None and not 0 <= delay <= 30:
             self.problem((*path, "bot_delay"), f"bot_delay must be 0 to 30 seconds, not {delay}")
-        return Play(
-            matches, rounds, turn_seconds, delay, self.value(data, path, "rated", bool, True)
-        )
+        talk = self.value(data, path, "talk", str, "off")
+        if talk not in TALK:
+            self.problem((*path, "talk"), f"talk must be one of {', '.join(TALK)}, not {talk!r}")
+        rated = self.value(data, path, "rated", bool, True)
+        return Play(matches, rounds, turn_seconds, delay, rated, talk)
 
     def conditions(self, study: dict) -> tuple[Condition, ...]:
         out, names = [], set()

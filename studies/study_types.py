@@ -104,6 +104,9 @@ class Play:
     turn_seconds: int = 30
     bot_delay: float | None = None  # a bot's think time; None: the site's
     rated: bool = True  # its matches count for the players' and bots' ratings (Table.rated)
+    # What participants may say at the table (Table.talk): nothing by default, since
+    # a chat line is personal data and a bot shown as a player never answers one.
+    talk: str = "off"
 
 
 @dataclass(frozen=True)

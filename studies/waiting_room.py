@@ -237,9 +237,10 @@ def form_table(condition: Condition, group: Sequence[Participant]) -> StudyTable
     # rated unless the study says not.
     table.bots_as_players = condition.disclosure == "names"
     table.rated = definition["play"].get("rated", True)
+    table.talk = definition["play"].get("talk", "off")
     table.study_condition = condition.pk
     table.pilot = study.pilot or any(p.pilot for p in group)
-    table.save(update_fields=["bots_as_players", "rated", "study_condition", "pilot"])
+    table.save(update_fields=["bots_as_players", "rated", "talk", "study_condition", "pilot"])
     # Started below, in this transaction: never one of the lobby's open tables.
     study_table = StudyTable.objects.create(
         study=study,

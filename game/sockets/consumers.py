@@ -36,7 +36,8 @@ Client to server frames (``game.sockets.client_frames`` checks every field):
   (``game.abandoned``). No answer.
 
 Error codes: ``bad_frame`` (not a frame this socket takes), ``bad_action``,
-``spectator``, ``illegal``, ``stale``, ``not_playing``, ``chat``,
+``spectator``, ``illegal``, ``stale``, ``not_playing``, ``chat``, ``chat_off``
+(the table's ``talk`` allows no chat, or no reactions either: a study's),
 ``chat_rate`` (chat or reactions) and ``rate_limited`` (over a limit of ``game.sockets.limits``),
 ``try_again`` (the database failed under the frame, e.g. a dropped
 connection: nothing half-written, send it again; a move's retry carries its
@@ -80,9 +81,12 @@ DB_FAILED = (DatabaseError, psycopg.Error)  # a restart, a dropped connection: t
 log = logging.getLogger(__name__)
 
 
-def _identify(scope: dict[str, Any], public_id: str) -> tuple[int, int | None, str, bool] | None:
+def _identify(
+    scope: dict[str, Any], public_id: str
+) -> tuple[int, int | None, str, bool, str] | None:
     """(table pk, seat or None, chat name, a player of the table: seated or its
-    host) for this connection; None: no such table."""
+    host, what the table allows said: ``Table.talk``) for this connection;
+    None: no such table."""
     table = Table.objects.filter(public_id=public_id).first()
     if table is None:
         return None
@@ -100,7 +104,7 @@ def _identify(scope: dict[str, Any], public_id: str) -> tuple[int, int | None, s
     player = seat is not None or is_host
     if player:
         abandoned.touch(table.pk)
-    return table.pk, seat, name, player
+    return table.pk, seat, name, player, table.talk
 
 
 def watches_silently(scope: dict[str, Any]) -> bool:
@@ -117,6 +121,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     table_pk: int
     seat: int | None
     name: str
+    talk: str = "chat"  # Table.talk: what may be said at the table
     last_version: int
     silent = False  # a staff member watching unseen (watches_silently)
     # (version, when its state frame was first sent): the bound of a decision's time.
@@ -159,7 +164,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if found is None:
             await self.close(code=CLOSE_NO_TABLE)
             return
-        self.table_pk, self.seat, self.name, self.is_player = found
+        self.table_pk, self.seat, self.name, self.is_player, self.talk = found
         self.silent = self.seat is None and watches_silently(self.scope)
         self.last_visit = time.monotonic()
         guest_id, _ = identity.guest_of(self.scope.get("session"))
@@ -187,9 +192,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if deliver_directly is not None:
             deliver_directly(self.channel_name, self.dispatch)
         await self.send_state()
-        await self.send_json(
-            {"type": "chat_history", "lines": await db_call(talk.history)(self.table_pk)}
-        )
+        chat = self.talk == Table.Talk.CHAT
+        lines = await db_call(talk.history)(self.table_pk) if chat else []
+        await self.send_json({"type": "chat_history", "lines": lines})
         if self.seat is None and not self.silent:
             await self.announce_watchers(
                 await watchers.seen(self.table_pk, self.channel_name, self.name)
@@ -286,6 +291,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         # On success the group event brings the new state to every socket, this one too.
 
     async def on_chat(self, frame: Chat) -> None:
+        if self.talk != Table.Talk.CHAT:
+            raise FrameRefused("chat is off at this table", "chat_off")
         if self.silent:
             raise FrameRefused("a silent watcher cannot chat", "spectator")
         if self.seat is None and not self.name:
@@ -296,6 +303,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_send(self.group, {"type": "table.chat", **line})
 
     async def on_react(self, frame: React) -> None:
+        if self.talk == Table.Talk.OFF:
+            raise FrameRefused("reactions are off at this table", "chat_off")
         if self.silent:
             raise FrameRefused("a silent watcher cannot react", "spectator")
         if self.seat is None and not self.name:

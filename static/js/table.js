@@ -194,7 +194,8 @@
   }
 
   function onChat(msg) {
-    const log = $("chat-log");
+    const log = $("chat-log");  // none where the table's talk is off (a study's)
+    if (!log) return;
     log.append(chatLine(msg));
     while (log.children.length > 100) log.firstChild.remove();
     log.scrollTop = log.scrollHeight;
@@ -203,6 +204,7 @@
   // On (re)connecting: the table's last lines, which replace what is shown.
   function onChatHistory(msg) {
     const log = $("chat-log");
+    if (!log) return;
     log.replaceChildren(...(msg.lines || []).map(chatLine));
     log.scrollTop = log.scrollHeight;
   }
@@ -210,6 +212,7 @@
   function onWatchers(msg) {
     const names = (msg.names || []).map((n) => n || "a guest");
     const box = $("watchers");
+    if (!box) return;
     box.hidden = names.length === 0;
     box.textContent = names.length ? `${names.length} watching: ${names.join(", ")}` : "";
   }
@@ -325,7 +328,8 @@
       box.querySelector(".name").textContent = (pos === view.seat ? "You" : seat ? seat.name : "Empty") + ` · ${SEATS[pos]}`;
       const kind = box.querySelector(".bot-kind");
       kind.hidden = !(seat && seat.kind === "bot");
-      kind.textContent = kind.hidden ? "" : `bot · ${seat.bot_name}`;
+      // A study's participants read plain words, not a registry name.
+      kind.textContent = kind.hidden ? "" : cfg.inStudy ? "computer player" : `bot · ${seat.bot_name}`;
       box.classList.toggle("bot", !!seat && seat.kind === "bot");
       box.classList.toggle("away", !!seat && !!seat.away);
       box.title = seat && seat.away ? "Away: a bot is playing for this seat" : "";
@@ -360,10 +364,13 @@
   setInterval(tickTimers, 250);
   // Leaving is explicit: a bot takes the seat for the rest of the match.
   $("leave-btn").addEventListener("click", async () => {
-    if (!confirm("Leave this match? A bot will play your seat until it ends.")) return;
+    const question = cfg.inStudy
+      ? "Stop taking part in the study? A computer player takes your seat until the match ends, you will not come back to this table, and the study counts you as having stopped (see the study's information about payment)."
+      : "Leave this match? A bot will play your seat until it ends.";
+    if (!confirm(question)) return;
     try {
       await post(cfg.seatUrl, { op: "leave" });
-      location.href = "/";
+      location.href = cfg.afterLeaving || "/";
     } catch (e) {
       showError(e.message);
     }
@@ -564,7 +571,7 @@
       team.querySelector(".team-name").textContent = names.join(" & ");
     }
     const limit = view.rules.round_limit;  // a study's rounds = N: no goal to reach
-    $("goal").textContent = limit ? `${limit} rounds` : `to ${view.rules.winning_goal}`;
+    $("goal").textContent = limit ? `${limit} round${limit === 1 ? "" : "s"}` : `to ${view.rules.winning_goal}`;
     const of = limit && view.round_number <= limit ? ` of ${limit}` : "";
     $("round-line").textContent = `Round ${view.round_number}${of} · dealer ${who(view.dealer)}${view.spades_broken ? " · spades broken" : ""}`;
   }

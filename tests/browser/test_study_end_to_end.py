@@ -215,6 +215,15 @@ def test_four_participants_through_the_example_study(
     # The second bots-shown participant comes later: alone too, a stand-in partner.
     answer_quiz(pages[second], RIGHT)
     reach_table(pages[second])
+    # The table stays in the study: no site links, no chat, bots in plain words
+    # where they are shown, and a way out that says what it is.
+    for raw_id, page in pages.items():
+        expect(page.locator("#leave-btn")).to_have_text("Stop taking part")
+        assert page.locator("header a").count() == 0
+        assert page.locator(".chat-card").count() == 0
+        if condition_of[raw_id] == SHOWN:
+            expect(page.locator(".bot-kind:not([hidden])").first).to_have_text("computer player")
+    pages[first].screenshot(path=str(screenshot_dir / "study-table.png"))
 
     deadline = time.monotonic() + MATCH_SECONDS
     over: set[str] = set()

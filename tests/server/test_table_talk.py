@@ -220,3 +220,37 @@ async def test_staff_watching_silently_are_unseen_and_cannot_chat(
     assert await _watchers(north) == ["Bo"]
     for comm in (north, bo):
         await comm.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("talk", "chat", "reaction"),
+    [("off", "chat_off", "chat_off"), ("reactions", "chat_off", None), ("chat", None, None)],
+)
+async def test_a_tables_talk_allows_what_it_says_and_refuses_the_rest(
+    live: InlineScheduler, talk: str, chat: str | None, reaction: str | None
+) -> None:
+    """A study's table is silent by default; its file may allow reactions or chat."""
+    table = await database_sync_to_async(make_table)("HHHH")
+    await database_sync_to_async(lambda: type(table).objects.filter(pk=table.pk).update(
+        talk=talk))()  # fmt: skip
+    await database_sync_to_async(talk_line)(table.pk)
+    comm = await _raw_connect(table, "g0")
+    frames = [await comm.receive_json_from(timeout=TIMEOUT) for _ in range(3)]
+    history = next(f for f in frames if f["type"] == "chat_history")
+    assert len(history["lines"]) == (1 if talk == "chat" else 0)  # nothing said is shown
+    for frame, code in (
+        ({"type": "chat", "text": "hello"}, chat),
+        ({"type": "react", "emote": "thumbs_up"}, reaction),
+    ):
+        if code is None:
+            await comm.send_json_to(frame)
+            assert (await receive(comm))["type"] in ("chat", "reaction")
+        else:
+            assert (await refused(comm, json.dumps(frame)))["code"] == code
+    await comm.disconnect()
+    said = await database_sync_to_async(ChatLine.objects.count)()
+    assert said == (2 if talk == "chat" else 1)
+
+
+def talk_line(table_pk: int) -> None:
+    talk.say(table_pk, 1, "Guest 1", "said before")

@@ -180,3 +180,13 @@ def test_the_round_limit_is_set_by_play_not_by_the_rules() -> None:
         f"s.toml:{line_of(text, 'round_limit = 3')}: set the rounds per match in [play] "
         "(rounds = N)"
     ]
+
+
+def test_a_studys_tables_are_silent_unless_its_file_says_what_may_be_said() -> None:
+    assert definition.load(EXAMPLE).play.talk == "off"
+    text = example_text().replace("rated = true", 'rated = true\ntalk = "reactions"')
+    assert parse(text, "s.toml").play.talk == "reactions"
+    wrong = example_text().replace("rated = true", 'rated = true\ntalk = "shout"')
+    line = line_of(wrong, 'talk = "shout"')
+    assert any(p.startswith(f"s.toml:{line}:") and "talk must be one of" in p
+               for p in problems_of(wrong))  # fmt: skip

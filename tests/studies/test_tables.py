@@ -247,6 +247,7 @@ def test_in_a_names_condition_no_frame_or_page_shows_the_bots_as_bots(
     poll(first)
     table = StudyTable.objects.get().table
     assert table.bots_as_players
+    assert table.talk == Table.Talk.OFF  # a study table is silent unless its file says
     assert list(table.seats.values_list("kind", flat=True)) == ["human", "bot", "human", "bot"]
     client = Client()
     session = client.session
