@@ -52,22 +52,29 @@ def read_params(study: Study, params: Mapping[str, str]) -> RecruitmentParams:
     """The study's recruitment parameters from a request's query; RecruitmentError
     when the ID is missing, too long or has characters it should not."""
     names = study.definition["recruitment"]
-    raw_id = _checked(params.get(names["id_param"], ""), names["id_param"], required=True)
-    study_id = _checked(params.get(names["study_param"], ""), names["study_param"])
-    session_id = _checked(params.get(names["session_param"], ""), names["session_param"])
+    raw_id = _checked(params.get(names["id_param"], ""), PLAIN_NAMES[0], required=True)
+    study_id = _checked(params.get(names["study_param"], ""), PLAIN_NAMES[1])
+    session_id = _checked(params.get(names["session_param"], ""), PLAIN_NAMES[2])
     return RecruitmentParams(raw_id, study_id, session_id)
+
+
+# The three parameters in a participant's words (the file's names are the
+# platform's, such as PROLIFIC_PID, which mean nothing to the person reading).
+PLAIN_NAMES = ("your participant ID", "the study's ID", "your session ID")
 
 
 def _checked(value: str, name: str, required: bool = False) -> str:
     value = (value or "").strip()
     if not value:
         if required:
-            raise RecruitmentError(f"the link has no {name}: open the study from its invitation")
+            raise RecruitmentError(f"this link is missing {name}")
         return ""
     if len(value) > RAW_ID_MAX:
-        raise RecruitmentError(f"{name} is longer than {RAW_ID_MAX} characters")
+        raise RecruitmentError(f"{name} in this link is longer than {RAW_ID_MAX} characters")
     if not _ALLOWED.match(value):
-        raise RecruitmentError(f"{name} may hold letters, digits, '-', '_' and '.' only")
+        raise RecruitmentError(
+            f"{name} in this link may hold letters, digits, '-', '_' and '.' only"
+        )
     return value
 
 

@@ -190,8 +190,13 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         known = participants.enter(study, request.GET)
     except participants.RecruitmentError as error:
-        # Its message names the parameter, never the value.
-        return problem(request, 400, "This study link is not complete", f"{error}.", study=study)
+        # Its message names the parameter in plain words, never the value.
+        message = (
+            f"{str(error)[0].upper()}{str(error)[1:]}. Please open the study again from "
+            "the link on the recruitment site (for example Prolific), in this browser. If "
+            "this keeps happening, write to the researchers through the recruitment site."
+        )
+        return problem(request, 400, "This study link is not complete", message, study=study)
     if request.method == "GET":
         if known is not None:
             remember(request, known)
@@ -246,6 +251,21 @@ def wrong_of(request: HttpRequest, count: int) -> list[int]:
     return sorted({int(n) for n in numbers if n.isdigit() and 1 <= int(n) <= count})
 
 
+def right_choices(
+    participant: Participant, questions: list[dict[str, Any]], wrong: list[int]
+) -> dict[str, str]:
+    """The option numbers, by field (``q1``...), of the last attempt's answers
+    that were right (stored with the attempt; the page's ``wrong`` aside)."""
+    last = participant.answers.filter(kind="quiz", attempt=participant.quiz_attempts)
+    chosen = dict(last.values_list("item_id", "value"))
+    kept = {}
+    for number, question in enumerate(questions, 1):
+        value = chosen.get(f"q{number}")
+        if number not in wrong and value == question["answer"]:
+            kept[f"q{number}"] = str(question["options"].index(value))
+    return kept
+
+
 @participant_page("quiz")
 @require_http_methods(["GET", "POST"])
 def quiz(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
@@ -274,6 +294,8 @@ def quiz(request: HttpRequest, study: Study, participant: Participant) -> HttpRe
         }
     elif participant.quiz_attempts:
         context["wrong"] = wrong_of(request, len(questions))
+        # The last attempt's right answers stay chosen: only the wrong ones are asked again.
+        context["chosen"] = right_choices(participant, questions, context["wrong"])
     context["questions"] = [
         {
             "number": number,

@@ -101,6 +101,8 @@ def test_the_whole_way_for_one_participant(study: Study, client: Client) -> None
     again = client.get(wrong["Location"]).content.decode()
     assert "questions 1, 3 were not answered right" in again and "1 attempt left" in again
     assert again.count("Not right yet") == 2
+    # The right answer (question 2's) stays chosen; the wrong ones are asked again.
+    assert again.count("checked") == 1 and 'id="q2-1" name="q2" value="1" required checked' in again
     assert Participant.objects.get().quiz_attempts == 1
 
     passed = answer(client, RIGHT, attempt=1)
@@ -194,11 +196,11 @@ def test_an_unknown_study_is_a_clear_404(study: Study, client: Client) -> None:
 @pytest.mark.parametrize(
     ("params", "says"),
     [
-        ({}, "The link has no PROLIFIC_PID"),
-        ({"STUDY_ID": "abc"}, "The link has no PROLIFIC_PID"),
-        ({"PROLIFIC_PID": "a" * 65}, "PROLIFIC_PID is longer than 64 characters"),
-        ({"PROLIFIC_PID": "ab<script>cd"}, "PROLIFIC_PID may hold letters"),
-        ({"PROLIFIC_PID": "abc", "SESSION_ID": "x/y"}, "SESSION_ID may hold letters"),
+        ({}, "This link is missing your participant ID"),
+        ({"STUDY_ID": "abc"}, "This link is missing your participant ID"),
+        ({"PROLIFIC_PID": "a" * 65}, "Your participant ID in this link is longer than 64"),
+        ({"PROLIFIC_PID": "ab<script>cd"}, "participant ID in this link may hold letters"),
+        ({"PROLIFIC_PID": "abc", "SESSION_ID": "x/y"}, "session ID in this link may hold letters"),
     ],
 )
 def test_a_bad_recruitment_id_is_a_clear_400_that_stores_nothing(
@@ -208,7 +210,8 @@ def test_a_bad_recruitment_id_is_a_clear_400_that_stores_nothing(
     for response in (client.get(link(params)), client.post(link(params), {"choice": "agree"})):
         text = response.content.decode()
         assert response.status_code == 400 and "This study link is not complete" in text
-        assert says.lower() in text.lower()
+        assert says.lower() in text.lower() and "recruitment site" in text  # a next step
+        assert "PROLIFIC_PID" not in text and "SESSION_ID" not in text  # no parameter names
         assert "aaaaaaaa" not in text and "script>cd" not in text and "x/y" not in text
     assert stored_rows() == before and not Participant.objects.exists()
 

@@ -67,11 +67,11 @@ def test_declining_stores_only_a_count(study: Study) -> None:
 @pytest.mark.parametrize(
     ("params", "says"),
     [
-        ({}, "the link has no PROLIFIC_PID"),
-        ({"PROLIFIC_PID": "   "}, "the link has no PROLIFIC_PID"),
+        ({}, "this link is missing your participant ID"),
+        ({"PROLIFIC_PID": "   "}, "this link is missing your participant ID"),
         ({"PROLIFIC_PID": "a" * 65}, "longer than 64"),
         ({"PROLIFIC_PID": "abc;DROP TABLE"}, "letters, digits"),
-        ({"PROLIFIC_PID": "abc", "SESSION_ID": "x/y"}, "SESSION_ID may hold"),
+        ({"PROLIFIC_PID": "abc", "SESSION_ID": "x/y"}, "your session ID in this link may hold"),
     ],
 )
 def test_a_bad_recruitment_id_is_refused_clearly_and_changes_nothing(
