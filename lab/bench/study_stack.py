@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -42,6 +43,7 @@ LOG_SIGNS = {
     "Traceback": "Traceback (most recent call last)",
     "HTTP 500 logged": "Internal Server Error",
 }
+ACCESS_5XX = re.compile(r'^\S+ - - \[[^]]+\] "[A-Z]+ [^"]*" 5\d\d ')
 # PostgreSQL's own log, read from where it was at the start of the run if this
 # user may (the server is shared: other databases' errors count too).
 POSTGRES_LOGS = Path("/var/log/postgresql")
@@ -245,6 +247,8 @@ class Stack:
             counts = {
                 sign: sum(needle in line for line in lines) for sign, needle in LOG_SIGNS.items()
             }
+            # Daphne's access log: what the server itself answered with a 5xx.
+            counts["5xx in the access log"] = sum(bool(ACCESS_5XX.search(line)) for line in lines)
             if any(counts.values()):
                 found[name] = {k: v for k, v in counts.items() if v}
         return found
