@@ -218,8 +218,9 @@ class Participant:
                 self.consented = True  # a reload after consent lands here
                 page = await self.submit(page, {})
             elif name == "quiz":
-                page = await self.submit(page, self.quiz_form(page))
+                # Time to seat runs from sending the right answers.
                 self.waiting_since = self.waiting_since or time.perf_counter()
+                page = await self.submit(page, self.quiz_form(page))
             elif name == "waiting":
                 page = await self.wait_for_seat(page)
             elif name == "table page":

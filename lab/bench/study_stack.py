@@ -233,6 +233,8 @@ class Stack:
                 used[f"{name} children"] = children
         if self.name == "redis":
             used.update({f"{k} (machine)": v for k, v in services_cpu(stats).items()})
+        # The participants share the machine's cores with the servers.
+        used["bench clients"] = tree_cpu(os.getpid(), stats)[0]  # its children are the stack
         return used
 
     def exited(self) -> dict[str, int]:

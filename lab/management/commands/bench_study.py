@@ -237,7 +237,7 @@ class Command(BaseCommand):
             w(f"    {line['count']:>5}  {line['kind']} at {line['stage']}")
         seat = s["time_to_seat_s"]
         w(
-            f"  time to seat (quiz passed to table page): n {seat['n']}  p50 {_f(seat['p50'])} s"
+            f"  time to seat (quiz sent to table page): n {seat['n']}  p50 {_f(seat['p50'])} s"
             f"  p95 {_f(seat['p95'])} s  p99 {_f(seat['p99'])} s  max {_f(seat['max'])} s"
         )
         w(f"  {'ms':<22}{'n':>6}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}")
