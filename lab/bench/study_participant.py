@@ -24,6 +24,7 @@ serves none without DEBUG).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import re
@@ -183,7 +184,12 @@ class Participant:
         ending = ""
         while not ending:
             try:
-                ending = await self.walk()
+                try:
+                    ending = await self.walk()
+                except Failed:
+                    raise
+                except Exception as e:  # anything else: counted, never the run's end
+                    raise Failed(f"client {type(e).__name__}", self.last_page) from e
             except Failed as failure:
                 self.figures.error(failure.stage, failure.kind)
                 self.last_page = failure.stage
@@ -335,14 +341,17 @@ class Match:
                             self.decision.cancel()
                             self.decision = None
                     code = ws.close_code
+                self.p.figures.error("match", f"socket closed ({code})")
             except ConnectionClosed as e:
                 code = e.rcvd.code if e.rcvd is not None else None
-            except (OSError, TimeoutError) as e:
+                self.p.figures.error("match", f"socket closed ({code})")
+            except Failed:
+                raise
+            except Exception as e:  # refused handshakes (HTTP 403, 5xx), OSError, time-outs
                 code = None
                 self.p.figures.error("match", f"socket {type(e).__name__}")
             if code in (4403, 4404, 4429):  # table.js: refusals a retry would repeat
                 raise Failed(f"socket refused ({code})", "match")
-            self.p.figures.error("match", f"socket closed ({code})")
             self.sent_at = None
             retry += 1
             if retry > 5:
@@ -411,4 +420,5 @@ class Match:
         self.sent_version = view["version"]
         self.sent_at = time.perf_counter()
         self.p.figures.acts += 1
-        await ws.send(json.dumps(frame))
+        with contextlib.suppress(Exception):  # a closed socket: its reader reconnects
+            await ws.send(json.dumps(frame))

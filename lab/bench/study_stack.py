@@ -229,7 +229,8 @@ class Stack:
             used[name] = own
             if name.startswith("worker"):
                 used[name] += children  # a prefork worker's work is its pool's
-            elif children:
+            elif name.startswith("daphne"):
+                # The embedded default's replay analysis runs in a child of Daphne.
                 used[f"{name} children"] = children
         if self.name == "redis":
             used.update({f"{k} (machine)": v for k, v in services_cpu(stats).items()})

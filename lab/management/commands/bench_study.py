@@ -196,7 +196,8 @@ class Command(BaseCommand):
                 stack_up_seconds=round(up, 1),
                 run_seconds=round(run_seconds, 1),
                 cpu_seconds={
-                    k: round(cpu_after.get(k, 0.0) - v, 2) for k, v in sorted(cpu_before.items())
+                    k: round(cpu_after.get(k, 0.0) - cpu_before.get(k, 0.0), 2)
+                    for k in sorted(cpu_before.keys() | cpu_after.keys())
                 },
                 cpu_wall_seconds=round(wall, 1),
                 logs=stack.scan_logs(),
