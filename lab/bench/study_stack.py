@@ -26,6 +26,7 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
 import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -238,6 +239,36 @@ class Stack:
         used["bench clients"] = tree_cpu(os.getpid(), stats)[0]  # its children are the stack
         return used
 
+    def analysis_progress(self) -> dict[str, int]:
+        """Rounds stored and rounds analysed so far (``game.replays``): whether the
+        site's own work kept up with the launch."""
+        code = (
+            "from game.models import RoundRecordRow as R\n"
+            "from game.replays.models import RoundAnalysis as A\n"
+            "print(R.objects.count(), A.objects.count())\n"
+        )
+        stored, analysed = self.manage("shell", "-c", code).split()[-2:]
+        return {"rounds_stored": int(stored), "rounds_analysed": int(analysed)}
+
+    def connections(self) -> int | None:
+        """PostgreSQL connections to the stack's database now (None: not PostgreSQL,
+        or the server refused: the sampler must not add a connection when it is full)."""
+        if self.database_name is None:
+            return None
+        import psycopg
+
+        try:
+            # From the admin database, as the scratch one was made: not counted.
+            admin = stackprocs._psycopg_url(self.postgres_url)
+            with psycopg.connect(admin, connect_timeout=2) as conn:
+                row = conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = %s",
+                    [self.database_name],
+                ).fetchone()
+        except psycopg.Error:
+            return None
+        return int(row[0]) if row else None
+
     def exited(self) -> dict[str, int]:
         return {n: c.returncode for n, c in self.children.items() if c.poll() is not None}
 
@@ -289,6 +320,30 @@ class Stack:
             stackprocs.flush_redis_db(self.redis_db_url)
         if not keep:
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class ConnectionSampler(threading.Thread):
+    """The stack's PostgreSQL connections once a second, on a thread of its own
+    (a query on the clients' loop would hold every participant)."""
+
+    def __init__(self, stack: Stack, every: float = 1.0) -> None:
+        super().__init__(daemon=True)
+        self.stack = stack
+        self.every = every
+        self.samples: list[int] = []
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.wait(self.every):
+            if (count := self.stack.connections()) is not None:
+                self.samples.append(count)
+
+    def stop(self) -> dict[str, int] | None:
+        self.stopping.set()
+        self.join(timeout=5)
+        if not self.samples:
+            return None
+        return {"peak": max(self.samples), "last": self.samples[-1], "samples": len(self.samples)}
 
 
 # ----- the export -------------------------------------------------------------------

@@ -46,6 +46,7 @@ def assert_sane(s: dict[str, Any], participants: int) -> None:
     assert not s["exited"]
     assert all("deadlock detected" not in signs for signs in s["logs"].values())
     assert any(name.startswith("daphne") for name in s["cpu_seconds"])
+    assert 0 <= s["analysis"]["rounds_analysed"] <= s["analysis"]["rounds_stored"]
 
 
 def test_bench_study_takes_a_few_participants_through_the_embedded_stack(
@@ -71,6 +72,8 @@ def test_bench_study_takes_a_few_participants_through_the_redis_stack(
     s = data["redis"]
     assert_sane(s, 4)
     assert {"daphne 1", "daphne 2", "worker bots", "nginx"} <= s["cpu_seconds"].keys()
+    assert s["postgres_connections"]["peak"] >= 1
+    assert s["postgres_log"] is None or s["postgres_log"]["deadlock detected"] == 0
 
 
 def test_the_short_study_is_a_valid_study_file_with_the_examples_conditions() -> None:

@@ -164,6 +164,9 @@ class Command(BaseCommand):
             self.stdout.write(f"[{name}] up in {up:.0f} s; participants arriving ...")
             pg_log = stack.postgres_log_sizes()
             cpu_before = stack.cpu()
+            sampler = study_stack.ConnectionSampler(stack)
+            if name == "redis":
+                sampler.start()
             wall = time.monotonic()
             figures, raw_ids = asyncio.run(
                 run_participants(plan, settings, opts["participants"],
@@ -173,6 +176,8 @@ class Command(BaseCommand):
             time.sleep(SETTLE_SECONDS)
             cpu_after = stack.cpu()
             wall = time.monotonic() - wall
+            connections = sampler.stop() if sampler.is_alive() else None
+            analysis = stack.analysis_progress()
             out = stack.tmp / "export"
             export: dict[str, Any]
             try:
@@ -200,6 +205,8 @@ class Command(BaseCommand):
                     for k in sorted(cpu_before.keys() | cpu_after.keys())
                 },
                 cpu_wall_seconds=round(wall, 1),
+                analysis=analysis,
+                postgres_connections=connections,
                 logs=stack.scan_logs(),
                 postgres_log=stack.scan_postgres_log(pg_log),
                 exited=stack.exited(),
@@ -249,6 +256,11 @@ class Command(BaseCommand):
             )
         cpu = ", ".join(f"{k} {v:.1f}" for k, v in s["cpu_seconds"].items())
         w(f"  CPU seconds over the run ({s['cpu_wall_seconds']:.0f} s): {cpu}")
+        a = s["analysis"]
+        w(
+            f"  replay analysis at the end: {a['rounds_analysed']} of {a['rounds_stored']} "
+            "stored rounds analysed"
+        )
         logs = s["logs"]
         found = "; ".join(
             f"{proc}: " + ", ".join(f"{k} {v}" for k, v in signs.items())
@@ -260,6 +272,12 @@ class Command(BaseCommand):
             w(
                 "  PostgreSQL's log over the run (whole server): "
                 + ", ".join(f"{k} {v}" for k, v in pg.items())
+            )
+        conns = s["postgres_connections"]
+        if conns is not None:
+            w(
+                f"  PostgreSQL connections to the study's database (sampled each second): "
+                f"peak {conns['peak']}, {conns['last']} at the end"
             )
         if s["exited"]:
             w(f"  processes that exited during the run: {s['exited']}")
