@@ -5,8 +5,10 @@ Registered in tests/test_commands.py."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
+import random
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -14,9 +16,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from lab.bench import study_stack
+from lab.bench import study_participant, study_stack
 from lab.bench.study_http import Browser
-from lab.bench.study_participant import page_name
+from lab.bench.study_participant import Figures, Participant, Settings, StudyPlan, page_name
 from studies import definition
 
 # Quick: a decision every 0.05-0.15 s, bots without think time, the shortest
@@ -141,3 +143,53 @@ def test_the_export_checks_find_a_second_table_and_a_missing_payment(tmp_path: P
     ])  # fmt: skip
     checks = study_stack.check_export(tmp_path, {"A", "B"}, 2, 2)
     assert not checks["one_payment_row_each"] and not checks["ok"]
+
+
+async def fake_site(answers: list[tuple[int, str]]) -> tuple[asyncio.Server, int, list[str]]:
+    """A server that answers each request with the next (status, Location) of
+    ``answers`` (the last one repeated); the request lines it saw."""
+    seen: list[str] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append((await reader.readline()).decode().strip())
+        while (await reader.readline()) not in (b"\r\n", b""):
+            pass
+        status, location = answers[min(len(seen) - 1, len(answers) - 1)]
+        head = f"HTTP/1.1 {status} X\r\nContent-Length: 2\r\nSet-Cookie: sessionid=k{len(seen)}"
+        head += f"\r\nLocation: {location}" if location else ""
+        writer.write(f"{head}\r\n\r\nok".encode())
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1], seen
+
+
+async def one_participant(port: int, retries: int) -> Figures:
+    figures = Figures()
+    plan = StudyPlan("s", [1], [])
+    settings = Settings(f"http://127.0.0.1:{port}", retries=retries)
+    participant = Participant(0, "pid-0", plan, settings, figures, random.Random(1))
+    await participant.run(0.0)
+    return figures
+
+
+async def test_a_participant_reloads_the_link_after_a_500_and_gives_up_after_its_retries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(study_participant, "RELOAD_SECONDS", 0.01)
+    server, port, seen = await fake_site([(500, ""), (302, "/study/s/completed/"), (200, "")])
+    async with server:
+        figures = await one_participant(port, retries=3)
+    assert figures.errors == {("consent", "HTTP 500"): 1} and figures.reloads == 1
+    assert figures.endings == {"completed": 1}
+    assert [line.split()[1].split("?")[0] for line in seen] == [
+        "/study/s/", "/study/s/", "/study/s/completed/",
+    ]  # fmt: skip
+    assert "PROLIFIC_PID=pid-0" in seen[0]
+
+    server, port, seen = await fake_site([(503, "")])
+    async with server:
+        figures = await one_participant(port, retries=2)
+    assert figures.errors == {("consent", "HTTP 503"): 3} and figures.reloads == 2
+    assert figures.endings == {"stranded at consent": 1}
