@@ -250,9 +250,10 @@ class Stack:
         stored, analysed = self.manage("shell", "-c", code).split()[-2:]
         return {"rounds_stored": int(stored), "rounds_analysed": int(analysed)}
 
-    def connections(self) -> int | None:
-        """PostgreSQL connections to the stack's database now (None: not PostgreSQL,
-        or the server refused: the sampler must not add a connection when it is full)."""
+    def backends(self) -> list[int] | None:
+        """The pids of PostgreSQL's backends on the stack's database now (None: not
+        PostgreSQL, or the server refused: the sampler must not add a connection
+        when it is full)."""
         if self.database_name is None:
             return None
         import psycopg
@@ -261,13 +262,12 @@ class Stack:
             # From the admin database, as the scratch one was made: not counted.
             admin = stackprocs._psycopg_url(self.postgres_url)
             with psycopg.connect(admin, connect_timeout=2) as conn:
-                row = conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = %s",
-                    [self.database_name],
-                ).fetchone()
+                rows = conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = %s", [self.database_name]
+                ).fetchall()
         except psycopg.Error:
             return None
-        return int(row[0]) if row else None
+        return [int(row[0]) for row in rows]
 
     def exited(self) -> dict[str, int]:
         return {n: c.returncode for n, c in self.children.items() if c.poll() is not None}
@@ -323,27 +323,52 @@ class Stack:
 
 
 class ConnectionSampler(threading.Thread):
-    """The stack's PostgreSQL connections once a second, on a thread of its own
-    (a query on the clients' loop would hold every participant)."""
+    """The stack's PostgreSQL backends once a second, on a thread of its own (a
+    query on the clients' loop would hold every participant): how many, and
+    their CPU. The machine's ``postgres`` processes count every database of a
+    shared server; these are the study's own (less each ended backend's CPU
+    after its last sample)."""
 
     def __init__(self, stack: Stack, every: float = 1.0) -> None:
         super().__init__(daemon=True)
         self.stack = stack
         self.every = every
         self.samples: list[int] = []
+        self.first: dict[int, int] = {}  # pid -> CPU ticks when first seen
+        self.last: dict[int, int] = {}
         self.stopping = threading.Event()
 
-    def run(self) -> None:
-        while not self.stopping.wait(self.every):
-            if (count := self.stack.connections()) is not None:
-                self.samples.append(count)
+    def sample(self) -> None:
+        pids = self.stack.backends()
+        if pids is None:
+            return
+        self.samples.append(len(pids))
+        for pid in pids:
+            if (stat := _stat(pid)) is None:
+                continue
+            ticks = stat[2][0] + stat[2][1]
+            # A backend there at the start counts from then; a later one from its birth.
+            self.first.setdefault(pid, ticks if len(self.samples) == 1 else 0)
+            self.last[pid] = ticks
 
-    def stop(self) -> dict[str, int] | None:
+    def run(self) -> None:
+        self.sample()
+        while not self.stopping.wait(self.every):
+            self.sample()
+
+    def stop(self) -> dict[str, float] | None:
         self.stopping.set()
         self.join(timeout=5)
         if not self.samples:
             return None
-        return {"peak": max(self.samples), "last": self.samples[-1], "samples": len(self.samples)}
+        ticks = sum(self.last[pid] - self.first[pid] for pid in self.last)
+        return {
+            "peak": max(self.samples),
+            "last": self.samples[-1],
+            "samples": len(self.samples),
+            "backends_seen": len(self.last),
+            "backend_cpu_seconds": round(ticks / os.sysconf("SC_CLK_TCK"), 2),
+        }
 
 
 # ----- the export -------------------------------------------------------------------

@@ -276,8 +276,9 @@ class Command(BaseCommand):
         conns = s["postgres_connections"]
         if conns is not None:
             w(
-                f"  PostgreSQL connections to the study's database (sampled each second): "
-                f"peak {conns['peak']}, {conns['last']} at the end"
+                f"  PostgreSQL backends of the study's database (sampled each second): "
+                f"peak {conns['peak']} connections, {conns['last']} at the end, "
+                f"{conns['backends_seen']} seen, their CPU {conns['backend_cpu_seconds']:.1f} s"
             )
         if s["exited"]:
             w(f"  processes that exited during the run: {s['exited']}")
