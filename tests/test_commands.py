@@ -48,6 +48,7 @@ SMOKE_RUNS = {
     "bench_ratings": "test_bench_ratings_fills_times_both_pages_and_removes_its_rows",
     "bench_server": "test_bench_server_runs_both_stacks_for_a_moment",
     "bench_solver": "test_prints_each_k_and_writes_json",
+    "bench_study": "test_bench_study_takes_a_few_participants_through_the_embedded_stack",
     "bench_workers": "test_bench_workers_counts_a_workers_moves_for_a_second",
     # the studies: tournaments, the league, tables and calibrations
     "bid_stats":
@@ -79,6 +80,7 @@ POSTGRES_RUNS = {
     # their stacks: a scratch PostgreSQL database each
     "bench_server": "test_bench_server_runs_both_stacks_for_a_moment",
     "bench_workers": "test_bench_workers_counts_a_workers_moves_for_a_second",
+    "bench_study": "test_bench_study_takes_a_few_participants_through_the_redis_stack",
 }
 
 # What in a command's own source shows a PostgreSQL path.
