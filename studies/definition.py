@@ -202,7 +202,7 @@ class _Reader(FileReader):
     def conditions(self, study: dict) -> tuple[Condition, ...]:
         out, names = [], set()
         for path, data in self.tables(study, (), "conditions"):
-            self.only(data, path, {"name", "seats", "disclosure", "debrief"})
+            self.only(data, path, {"name", "seats", "disclosure", "debrief", "stand_in_debrief"})
             name = self.value(data, path, "name", str)
             if name in names:
                 self.problem((*path, "name"), f"a second condition named {name!r}")
@@ -222,8 +222,32 @@ class _Reader(FileReader):
                     f"condition {name!r} shows its bots under "
                     "players' names: it needs a debrief text (debrief = ...)",
                 )
-            out.append(Condition(name, plan, disclosure, debrief))
+            stand_in_debrief = self.stand_in_debrief(data, path, name, disclosure, plan)
+            out.append(Condition(name, plan, disclosure, debrief, stand_in_debrief))
         return tuple(out)
+
+    def stand_in_debrief(
+        self, data: dict, path: Path, name: str, disclosure: str, plan: SeatPlan
+    ) -> str:
+        """The debrief of one seated with the stand-in: only where it can happen
+        (two or more participant seats) and deceives (bots under names)."""
+        text = self.value(data, path, "stand_in_debrief", str, "")
+        if not text:
+            return ""
+        where = (*path, "stand_in_debrief")
+        if disclosure != "names":
+            self.problem(
+                where,
+                f"condition {name!r} shows its bots as bots, so the stand-in is shown as a "
+                "bot too: stand_in_debrief does not apply (remove it)",
+            )
+        elif len(plan.participant_positions) < 2:
+            self.problem(
+                where,
+                f"condition {name!r} has one participant seat, which the stand-in never "
+                "takes: stand_in_debrief does not apply (remove it)",
+            )
+        return text
 
     def seat_plan(self, data: dict, path: Path) -> SeatPlan:
         missing = [s for s in SEATS if s not in data]

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from game.models import Action, MatchResult, Table
+from studies import stand_in
 from studies.export_files import BOOL, TIME, ExportFile, col
 from studies.export_rounds import ROUNDS, round_rows_of
 from studies.models import (
@@ -58,6 +59,12 @@ PARTICIPANTS = ExportFile(
             for stage in Stage.values
         ),
         col("quiz_attempts", "integer", "comprehension quiz attempts used", "attempts"),
+        col(
+            "stand_in_seats",
+            "text",
+            "the seats of their study table meant for participants that the waiting room's "
+            "stand-in bot took (e.g. N); empty: none, or never seated",
+        ),
     ),
 )
 ANSWERS = ExportFile(
@@ -96,10 +103,21 @@ ACTIONS = ExportFile(
         col("version", "integer", "the table's version after the action (its order)"),
         col("round", "integer", "the round of the match, from 1"),
         col("seat", "text", "the seat that acted: N, E, S or W"),
-        col("player_kind", "text", "participant or bot (a stand-in included)"),
+        col(
+            "player_kind",
+            "text",
+            "participant, bot, or stand-in (a participant seat the waiting room's stand-in "
+            "bot took; its actions are the bot's)",
+        ),
         col("player", "text", "the participant's pseudonym, or the bot's registry name"),
         col("action", "JSON", "the engine's action (game.engine action_to_dict)"),
         col("by_stand_in", BOOL, "made by the stand-in bot for an absent participant"),
+        col(
+            "stand_in_fill",
+            BOOL,
+            "the table had a participant seat the stand-in took (left out of the analyses "
+            "unless asked)",
+        ),
         col("think_ms", "integer", "a participant's think time as the page measured it", "ms"),
         col("think_bound_ms", "integer", "the server's upper bound of think_ms", "ms"),
     ),
@@ -133,19 +151,27 @@ class StudyTableSeats:
 
     table: Table
     pseudonyms: Mapping[int, str] = field(default_factory=dict)
+    # Participant seats the waiting room's stand-in took (studies.stand_in).
+    stand_in: frozenset[int] = frozenset()
 
 
 def study_tables(study: Study) -> list[StudyTableSeats]:
     """The study's game tables, one per match (``studies.waiting_room`` formed
-    each study table, ``studies.playing`` its next matches), and the pseudonym
-    at each participant's seat, in the order they were formed."""
+    each study table, ``studies.playing`` its next matches), the pseudonym
+    at each participant's seat and the seats the stand-in filled, in the order
+    they were formed."""
     found = (
         StudyTable.objects.filter(study=study)
+        .select_related("condition")
         .prefetch_related("seats__participant", "matches__table")
         .order_by("pk")
     )
     return [
-        StudyTableSeats(m.table, {s.position: s.participant.pseudonym for s in t.seats.all()})
+        StudyTableSeats(
+            m.table,
+            {s.position: s.participant.pseudonym for s in t.seats.all()},
+            frozenset(stand_in.fill_positions(t)),
+        )
         for t in found
         for m in t.matches.all()
     ]
@@ -167,7 +193,19 @@ def participants_of(study: Study, include_pilot: bool) -> list[Participant]:
     return list(found if include_pilot else found.filter(pilot=False))
 
 
-def participant_rows(people: Iterable[Participant]) -> Iterator[dict[str, Any]]:
+def stand_in_seats(people: Iterable[Participant]) -> dict[int, str]:
+    """The seat letters the stand-in took at each participant's study table."""
+    seats = StudySeat.objects.filter(participant__in=list(people)).select_related(
+        "study_table__condition"
+    )
+    return {
+        s.participant_id: "".join(SEAT_LETTERS[p] for p in stand_in.fill_positions(s.study_table))
+        for s in seats.prefetch_related("study_table__seats")
+    }
+
+
+def participant_rows(people: list[Participant]) -> Iterator[dict[str, Any]]:
+    filled = stand_in_seats(people)
     for p in people:
         times = {f"entered_{s}": p.stage_times.get(s) for s in Stage.values}
         yield {
@@ -177,6 +215,7 @@ def participant_rows(people: Iterable[Participant]) -> Iterator[dict[str, Any]]:
             "stage": p.stage,
             **times,
             "quiz_attempts": p.quiz_attempts,
+            "stand_in_seats": filled.get(p.pk, ""),
         }
 
 
@@ -201,6 +240,13 @@ def conditions_by_table(study: Study) -> dict[int, str]:
     return dict(found)
 
 
+def player_kind(entry: StudyTableSeats, position: int) -> str:
+    """participant, bot, or stand-in: a participant seat the stand-in took."""
+    if position in entry.pseudonyms:
+        return "participant"
+    return "stand-in" if position in entry.stand_in else "bot"
+
+
 def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
     for entry in tables:
         bots = {s.position: s.bot_name for s in entry.table.seats.filter(kind="bot")}
@@ -211,10 +257,11 @@ def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
                 "version": a.version,
                 "round": a.round_number,
                 "seat": SEAT_LETTERS[a.seat],
-                "player_kind": "participant" if pseudonym else "bot",
+                "player_kind": player_kind(entry, a.seat),
                 "player": pseudonym or bots.get(a.seat, ""),
                 "action": json.dumps(a.action, sort_keys=True, separators=(",", ":")),
                 "by_stand_in": a.by_stand_in,
+                "stand_in_fill": bool(entry.stand_in),
                 "think_ms": a.think_ms,
                 "think_bound_ms": a.think_bound_ms,
             }

@@ -37,6 +37,10 @@ class Condition:
     seat_plan: SeatPlan
     disclosure: str = "bots"
     debrief: str = ""
+    # The debrief of one whose partner or opponent seat the waiting room's
+    # stand-in took (shown under a name): "" means the site's text, which names
+    # the seats (studies.stand_in).
+    stand_in_debrief: str = ""
 
 
 @dataclass(frozen=True)
