@@ -23,6 +23,7 @@ from game.engine.rules import Rules, RulesError
 from studies.file_lines import FileLines, FileReader, Path
 from studies.study_types import (
     DEFAULT_TEXT_MAX,
+    OUTCOMES,
     PARTICIPANT,
     SEATS,
     Bonus,
@@ -328,14 +329,59 @@ class _Reader(FileReader):
 
     def completion(self, data: dict) -> Completion:
         path = ("completion",)
-        self.only(data, path, {"code", "redirect_url", "no_consent_url"})
+        self.only(data, path, {"code", "redirect_url", "no_consent_url", "codes", "redirects"})
         code = self.text(data, path, "code", CODE, "a code of 1 to 32 letters and digits")
         url = self.value(data, path, "redirect_url", str)
         no_consent = self.value(data, path, "no_consent_url", str, "")
         for key, value in (("redirect_url", url), ("no_consent_url", no_consent or None)):
             if isinstance(value, str) and not is_web_url(value):
                 self.problem((*path, key), f"{key} {value!r} is not an http(s) URL")
-        return Completion(code, url, no_consent)
+        codes = self.outcome_map(data, "codes")
+        redirects = self.outcome_map(data, "redirects")
+        if codes.get("completed", code) != code:
+            self.problem(
+                (*path, "codes"),
+                f"codes.completed {codes['completed']!r} differs from code {code!r} "
+                "(give the completion code once, as code)",
+            )
+        for outcome, value in codes.items():
+            if not CODE.match(value):
+                self.problem(
+                    (*path, "codes"),
+                    f"codes.{outcome} {value!r} is not a code of 1 to 32 letters and digits",
+                )
+        for outcome, value in redirects.items():
+            if not is_web_url(value):
+                where = (*path, "redirects")
+                self.problem(where, f"redirects.{outcome} {value!r} is not an http(s) URL")
+            if outcome == "completed":
+                self.problem(
+                    (*path, "redirects"), "the completed redirect is redirect_url (remove it)"
+                )
+            elif outcome not in codes:
+                self.problem(
+                    (*path, "redirects"),
+                    f"redirects.{outcome} has no code: give codes.{outcome} too",
+                )
+        codes.pop("completed", None)
+        return Completion(code, url, no_consent, codes, redirects)
+
+    def outcome_map(self, data: dict, key: str) -> dict[str, str]:
+        """``codes`` or ``redirects``: texts by outcome (completed, failed_quiz, dropped)."""
+        path = ("completion",)
+        given = self.value(data, path, key, dict, {}) or {}
+        out = {}
+        for outcome, value in given.items():
+            if outcome not in OUTCOMES:
+                self.problem(
+                    (*path, key),
+                    f"{key}.{outcome}: not an outcome (outcomes: {', '.join(OUTCOMES)})",
+                )
+            elif not isinstance(value, str) or not value.strip():
+                self.problem((*path, key), f"{key}.{outcome} must be a non-empty text")
+            else:
+                out[outcome] = value
+        return out
 
     def timeouts(self, waiting: dict, dropout: dict) -> Timeouts:
         self.only(waiting, ("waiting_room",), {"timeout_seconds", "stand_in_bot"})
@@ -351,14 +397,15 @@ class _Reader(FileReader):
         if data is None:
             return None
         path = ("bonus",)
-        self.only(data, path, {"per_point", "currency", "cap"})
+        self.only(data, path, {"per_point", "currency", "cap", "partial_after_rounds"})
         per_point = self.value(data, path, "per_point", float)
         currency = self.text(data, path, "currency", re.compile(r"^[A-Z]{3}$"), "a currency code")
         cap = self.value(data, path, "cap", float, None)
         for key, amount in (("per_point", per_point), ("cap", cap)):
             if amount is not None and not 0 <= amount <= 1000:
                 self.problem((*path, key), f"{key} must be between 0 and 1000, not {amount}")
-        return Bonus(_decimal(per_point), currency, _decimal(cap))
+        partial = self.number(data, path, "partial_after_rounds", 1, 1000, None)
+        return Bonus(_decimal(per_point), currency, _decimal(cap), partial)
 
 
 def _decimal(amount: float | None) -> Decimal | None:

@@ -9,8 +9,10 @@ so the codebook cannot disagree with the files:
 - ``conditions.csv``: the study's conditions, their seat plans and disclosure;
 - ``rounds.csv``: every finished round at those tables (``studies.export_rounds``);
 - ``actions.csv``: every action at every table a participant sat at;
-- ``payments.csv`` (only with ``--with-payments``): the one file that holds the
-  raw recruitment ID, needed to pay people; keep it apart from the rest.
+- ``payments.csv`` and ``bulk_bonus.csv`` (only with ``--with-payments``): the
+  only files that hold the raw recruitment ID, needed to pay people (each
+  outcome and its code, the bonus of the paid outcomes; Prolific's bulk-bonus
+  lines); keep them apart from the rest.
 
 Participants are named by their pseudonym everywhere else. Pilot
 participants (and tables where only pilots sat) are left out unless
@@ -23,12 +25,14 @@ import csv
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
+from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from game.models import Action, MatchResult, Table
-from studies import stand_in
+from game.models import Action, Table
+from game.research import round_rows
+from studies import outcomes, stand_in
 from studies.export_files import BOOL, TIME, ExportFile, col
 from studies.export_rounds import ROUNDS, round_rows_of
 from studies.models import (
@@ -42,6 +46,8 @@ from studies.models import (
 )
 
 Stage = Participant.Stage
+# Kept here too: callers and tests know them as the export's.
+points_won, bonus_for = outcomes.points_won, outcomes.bonus_for
 SEAT_LETTERS = ("N", "E", "S", "W")
 PSEUDONYM = col("pseudonym", "text", "the participant's random pseudonym (not from the ID)")
 
@@ -54,6 +60,12 @@ PARTICIPANTS = ExportFile(
         col("condition", "text", "the condition assigned (conditions.csv `name`)"),
         col("pilot", BOOL, "a pilot participant"),
         col("stage", "text", "the last stage reached: " + ", ".join(Stage.values)),
+        col(
+            "outcome",
+            "text",
+            "how their study ended: completed, failed_quiz or dropped; empty: under way",
+        ),
+        col("outcome_at", TIME, "when they reached the outcome; empty: under way"),
         *(
             col(f"entered_{stage}", TIME, f"when the stage {stage} was entered; empty: never")
             for stage in Stage.values
@@ -124,21 +136,43 @@ ACTIONS = ExportFile(
 )
 PAYMENTS = ExportFile(
     "payments.csv",
-    "For paying participants: the only file with the raw recruitment ID. Keep it apart. "
-    "`points` (the final scores of the participant's partnership, added up over the "
-    "study's matches) and `bonus` are empty until a match is finished; the bonus is "
-    "per_point x max(points, 0), capped, rounded to 0.01.",
+    "For paying participants: with bulk_bonus.csv, the only files with the raw recruitment "
+    "ID. Keep them apart. The bonus is paid only for a paid outcome (completed; and dropped "
+    "after the file's `partial_after_rounds`, if it gives them): per_point x max(points, 0), "
+    "capped, rounded to 0.01, never below zero. `points` are the participant's "
+    "partnership's scores added up over the study's matches (a drop-out's: each match's "
+    "score after the last round before they dropped), empty until a round is finished.",
     (
         PSEUDONYM,
         col("recruitment_id", "text", "the raw recruitment ID (e.g. PROLIFIC_PID)"),
+        col("outcome", "text", "completed, failed_quiz or dropped; empty: under way"),
+        col("outcome_at", TIME, "when they reached the outcome"),
         col("completed", BOOL, "reached the completion page"),
-        col("completion_code", "text", "the study's completion code, if completed"),
+        col("completion_code", "text", "the code of their outcome (empty: none)"),
+        col("rounds_played", "integer", "rounds finished while they were at the table", "rounds"),
         col("points", "integer", "points the partnership won; empty: not known", "points"),
-        col("bonus", "decimal", "the bonus by the study's rule; empty: not known", "currency"),
+        col("paid", BOOL, "their outcome earns the bonus"),
+        col(
+            "bonus",
+            "decimal",
+            "the bonus to pay (0.00: the outcome is not paid); empty: not known or no rule",
+            "currency",
+        ),
         col("currency", "text", "the bonus's currency (ISO 4217); empty: no bonus rule"),
     ),
 )
-FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ROUNDS, ACTIONS, PAYMENTS)
+BULK_BONUS = ExportFile(
+    "bulk_bonus.csv",
+    "Prolific's bulk bonus file (Submissions, Bulk bonus payments: paste it): no header, "
+    "one line `ID,amount` per participant whose paid bonus is above zero, in the study's "
+    "currency. Raw recruitment IDs: keep it with payments.csv.",
+    (
+        col("recruitment_id", "text", "the raw recruitment ID"),
+        col("amount", "decimal", "the bonus, above zero", "currency"),
+    ),
+    header=False,
+)
+FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ROUNDS, ACTIONS, PAYMENTS, BULK_BONUS)
 
 
 # ----- where the tables come from ------------------------------------------------------
@@ -185,6 +219,8 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, datetime):
+        return value.isoformat()
     return str(value)
 
 
@@ -213,6 +249,8 @@ def participant_rows(people: list[Participant]) -> Iterator[dict[str, Any]]:
             "condition": p.condition.name,
             "pilot": p.pilot,
             "stage": p.stage,
+            "outcome": outcomes.outcome_of(p),
+            "outcome_at": outcomes.outcome_at(p),
             **times,
             "quiz_attempts": p.quiz_attempts,
             "stand_in_seats": filled.get(p.pk, ""),
@@ -267,46 +305,47 @@ def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
             }
 
 
-def points_won(participant: Participant) -> int | None:
-    """The final scores of the participant's partnership in their study
-    table's finished matches, added up; None while none is finished (or they
-    were never seated)."""
-    seat = StudySeat.objects.filter(participant=participant).first()
-    if seat is None:
-        return None
-    results = MatchResult.objects.filter(table__study_match__study_table=seat.study_table_id)
-    column = "score_ns" if seat.position % 2 == 0 else "score_ew"
-    scores = list(results.values_list(column, flat=True))
-    return sum(scores) if scores else None
-
-
-def bonus_for(points: int, rule: Mapping[str, Any]) -> Decimal:
-    """The study's bonus rule (``[bonus]``): per_point x max(points, 0), at
-    most ``cap``, to the cent."""
-    amount = Decimal(str(rule["per_point"])) * max(points, 0)
-    if rule.get("cap") is not None:
-        amount = min(amount, Decimal(str(rule["cap"])))
-    return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-
-
 def payment_rows(study: Study, people: list[Participant]) -> Iterator[dict[str, Any]]:
+    """One row per participant: their outcome, its code, and the bonus only
+    where the outcome is paid (``studies.outcomes``)."""
+    round_rows.record_pending()  # rounds that ended a moment ago count for the pay
     raw_ids = dict(
         RecruitmentId.objects.filter(participant__in=people).values_list("participant_id", "raw_id")
     )
-    code, rule = study.definition["completion"]["code"], study.definition.get("bonus")
+    completion = study.definition["completion"]
+    rule = study.definition.get("bonus")
     for p in people:
-        done = p.stage == Stage.COMPLETED
+        outcome = outcomes.outcome_of(p)
+        code = completion["code"] if outcome == "completed" else ""
+        code = code or (completion.get("codes") or {}).get(outcome, "")
         points = points_won(p)
-        bonus = bonus_for(points, rule) if rule and points is not None else None
+        paid = outcomes.is_paid(p, rule)
+        if not rule:
+            bonus = None
+        elif not paid:
+            bonus = Decimal("0.00")  # known: this outcome earns none
+        else:
+            bonus = bonus_for(points, rule) if points is not None else None
         yield {
             "pseudonym": p.pseudonym,
             "recruitment_id": raw_ids.get(p.pk, ""),
-            "completed": done,
-            "completion_code": code if done else "",
+            "outcome": outcome,
+            "outcome_at": outcomes.outcome_at(p),
+            "completed": outcome == "completed",
+            "completion_code": code,
+            "rounds_played": outcomes.rounds_played(p),
             "points": points,
+            "paid": paid,
             "bonus": bonus,
             "currency": rule["currency"] if rule else "",
         }
+
+
+def bulk_bonus_rows(payments: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Prolific's bulk bonus (``ID,amount``): the paid, positive bonuses only."""
+    for row in payments:
+        if row["paid"] and row["bonus"] and row["bonus"] > 0 and row["recruitment_id"]:
+            yield {"recruitment_id": row["recruitment_id"], "amount": row["bonus"]}
 
 
 # ----- writing -------------------------------------------------------------------------
@@ -317,7 +356,8 @@ def write_csv(path: Path, spec: ExportFile, rows: Iterable[Mapping[str, Any]]) -
     count = 0
     with path.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
-        writer.writerow(spec.names)
+        if spec.header:
+            writer.writerow(spec.names)
         for row in rows:
             if list(row) != spec.names:
                 raise ValueError(f"{spec.name}: a row with {list(row)}, not {spec.names}")
@@ -358,7 +398,8 @@ def export_study(
         (ACTIONS, action_rows(tables)),
     ]
     if with_payments:
-        written.append((PAYMENTS, payment_rows(study, people)))
+        payments = list(payment_rows(study, people))
+        written += [(PAYMENTS, payments), (BULK_BONUS, bulk_bonus_rows(payments))]
     paths = []
     for spec, rows in written:
         write_csv(out / spec.name, spec, rows)

@@ -22,6 +22,7 @@ class ExportFile:
     name: str
     about: str
     columns: tuple[Column, ...]
+    header: bool = True  # False: a platform's upload (Prolific's bulk bonus) takes none
 
     @property
     def names(self) -> list[str]:
