@@ -121,7 +121,12 @@ ACTIONS = ExportFile(
             "participant, bot, or stand-in (a participant seat the waiting room's stand-in "
             "bot took; its actions are the bot's)",
         ),
-        col("player", "text", "the participant's pseudonym, or the bot's registry name"),
+        col(
+            "player",
+            "text",
+            "the participant's pseudonym (withdrawn: one who withdrew; their think times are "
+            "removed), or the bot's registry name",
+        ),
         col("action", "JSON", "the engine's action (game.engine action_to_dict)"),
         col("by_stand_in", BOOL, "made by the stand-in bot for an absent participant"),
         col(
@@ -189,6 +194,15 @@ class StudyTableSeats:
     stand_in: frozenset[int] = frozenset()
 
 
+WITHDRAWN = "withdrawn"
+
+
+def _named(participant: Participant) -> str:
+    """A seat's participant as the export names them: a withdrawn one's moves stay
+    (the table's record, which others' data need) under no pseudonym."""
+    return WITHDRAWN if participant.withdrawn else participant.pseudonym
+
+
 def study_tables(study: Study) -> list[StudyTableSeats]:
     """The study's game tables, one per match (``studies.waiting_room`` formed
     each study table, ``studies.playing`` its next matches), the pseudonym
@@ -203,7 +217,7 @@ def study_tables(study: Study) -> list[StudyTableSeats]:
     return [
         StudyTableSeats(
             m.table,
-            {s.position: s.participant.pseudonym for s in t.seats.all()},
+            {s.position: _named(s.participant) for s in t.seats.all()},
             frozenset(stand_in.fill_positions(t)),
         )
         for t in found
@@ -225,7 +239,9 @@ def _cell(value: Any) -> str:
 
 
 def participants_of(study: Study, include_pilot: bool) -> list[Participant]:
-    found = study.participants.select_related("condition").order_by("created_at", "pk")
+    # Withdrawn participants are never exported (studies.withdrawal).
+    found = study.participants.filter(withdrawn=False).select_related("condition")
+    found = found.order_by("created_at", "pk")
     return list(found if include_pilot else found.filter(pilot=False))
 
 

@@ -44,7 +44,8 @@ ROUNDS = ExportFile(
                 col(
                     f"player_{s}",
                     "text",
-                    f"seat {s.upper()}: the participant's pseudonym or the bot's registry name",
+                    f"seat {s.upper()}: the participant's pseudonym (withdrawn: one who "
+                    "withdrew) or the bot's registry name",
                 ),
                 col(
                     f"actor_{s}",
