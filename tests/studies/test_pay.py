@@ -184,7 +184,8 @@ def test_bad_outcome_codes_are_refused_at_their_line(codes: str, says: str) -> N
         parse(text)
     (problem,) = error.value.problems
     key = codes.splitlines()[-1].split(" =")[0]
-    assert problem.startswith(f"study.toml:{line_of(text, key + ' = {')}: ") and says in problem
+    line = line_of(text, f"\n{key} = {{") + 1  # the key's own line, not the example's comment
+    assert problem.startswith(f"study.toml:{line}: ") and says in problem
 
 
 def test_partial_after_rounds_is_checked() -> None:
