@@ -125,5 +125,6 @@ def completion(request: HttpRequest, study: Study, participant: Participant) -> 
         "code": completion["code"],
         "redirect_url": completion["redirect_url"],
         "seconds": REDIRECT_SECONDS,
+        "reference": participant.pseudonym,  # what a withdrawal request quotes
     }
     return render(request, "studies/completion.html", context)

@@ -331,11 +331,12 @@ def end(request: HttpRequest, study: Study, participant: Participant) -> HttpRes
         # This ending's own code and way back to the platform, if the file gives them.
         "code": (completion.get("codes") or {}).get(participant.stage, ""),
         "redirect_url": (completion.get("redirects") or {}).get(participant.stage, ""),
+        # What a withdrawal request quotes (manage.py withdraw_participant).
+        "reference": participant.pseudonym,
     }
     if stand_in.dropped_after_deception(participant):
         # Shown bots under players' names, then dropped: told here, as nowhere else.
         context["debrief"] = paragraphs(stand_in.debrief_of(participant))
-        context["reference"] = participant.pseudonym
     return render(request, "studies/end.html", context)
 
 

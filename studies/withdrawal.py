@@ -64,7 +64,7 @@ def find(study: Study, reference: str) -> Participant:
         raise Refused(
             f"{reference!r} is one of the study's outcome codes, which every participant "
             "with that outcome shares: give the participant's reference instead (their "
-            "pseudonym, shown on their debrief and end pages)"
+            "pseudonym, shown on their completion, debrief and end pages)"
         )
     raise Refused(f"study {study.slug!r} has no participant {reference!r}")
 

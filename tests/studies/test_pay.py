@@ -153,6 +153,7 @@ def test_an_outcome_code_is_shown_on_its_end_page(study_file) -> None:
     session.save()
     text = client.get(f"/study/{study.slug}/end/").content.decode()
     assert "FQ000001" in text and "cc=FQ000001" in text and "Return to the recruitment" in text
+    assert f'<code id="reference">{failed.pseudonym}</code>' in text  # for a withdrawal
     dropped = end_as(failed, Stage.DROPPED, timezone.now())  # a code without a redirect
     Participant.objects.filter(pk=dropped.pk).update(stage=Stage.DROPPED)
     text = client.get(f"/study/{study.slug}/end/").content.decode()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 from django.utils import timezone
 
 from game.models import Action, Table
@@ -30,6 +31,7 @@ from studies.models import (
     StudySeat,
     StudyTable,
 )
+from studies.views import SESSION_KEY
 from tests.studies.conftest import example_text
 from tests.studies.test_export import arrive as through_the_study
 from tests.studies.test_tables import ONE, arrive, poll
@@ -126,6 +128,12 @@ def test_bad_withdrawals_are_refused_and_change_nothing(study: Study) -> None:
 
 def test_a_paid_participant_is_withdrawn_once_paid(study: Study) -> None:
     p = through_the_study(study, "RAWPAID")
+    client = Client()
+    session = client.session
+    session[SESSION_KEY] = {study.slug: p.pseudonym}
+    session.save()
+    page = client.get(f"/study/{study.slug}/completed/").content.decode()
+    assert f'<code id="reference">{p.pseudonym}</code>' in page  # what they quote
     withdraw(study, p.pseudonym, "--payments-done")
     p.refresh_from_db()
     assert p.withdrawn and not Answer.objects.filter(participant=p).exists()
