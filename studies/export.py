@@ -389,7 +389,8 @@ def codebook(study: Study, files: Iterable[ExportFile], include_pilot: bool) -> 
         f"{study.title}. Study file `{study.source_name}`, SHA-256 `{study.definition_hash}`.",
         "Pilot participants are "
         + ("included (see `pilot`)." if include_pilot else "left out.")
-        + " Empty cells are missing values.",
+        + " Withdrawn participants are left out (a seat of theirs at a table shared with "
+        "another participant is named `withdrawn`). Empty cells are missing values.",
     ]
     for spec in files:
         lines += ["", f"## {spec.name}", "", spec.about, ""]

@@ -102,6 +102,27 @@ def test_withdrawal_removes_what_consent_promises_and_the_export_leaves_them_out
     assert table.public_id not in tables  # only the withdrawn participant sat there
 
 
+def test_a_seat_shared_with_another_participant_is_named_withdrawn(
+    study: Study, tmp_path: Path
+) -> None:
+    first = arrive(study, 1, waited=5)
+    second = poll(arrive(study, 1))
+    first = poll(first)
+    Participant.objects.update(stage=Stage.DROPPED, pilot=False)
+    table = StudyTable.objects.get().table
+    for version, seat in ((100, 0), (101, 2)):
+        Action.objects.create(table=table, version=version, round_number=1, seat=seat,
+                              action={"bid": 2}, think_ms=900)  # fmt: skip
+    withdraw(study, first.pseudonym)
+    export.export_study(study, tmp_path)
+    rows = list(csv.DictReader((tmp_path / "actions.csv").open()))
+    named = {(r["seat"], r["player_kind"], r["player"], r["think_ms"]) for r in rows
+             if r["version"] in ("100", "101")}  # fmt: skip
+    assert named == {("N", "participant", "withdrawn", ""), ("S", "participant", second.pseudonym,
+                                                            "900")}  # fmt: skip
+    assert first.pseudonym not in (tmp_path / "actions.csv").read_text()
+
+
 def test_bad_withdrawals_are_refused_and_change_nothing(study: Study) -> None:
     p = played(study, "RAWONE")
     before = snapshot(study)

@@ -1,8 +1,8 @@
 """``manage.py withdraw_participant <slug> <reference> [--reason TEXT] [--by NAME]
 [--payments-done]``: withdraw a participant at their request (studies.withdrawal).
 
-The reference is the participant's pseudonym, which their debrief and end
-pages show them; a shared outcome code is refused with what to give instead."""
+The reference is the participant's pseudonym, which their completion,
+debrief and end pages show them; a shared outcome code is refused with what to give instead."""
 
 from __future__ import annotations
 
