@@ -26,19 +26,17 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from game.models import Action, Table
-from game.research import round_rows
 from studies import outcomes, stand_in
-from studies.export_files import BOOL, TIME, ExportFile, col
+from studies.export_files import BOOL, PSEUDONYM, TIME, ExportFile, col
+from studies.export_payments import BULK_BONUS, PAYMENTS, bulk_bonus_rows, payment_rows
 from studies.export_rounds import ROUNDS, round_rows_of
 from studies.models import (
     Answer,
     Participant,
-    RecruitmentId,
     Study,
     StudyMatch,
     StudySeat,
@@ -49,7 +47,6 @@ Stage = Participant.Stage
 # Kept here too: callers and tests know them as the export's.
 points_won, bonus_for = outcomes.points_won, outcomes.bonus_for
 SEAT_LETTERS = ("N", "E", "S", "W")
-PSEUDONYM = col("pseudonym", "text", "the participant's random pseudonym (not from the ID)")
 
 
 PARTICIPANTS = ExportFile(
@@ -138,44 +135,6 @@ ACTIONS = ExportFile(
         col("think_ms", "integer", "a participant's think time as the page measured it", "ms"),
         col("think_bound_ms", "integer", "the server's upper bound of think_ms", "ms"),
     ),
-)
-PAYMENTS = ExportFile(
-    "payments.csv",
-    "For paying participants: with bulk_bonus.csv, the only files with the raw recruitment "
-    "ID. Keep them apart. The bonus is paid only for a paid outcome (completed; and dropped "
-    "after the file's `partial_after_rounds`, if it gives them): per_point x max(points, 0), "
-    "capped, rounded to 0.01, never below zero. `points` are the participant's "
-    "partnership's scores added up over the study's matches (a drop-out's: each match's "
-    "score after the last round before they dropped), empty until a round is finished.",
-    (
-        PSEUDONYM,
-        col("recruitment_id", "text", "the raw recruitment ID (e.g. PROLIFIC_PID)"),
-        col("outcome", "text", "completed, failed_quiz or dropped; empty: under way"),
-        col("outcome_at", TIME, "when they reached the outcome"),
-        col("completed", BOOL, "reached the completion page"),
-        col("completion_code", "text", "the code of their outcome (empty: none)"),
-        col("rounds_played", "integer", "rounds finished while they were at the table", "rounds"),
-        col("points", "integer", "points the partnership won; empty: not known", "points"),
-        col("paid", BOOL, "their outcome earns the bonus"),
-        col(
-            "bonus",
-            "decimal",
-            "the bonus to pay (0.00: the outcome is not paid); empty: not known or no rule",
-            "currency",
-        ),
-        col("currency", "text", "the bonus's currency (ISO 4217); empty: no bonus rule"),
-    ),
-)
-BULK_BONUS = ExportFile(
-    "bulk_bonus.csv",
-    "Prolific's bulk bonus file (Submissions, Bulk bonus payments: paste it): no header, "
-    "one line `ID,amount` per participant whose paid bonus is above zero, in the study's "
-    "currency. Raw recruitment IDs: keep it with payments.csv.",
-    (
-        col("recruitment_id", "text", "the raw recruitment ID"),
-        col("amount", "decimal", "the bonus, above zero", "currency"),
-    ),
-    header=False,
 )
 FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ROUNDS, ACTIONS, PAYMENTS, BULK_BONUS)
 
@@ -319,49 +278,6 @@ def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
                 "think_ms": a.think_ms,
                 "think_bound_ms": a.think_bound_ms,
             }
-
-
-def payment_rows(study: Study, people: list[Participant]) -> Iterator[dict[str, Any]]:
-    """One row per participant: their outcome, its code, and the bonus only
-    where the outcome is paid (``studies.outcomes``)."""
-    round_rows.record_pending()  # rounds that ended a moment ago count for the pay
-    raw_ids = dict(
-        RecruitmentId.objects.filter(participant__in=people).values_list("participant_id", "raw_id")
-    )
-    completion = study.definition["completion"]
-    rule = study.definition.get("bonus")
-    for p in people:
-        outcome = outcomes.outcome_of(p)
-        code = completion["code"] if outcome == "completed" else ""
-        code = code or (completion.get("codes") or {}).get(outcome, "")
-        points = points_won(p)
-        paid = outcomes.is_paid(p, rule)
-        if not rule:
-            bonus = None
-        elif not paid:
-            bonus = Decimal("0.00")  # known: this outcome earns none
-        else:
-            bonus = bonus_for(points, rule) if points is not None else None
-        yield {
-            "pseudonym": p.pseudonym,
-            "recruitment_id": raw_ids.get(p.pk, ""),
-            "outcome": outcome,
-            "outcome_at": outcomes.outcome_at(p),
-            "completed": outcome == "completed",
-            "completion_code": code,
-            "rounds_played": outcomes.rounds_played(p),
-            "points": points,
-            "paid": paid,
-            "bonus": bonus,
-            "currency": rule["currency"] if rule else "",
-        }
-
-
-def bulk_bonus_rows(payments: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Prolific's bulk bonus (``ID,amount``): the paid, positive bonuses only."""
-    for row in payments:
-        if row["paid"] and row["bonus"] and row["bonus"] > 0 and row["recruitment_id"]:
-            yield {"recruitment_id": row["recruitment_id"], "amount": row["bonus"]}
 
 
 # ----- writing -------------------------------------------------------------------------

@@ -31,3 +31,6 @@ class ExportFile:
 
 def col(name: str, type_: str, meaning: str, unit: str = "") -> Column:
     return Column(name, type_, unit, meaning)
+
+
+PSEUDONYM = col("pseudonym", "text", "the participant's random pseudonym (not from the ID)")
