@@ -85,11 +85,13 @@ def withdraw(
                 f"participant {participant.pseudonym} is still taking part (stage "
                 f"{participant.stage}): withdraw them once they have finished or dropped out"
             )
-        owed = outcomes.is_paid(participant, study.definition.get("bonus"))
+        # A bonus is paid by recruitment ID (bulk_bonus.csv): not deleted before.
+        rule = study.definition.get("bonus")
+        owed = rule is not None and outcomes.is_paid(participant, rule)
         if owed and not payments_done:
             raise Refused(
                 f"participant {participant.pseudonym} ({outcomes.outcome_of(participant)}) may "
-                "still be owed pay, which needs their recruitment ID: pay them first "
+                "still be owed a bonus, which needs their recruitment ID: pay them first "
                 "(export_study --with-payments), then run this again with --payments-done"
             )
         answers = Answer.objects.filter(participant=participant).delete()[0]

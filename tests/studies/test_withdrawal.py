@@ -136,7 +136,7 @@ def test_bad_withdrawals_are_refused_and_change_nothing(study: Study) -> None:
     with pytest.raises(CommandError, match="is still taking part \\(stage waiting\\)"):
         withdraw(study, waiting.pseudonym)
     Participant.objects.filter(pk=p.pk).update(stage=Stage.COMPLETED)
-    with pytest.raises(CommandError, match="may still be owed pay.*--payments-done"):
+    with pytest.raises(CommandError, match="may still be owed a bonus.*--payments-done"):
         withdraw(study, p.pseudonym)
     Participant.objects.filter(pk=p.pk).update(stage=Stage.DROPPED)
     assert snapshot(study)[1:] == before[1:]
@@ -222,3 +222,11 @@ def test_a_reset_with_non_pilot_data_or_bad_input_is_refused(study_file) -> None
     with pytest.raises(CommandError, match="has no pilot data to clear"):
         reset(study, "--pilot")  # twice
     assert AuditEntry.objects.count() == 1 and timezone.now()
+
+
+def test_without_a_bonus_a_completed_participant_is_withdrawn_at_once(study_file) -> None:
+    text = example_text()
+    study = load_study(study_file(text[: text.index("[bonus]")]))[0]
+    p = through_the_study(study, "RAWNOBONUS")
+    withdraw(study, p.pseudonym)  # nothing is paid by recruitment ID: nothing to wait for
+    assert Participant.objects.get(pk=p.pk).withdrawn
