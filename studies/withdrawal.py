@@ -23,6 +23,7 @@ and check everything first: bad input changes nothing.
 from __future__ import annotations
 
 import logging
+import re
 
 from django.db.models import Q
 from django.utils import timezone
@@ -44,6 +45,7 @@ from studies.study_types import OUTCOMES
 
 log = logging.getLogger(__name__)
 Stage = Participant.Stage
+PSEUDONYM = re.compile(r"^p[0-9a-f]{16}$")  # models.new_pseudonym's
 
 
 class Refused(ValueError):
@@ -65,6 +67,12 @@ def find(study: Study, reference: str) -> Participant:
             f"{reference!r} is one of the study's outcome codes, which every participant "
             "with that outcome shares: give the participant's reference instead (their "
             "pseudonym, shown on their completion, debrief and end pages)"
+        )
+    if not PSEUDONYM.match(reference):
+        # Not echoed: it may be a raw recruitment ID typed by mistake.
+        raise Refused(
+            "the reference given is not a pseudonym (p and 16 hex digits, as the "
+            "participant's pages show it); a recruitment ID is never taken here"
         )
     raise Refused(f"study {study.slug!r} has no participant {reference!r}")
 

@@ -126,8 +126,12 @@ def test_a_seat_shared_with_another_participant_is_named_withdrawn(
 def test_bad_withdrawals_are_refused_and_change_nothing(study: Study) -> None:
     p = played(study, "RAWONE")
     before = snapshot(study)
-    with pytest.raises(CommandError, match="has no participant 'pnobody'; nothing changed"):
-        withdraw(study, "pnobody")
+    nobody = "p0123456789abcdef"
+    with pytest.raises(CommandError, match=f"has no participant '{nobody}'; nothing changed"):
+        withdraw(study, nobody)
+    with pytest.raises(CommandError, match="not a pseudonym") as error:
+        withdraw(study, "RAWONE")  # a raw ID typed by mistake: refused, never repeated
+    assert "RAWONE" not in str(error.value)
     with pytest.raises(CommandError, match="outcome codes, which every participant"):
         withdraw(study, "C7XK2P9Q")
     with pytest.raises(CommandError, match="no study 'nope'"):
