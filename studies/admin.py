@@ -13,6 +13,7 @@ from django.contrib import admin
 from studies.models import (
     Answer,
     Assignment,
+    AuditEntry,
     Condition,
     ConsentDeclined,
     Participant,
@@ -52,10 +53,19 @@ class AnswerInline(admin.TabularInline):
 
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
-    list_display = ("pseudonym", "study", "condition", "stage", "pilot", "created_at")
-    list_filter = ("study", "stage", "pilot")
+    list_display = ("pseudonym", "study", "condition", "stage", "pilot", "withdrawn", "created_at")
+    list_filter = ("study", "stage", "pilot", "withdrawn")
     search_fields = ("pseudonym",)
-    readonly_fields = ("pseudonym", "study", "condition", "stage_times", "created_at")
+    # Withdrawn by manage.py withdraw_participant only, which removes their data.
+    readonly_fields = (
+        "pseudonym",
+        "study",
+        "condition",
+        "stage_times",
+        "withdrawn",
+        "withdrawn_at",
+        "created_at",
+    )
     inlines = [AnswerInline]
 
 
@@ -88,3 +98,18 @@ class StudyTableAdmin(admin.ModelAdmin):
     list_filter = ("study", "condition")
     readonly_fields = ("study", "condition", "table", "filled_by_stand_in", "created_at")
     inlines = [StudySeatInline]
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    """The audit log (withdrawals, pilot resets): read only, written by the commands."""
+
+    list_display = ("at", "study", "action", "participant", "by", "reason")
+    list_filter = ("study", "action")
+    readonly_fields = [f.name for f in AuditEntry._meta.fields]
+
+    def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        return False

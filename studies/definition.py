@@ -14,19 +14,16 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import replace
-from decimal import Decimal
 from pathlib import Path as FilePath
-from urllib.parse import urlsplit
 
 from bots.registry import DEFAULT_BOT
 from game.engine.rules import Rules, RulesError
-from studies.file_lines import FileLines, FileReader, Path
+from studies.definition_endings import EndingsReader
+from studies.file_lines import FileLines, Path
 from studies.study_types import (
     DEFAULT_TEXT_MAX,
     PARTICIPANT,
     SEATS,
-    Bonus,
-    Completion,
     Condition,
     LikertItem,
     Play,
@@ -49,7 +46,6 @@ DISCLOSURES = ("bots", "names")
 SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?$")
 ITEM_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 PARAM = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,39}$")
-CODE = re.compile(r"^[A-Za-z0-9]{1,32}$")
 
 
 class StudyFileError(ValueError):
@@ -88,7 +84,7 @@ def parse(text: str, name: str = "study.toml") -> Study:
     return study
 
 
-class _Reader(FileReader):
+class _Reader(EndingsReader):
     """Reads the parsed file section by section, noting each problem with its line."""
 
     # ----- the sections --------------------------------------------------------------
@@ -209,7 +205,7 @@ class _Reader(FileReader):
     def conditions(self, study: dict) -> tuple[Condition, ...]:
         out, names = [], set()
         for path, data in self.tables(study, (), "conditions"):
-            self.only(data, path, {"name", "seats", "disclosure", "debrief"})
+            self.only(data, path, {"name", "seats", "disclosure", "debrief", "stand_in_debrief"})
             name = self.value(data, path, "name", str)
             if name in names:
                 self.problem((*path, "name"), f"a second condition named {name!r}")
@@ -229,8 +225,32 @@ class _Reader(FileReader):
                     f"condition {name!r} shows its bots under "
                     "players' names: it needs a debrief text (debrief = ...)",
                 )
-            out.append(Condition(name, plan, disclosure, debrief))
+            stand_in_debrief = self.stand_in_debrief(data, path, name, disclosure, plan)
+            out.append(Condition(name, plan, disclosure, debrief, stand_in_debrief))
         return tuple(out)
+
+    def stand_in_debrief(
+        self, data: dict, path: Path, name: str, disclosure: str, plan: SeatPlan
+    ) -> str:
+        """The debrief of one seated with the stand-in: only where it can happen
+        (two or more participant seats) and deceives (bots under names)."""
+        text = self.value(data, path, "stand_in_debrief", str, "")
+        if not text:
+            return ""
+        where = (*path, "stand_in_debrief")
+        if disclosure != "names":
+            self.problem(
+                where,
+                f"condition {name!r} shows its bots as bots, so the stand-in is shown as a "
+                "bot too: stand_in_debrief does not apply (remove it)",
+            )
+        elif len(plan.participant_positions) < 2:
+            self.problem(
+                where,
+                f"condition {name!r} has one participant seat, which the stand-in never "
+                "takes: stand_in_debrief does not apply (remove it)",
+            )
+        return text
 
     def seat_plan(self, data: dict, path: Path) -> SeatPlan:
         missing = [s for s in SEATS if s not in data]
@@ -309,17 +329,6 @@ class _Reader(FileReader):
         ]
         return Recruitment(*names)
 
-    def completion(self, data: dict) -> Completion:
-        path = ("completion",)
-        self.only(data, path, {"code", "redirect_url", "no_consent_url"})
-        code = self.text(data, path, "code", CODE, "a code of 1 to 32 letters and digits")
-        url = self.value(data, path, "redirect_url", str)
-        no_consent = self.value(data, path, "no_consent_url", str, "")
-        for key, value in (("redirect_url", url), ("no_consent_url", no_consent or None)):
-            if isinstance(value, str) and not is_web_url(value):
-                self.problem((*path, key), f"{key} {value!r} is not an http(s) URL")
-        return Completion(code, url, no_consent)
-
     def timeouts(self, waiting: dict, dropout: dict) -> Timeouts:
         self.only(waiting, ("waiting_room",), {"timeout_seconds", "stand_in_bot"})
         self.only(dropout, ("dropout",), {"missed_turns", "absent_seconds"})
@@ -329,26 +338,3 @@ class _Reader(FileReader):
         # Above a minute: Chrome wakes a page hidden for five minutes once a minute.
         absent = self.number(dropout, ("dropout",), "absent_seconds", 90, 3600, 120)
         return Timeouts(seconds, bot, missed, absent)
-
-    def bonus(self, data: dict | None) -> Bonus | None:
-        if data is None:
-            return None
-        path = ("bonus",)
-        self.only(data, path, {"per_point", "currency", "cap"})
-        per_point = self.value(data, path, "per_point", float)
-        currency = self.text(data, path, "currency", re.compile(r"^[A-Z]{3}$"), "a currency code")
-        cap = self.value(data, path, "cap", float, None)
-        for key, amount in (("per_point", per_point), ("cap", cap)):
-            if amount is not None and not 0 <= amount <= 1000:
-                self.problem((*path, key), f"{key} must be between 0 and 1000, not {amount}")
-        return Bonus(_decimal(per_point), currency, _decimal(cap))
-
-
-def _decimal(amount: float | None) -> Decimal | None:
-    """Money as a decimal of the number as written (0.01, not 0.01000000000000000021)."""
-    return None if amount is None else Decimal(str(amount))
-
-
-def is_web_url(url: str) -> bool:
-    parts = urlsplit(url)
-    return parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in url

@@ -22,7 +22,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from game import identity
-from studies import stages
+from studies import stages, stand_in
 from studies.models import Participant, Study
 from studies.views import page_url, paragraphs, participant_page
 
@@ -96,10 +96,9 @@ def questionnaire(request: HttpRequest, study: Study, participant: Participant) 
 
 
 def debrief_text(study: Study, participant: Participant) -> str:
-    for condition in study.definition["conditions"]:
-        if condition["name"] == participant.condition.name:
-            return condition.get("debrief") or ""
-    return ""
+    """The condition's debrief, or the stand-in's where one sat at the
+    participant's table under a name (the condition's text may be untrue then)."""
+    return stand_in.debrief_of(participant)
 
 
 @participant_page("debrief")
@@ -108,7 +107,11 @@ def debrief(request: HttpRequest, study: Study, participant: Participant) -> Htt
     if request.method == "POST":
         participant = stages.move(participant, Stage.DEBRIEF, Stage.COMPLETED)
         return redirect(page_url(participant))
-    context = {"study": study, "debrief": paragraphs(debrief_text(study, participant))}
+    context = {
+        "study": study,
+        "debrief": paragraphs(debrief_text(study, participant)),
+        "reference": participant.pseudonym,
+    }
     return render(request, "studies/debrief.html", context)
 
 
@@ -122,5 +125,6 @@ def completion(request: HttpRequest, study: Study, participant: Participant) -> 
         "code": completion["code"],
         "redirect_url": completion["redirect_url"],
         "seconds": REDIRECT_SECONDS,
+        "reference": participant.pseudonym,  # what a withdrawal request quotes
     }
     return render(request, "studies/completion.html", context)

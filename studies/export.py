@@ -9,8 +9,10 @@ so the codebook cannot disagree with the files:
 - ``conditions.csv``: the study's conditions, their seat plans and disclosure;
 - ``rounds.csv``: every finished round at those tables (``studies.export_rounds``);
 - ``actions.csv``: every action at every table a participant sat at;
-- ``payments.csv`` (only with ``--with-payments``): the one file that holds the
-  raw recruitment ID, needed to pay people; keep it apart from the rest.
+- ``payments.csv`` and ``bulk_bonus.csv`` (only with ``--with-payments``): the
+  only files that hold the raw recruitment ID, needed to pay people (each
+  outcome and its code, the bonus of the paid outcomes; Prolific's bulk-bonus
+  lines); keep them apart from the rest.
 
 Participants are named by their pseudonym everywhere else. Pilot
 participants (and tables where only pilots sat) are left out unless
@@ -23,17 +25,18 @@ import csv
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from game.models import Action, MatchResult, Table
-from studies.export_files import BOOL, TIME, ExportFile, col
+from game.models import Action, Table
+from studies import outcomes, stand_in
+from studies.export_files import BOOL, PSEUDONYM, TIME, ExportFile, col
+from studies.export_payments import BULK_BONUS, PAYMENTS, bulk_bonus_rows, payment_rows
 from studies.export_rounds import ROUNDS, round_rows_of
 from studies.models import (
     Answer,
     Participant,
-    RecruitmentId,
     Study,
     StudyMatch,
     StudySeat,
@@ -41,8 +44,9 @@ from studies.models import (
 )
 
 Stage = Participant.Stage
+# Kept here too: callers and tests know them as the export's.
+points_won, bonus_for = outcomes.points_won, outcomes.bonus_for
 SEAT_LETTERS = ("N", "E", "S", "W")
-PSEUDONYM = col("pseudonym", "text", "the participant's random pseudonym (not from the ID)")
 
 
 PARTICIPANTS = ExportFile(
@@ -53,11 +57,23 @@ PARTICIPANTS = ExportFile(
         col("condition", "text", "the condition assigned (conditions.csv `name`)"),
         col("pilot", BOOL, "a pilot participant"),
         col("stage", "text", "the last stage reached: " + ", ".join(Stage.values)),
+        col(
+            "outcome",
+            "text",
+            "how their study ended: completed, failed_quiz or dropped; empty: under way",
+        ),
+        col("outcome_at", TIME, "when they reached the outcome; empty: under way"),
         *(
             col(f"entered_{stage}", TIME, f"when the stage {stage} was entered; empty: never")
             for stage in Stage.values
         ),
         col("quiz_attempts", "integer", "comprehension quiz attempts used", "attempts"),
+        col(
+            "stand_in_seats",
+            "text",
+            "the seats of their study table meant for participants that the waiting room's "
+            "stand-in bot took (e.g. N); empty: none, or never seated",
+        ),
     ),
 )
 ANSWERS = ExportFile(
@@ -96,31 +112,31 @@ ACTIONS = ExportFile(
         col("version", "integer", "the table's version after the action (its order)"),
         col("round", "integer", "the round of the match, from 1"),
         col("seat", "text", "the seat that acted: N, E, S or W"),
-        col("player_kind", "text", "participant or bot (a stand-in included)"),
-        col("player", "text", "the participant's pseudonym, or the bot's registry name"),
+        col(
+            "player_kind",
+            "text",
+            "participant, bot, or stand-in (a participant seat the waiting room's stand-in "
+            "bot took; its actions are the bot's)",
+        ),
+        col(
+            "player",
+            "text",
+            "the participant's pseudonym (withdrawn: one who withdrew; their think times are "
+            "removed), or the bot's registry name",
+        ),
         col("action", "JSON", "the engine's action (game.engine action_to_dict)"),
         col("by_stand_in", BOOL, "made by the stand-in bot for an absent participant"),
+        col(
+            "stand_in_fill",
+            BOOL,
+            "the table had a participant seat the stand-in took (left out of the analyses "
+            "unless asked)",
+        ),
         col("think_ms", "integer", "a participant's think time as the page measured it", "ms"),
         col("think_bound_ms", "integer", "the server's upper bound of think_ms", "ms"),
     ),
 )
-PAYMENTS = ExportFile(
-    "payments.csv",
-    "For paying participants: the only file with the raw recruitment ID. Keep it apart. "
-    "`points` (the final scores of the participant's partnership, added up over the "
-    "study's matches) and `bonus` are empty until a match is finished; the bonus is "
-    "per_point x max(points, 0), capped, rounded to 0.01.",
-    (
-        PSEUDONYM,
-        col("recruitment_id", "text", "the raw recruitment ID (e.g. PROLIFIC_PID)"),
-        col("completed", BOOL, "reached the completion page"),
-        col("completion_code", "text", "the study's completion code, if completed"),
-        col("points", "integer", "points the partnership won; empty: not known", "points"),
-        col("bonus", "decimal", "the bonus by the study's rule; empty: not known", "currency"),
-        col("currency", "text", "the bonus's currency (ISO 4217); empty: no bonus rule"),
-    ),
-)
-FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ROUNDS, ACTIONS, PAYMENTS)
+FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ROUNDS, ACTIONS, PAYMENTS, BULK_BONUS)
 
 
 # ----- where the tables come from ------------------------------------------------------
@@ -133,19 +149,36 @@ class StudyTableSeats:
 
     table: Table
     pseudonyms: Mapping[int, str] = field(default_factory=dict)
+    # Participant seats the waiting room's stand-in took (studies.stand_in).
+    stand_in: frozenset[int] = frozenset()
+
+
+WITHDRAWN = "withdrawn"
+
+
+def _named(participant: Participant) -> str:
+    """A seat's participant as the export names them: a withdrawn one's moves stay
+    (the table's record, which others' data need) under no pseudonym."""
+    return WITHDRAWN if participant.withdrawn else participant.pseudonym
 
 
 def study_tables(study: Study) -> list[StudyTableSeats]:
     """The study's game tables, one per match (``studies.waiting_room`` formed
-    each study table, ``studies.playing`` its next matches), and the pseudonym
-    at each participant's seat, in the order they were formed."""
+    each study table, ``studies.playing`` its next matches), the pseudonym
+    at each participant's seat and the seats the stand-in filled, in the order
+    they were formed."""
     found = (
         StudyTable.objects.filter(study=study)
+        .select_related("condition")
         .prefetch_related("seats__participant", "matches__table")
         .order_by("pk")
     )
     return [
-        StudyTableSeats(m.table, {s.position: s.participant.pseudonym for s in t.seats.all()})
+        StudyTableSeats(
+            m.table,
+            {s.position: _named(s.participant) for s in t.seats.all()},
+            frozenset(stand_in.fill_positions(t)),
+        )
         for t in found
         for m in t.matches.all()
     ]
@@ -159,15 +192,31 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, datetime):
+        return value.isoformat()
     return str(value)
 
 
 def participants_of(study: Study, include_pilot: bool) -> list[Participant]:
-    found = study.participants.select_related("condition").order_by("created_at", "pk")
+    # Withdrawn participants are never exported (studies.withdrawal).
+    found = study.participants.filter(withdrawn=False).select_related("condition")
+    found = found.order_by("created_at", "pk")
     return list(found if include_pilot else found.filter(pilot=False))
 
 
-def participant_rows(people: Iterable[Participant]) -> Iterator[dict[str, Any]]:
+def stand_in_seats(people: Iterable[Participant]) -> dict[int, str]:
+    """The seat letters the stand-in took at each participant's study table."""
+    seats = StudySeat.objects.filter(participant__in=list(people)).select_related(
+        "study_table__condition"
+    )
+    return {
+        s.participant_id: "".join(SEAT_LETTERS[p] for p in stand_in.fill_positions(s.study_table))
+        for s in seats.prefetch_related("study_table__seats")
+    }
+
+
+def participant_rows(people: list[Participant]) -> Iterator[dict[str, Any]]:
+    filled = stand_in_seats(people)
     for p in people:
         times = {f"entered_{s}": p.stage_times.get(s) for s in Stage.values}
         yield {
@@ -175,8 +224,11 @@ def participant_rows(people: Iterable[Participant]) -> Iterator[dict[str, Any]]:
             "condition": p.condition.name,
             "pilot": p.pilot,
             "stage": p.stage,
+            "outcome": outcomes.outcome_of(p),
+            "outcome_at": outcomes.outcome_at(p),
             **times,
             "quiz_attempts": p.quiz_attempts,
+            "stand_in_seats": filled.get(p.pk, ""),
         }
 
 
@@ -201,6 +253,13 @@ def conditions_by_table(study: Study) -> dict[int, str]:
     return dict(found)
 
 
+def player_kind(entry: StudyTableSeats, position: int) -> str:
+    """participant, bot, or stand-in: a participant seat the stand-in took."""
+    if position in entry.pseudonyms:
+        return "participant"
+    return "stand-in" if position in entry.stand_in else "bot"
+
+
 def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
     for entry in tables:
         bots = {s.position: s.bot_name for s in entry.table.seats.filter(kind="bot")}
@@ -211,55 +270,14 @@ def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
                 "version": a.version,
                 "round": a.round_number,
                 "seat": SEAT_LETTERS[a.seat],
-                "player_kind": "participant" if pseudonym else "bot",
+                "player_kind": player_kind(entry, a.seat),
                 "player": pseudonym or bots.get(a.seat, ""),
                 "action": json.dumps(a.action, sort_keys=True, separators=(",", ":")),
                 "by_stand_in": a.by_stand_in,
+                "stand_in_fill": bool(entry.stand_in),
                 "think_ms": a.think_ms,
                 "think_bound_ms": a.think_bound_ms,
             }
-
-
-def points_won(participant: Participant) -> int | None:
-    """The final scores of the participant's partnership in their study
-    table's finished matches, added up; None while none is finished (or they
-    were never seated)."""
-    seat = StudySeat.objects.filter(participant=participant).first()
-    if seat is None:
-        return None
-    results = MatchResult.objects.filter(table__study_match__study_table=seat.study_table_id)
-    column = "score_ns" if seat.position % 2 == 0 else "score_ew"
-    scores = list(results.values_list(column, flat=True))
-    return sum(scores) if scores else None
-
-
-def bonus_for(points: int, rule: Mapping[str, Any]) -> Decimal:
-    """The study's bonus rule (``[bonus]``): per_point x max(points, 0), at
-    most ``cap``, to the cent."""
-    amount = Decimal(str(rule["per_point"])) * max(points, 0)
-    if rule.get("cap") is not None:
-        amount = min(amount, Decimal(str(rule["cap"])))
-    return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-
-
-def payment_rows(study: Study, people: list[Participant]) -> Iterator[dict[str, Any]]:
-    raw_ids = dict(
-        RecruitmentId.objects.filter(participant__in=people).values_list("participant_id", "raw_id")
-    )
-    code, rule = study.definition["completion"]["code"], study.definition.get("bonus")
-    for p in people:
-        done = p.stage == Stage.COMPLETED
-        points = points_won(p)
-        bonus = bonus_for(points, rule) if rule and points is not None else None
-        yield {
-            "pseudonym": p.pseudonym,
-            "recruitment_id": raw_ids.get(p.pk, ""),
-            "completed": done,
-            "completion_code": code if done else "",
-            "points": points,
-            "bonus": bonus,
-            "currency": rule["currency"] if rule else "",
-        }
 
 
 # ----- writing -------------------------------------------------------------------------
@@ -270,7 +288,8 @@ def write_csv(path: Path, spec: ExportFile, rows: Iterable[Mapping[str, Any]]) -
     count = 0
     with path.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
-        writer.writerow(spec.names)
+        if spec.header:
+            writer.writerow(spec.names)
         for row in rows:
             if list(row) != spec.names:
                 raise ValueError(f"{spec.name}: a row with {list(row)}, not {spec.names}")
@@ -286,7 +305,8 @@ def codebook(study: Study, files: Iterable[ExportFile], include_pilot: bool) -> 
         f"{study.title}. Study file `{study.source_name}`, SHA-256 `{study.definition_hash}`.",
         "Pilot participants are "
         + ("included (see `pilot`)." if include_pilot else "left out.")
-        + " Empty cells are missing values.",
+        + " Withdrawn participants are left out (a seat of theirs at a table shared with "
+        "another participant is named `withdrawn`). Empty cells are missing values.",
     ]
     for spec in files:
         lines += ["", f"## {spec.name}", "", spec.about, ""]
@@ -311,7 +331,8 @@ def export_study(
         (ACTIONS, action_rows(tables)),
     ]
     if with_payments:
-        written.append((PAYMENTS, payment_rows(study, people)))
+        payments = list(payment_rows(study, people))
+        written += [(PAYMENTS, payments), (BULK_BONUS, bulk_bonus_rows(payments))]
     paths = []
     for spec, rows in written:
         write_csv(out / spec.name, spec, rows)

@@ -22,6 +22,7 @@ class ExportFile:
     name: str
     about: str
     columns: tuple[Column, ...]
+    header: bool = True  # False: a platform's upload (Prolific's bulk bonus) takes none
 
     @property
     def names(self) -> list[str]:
@@ -30,3 +31,6 @@ class ExportFile:
 
 def col(name: str, type_: str, meaning: str, unit: str = "") -> Column:
     return Column(name, type_, unit, meaning)
+
+
+PSEUDONYM = col("pseudonym", "text", "the participant's random pseudonym (not from the ID)")

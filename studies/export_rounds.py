@@ -35,17 +35,24 @@ ROUNDS = ExportFile(
             c
             for s in SEATS
             for c in (
-                col(f"player_kind_{s}", "text", f"seat {s.upper()}: participant or bot"),
+                col(
+                    f"player_kind_{s}",
+                    "text",
+                    f"seat {s.upper()}: participant, bot, or stand-in (a participant seat "
+                    "the waiting room's stand-in bot took)",
+                ),
                 col(
                     f"player_{s}",
                     "text",
-                    f"seat {s.upper()}: the participant's pseudonym or the bot's registry name",
+                    f"seat {s.upper()}: the participant's pseudonym (withdrawn: one who "
+                    "withdrew) or the bot's registry name",
                 ),
                 col(
                     f"actor_{s}",
                     "text",
-                    f"who moved for seat {s.upper()} this round: bot, human, or "
-                    "human+stand-in (the stand-in made at least one of its moves)",
+                    f"who moved for seat {s.upper()} this round: bot, human, "
+                    "human+stand-in (the stand-in made at least one of its moves), or "
+                    "stand-in (the seat's player_kind is stand-in)",
                 ),
                 col(f"bid_{s}", "integer", f"seat {s.upper()}'s bid; 0 is nil", "tricks"),
                 col(f"blind_{s}", BOOL, f"seat {s.upper()} bid blind nil"),
@@ -64,7 +71,17 @@ ROUNDS = ExportFile(
             )
         ),
         col("nil_category", "text", "the round's nils: " + ", ".join(NIL_CATEGORIES)),
-        col("stand_in_round", BOOL, "a stand-in made a move that counts (the analyses' flag)"),
+        col(
+            "stand_in_fill",
+            BOOL,
+            "the table had a participant seat the waiting room's stand-in bot took",
+        ),
+        col(
+            "stand_in_round",
+            BOOL,
+            "the analyses' flag (left out unless asked): a stand-in made a move that counts, "
+            "or stand_in_fill",
+        ),
         col("match_winner", "text", "NS or EW in the match's last round; empty otherwise"),
     ),
 )
@@ -89,9 +106,12 @@ def round_rows_of(tables: Iterable[Any], conditions: dict[int, str]) -> Iterator
             for p, s in enumerate(SEATS):
                 pseudonym = entry.pseudonyms.get(p)
                 plays = getattr(r, f"stand_in_{s}")
-                row[f"player_kind_{s}"] = "participant" if pseudonym else "bot"
+                filled = p in entry.stand_in
+                kind = "participant" if pseudonym else "stand-in" if filled else "bot"
+                row[f"player_kind_{s}"] = kind
                 row[f"player_{s}"] = pseudonym or bots.get(p, "")
-                row[f"actor_{s}"] = actor(r.seat_kinds[p], plays, r.stand_in_bids[p] == "1")
+                moved = actor(r.seat_kinds[p], plays, r.stand_in_bids[p] == "1")
+                row[f"actor_{s}"] = "stand-in" if filled else moved
                 row[f"bid_{s}"] = getattr(r, f"bid_{s}")
                 row[f"blind_{s}"] = r.blind_nils[p] == "1"
                 row[f"tricks_{s}"] = getattr(r, f"tricks_{s}")
@@ -103,7 +123,10 @@ def round_rows_of(tables: Iterable[Any], conditions: dict[int, str]) -> Iterator
                 row[f"score_{name}"] = getattr(r, f"score_{name}")
                 row[f"bags_{name}"] = getattr(r, f"bags_{name}")
             row["nil_category"] = r.nil_category
-            row["stand_in_round"] = r.stand_in_round
+            # A filled table's rounds are not what the design planned: flagged like
+            # the stand-in's moves, so the analyses leave them out unless asked.
+            row["stand_in_fill"] = bool(entry.stand_in)
+            row["stand_in_round"] = r.stand_in_round or bool(entry.stand_in)
             last = result is not None and result.rounds == r.round_number
             row["match_winner"] = ("NS" if result.winner == 0 else "EW") if last else ""
             yield row

@@ -106,6 +106,11 @@ class Participant(models.Model):
     # When they entered the waiting room (also in stage_times): a column, so that
     # a poll asks the database for the longest wait instead of reading everyone.
     waiting_since = models.DateTimeField(null=True, blank=True)
+    # Withdrawn at their request (manage.py withdraw_participant): what the
+    # consent promises is removed, and the row stays (the foreign keys to it
+    # are PROTECT) only so that nothing is left pointing nowhere.
+    withdrawn = models.BooleanField(default=False)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -308,3 +313,30 @@ class StudyClock(models.Model):
 
     def __str__(self) -> str:
         return f"alive at {self.alive_at:%Y-%m-%d %H:%M:%S}"
+
+
+class AuditEntry(models.Model):
+    """A researcher's hand on a study's data (a withdrawal, a pilot reset):
+    who did what to whom, when and why. The participant is named by pseudonym
+    only, as text, so the entry outlives the rows it speaks of."""
+
+    class Action(models.TextChoices):
+        WITHDRAW = "withdraw", "Withdrew a participant"
+        RESET_PILOT = "reset_pilot", "Cleared the pilot data"
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="audit")
+    participant = models.CharField(
+        max_length=20, blank=True, default="", help_text="the pseudonym; empty: the study"
+    )
+    action = models.CharField(max_length=16, choices=Action.choices)
+    reason = models.TextField()
+    at = models.DateTimeField(default=timezone.now)
+    by = models.CharField(max_length=150, help_text="who ran it (the command's --by)")
+
+    class Meta:
+        ordering = ["study", "at", "pk"]
+        verbose_name_plural = "audit entries"
+
+    def __str__(self) -> str:
+        who = f" {self.participant}" if self.participant else ""
+        return f"{self.study.slug}: {self.action}{who} at {self.at:%Y-%m-%d %H:%M}"

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from studies import transactions
+from studies import stand_in, transactions
 from studies.models import Answer, Participant
 
 log = logging.getLogger(__name__)
@@ -132,9 +132,12 @@ def answer_quiz(
 
 
 def needs_debrief(participant: Participant) -> bool:
-    """Whether the participant's condition hid something (bots shown with
-    players' names) that the debrief now tells."""
-    return participant.condition.disclosure == "names"
+    """Whether the participant was shown something untrue that the debrief now
+    tells: their condition hid its bots under players' names, or the stand-in
+    took a seat at their table under a player's name (``studies.stand_in``)."""
+    return participant.condition.disclosure == "names" or bool(
+        stand_in.shown_under_a_name(participant)
+    )
 
 
 def answer_questionnaire(participant: Participant, values: Mapping[str, str]) -> Participant:

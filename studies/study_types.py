@@ -5,7 +5,7 @@ study's definition is pre-registered and never changes while it runs.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -37,6 +37,10 @@ class Condition:
     seat_plan: SeatPlan
     disclosure: str = "bots"
     debrief: str = ""
+    # The debrief of one whose partner or opponent seat the waiting room's
+    # stand-in took (shown under a name): "" means the site's text, which names
+    # the seats (studies.stand_in).
+    stand_in_debrief: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,11 +87,22 @@ class Recruitment:
     session_param: str = "SESSION_ID"
 
 
+# The endings a participant can reach, each of which may have its own code.
+OUTCOMES = ("completed", "failed_quiz", "dropped")
+
+
 @dataclass(frozen=True)
 class Completion:
     code: str
     redirect_url: str
     no_consent_url: str = ""  # where one who declines tells the platform; "": none
+    # An outcome's own code and redirect (failed_quiz, dropped), shown on its end
+    # page and in payments.csv: Prolific approves or returns by code.
+    codes: dict[str, str] = field(default_factory=dict)
+    redirects: dict[str, str] = field(default_factory=dict)
+
+    def code_of(self, outcome: str) -> str:
+        return self.code if outcome == "completed" else self.codes.get(outcome, "")
 
 
 @dataclass(frozen=True)
@@ -95,6 +110,8 @@ class Bonus:
     per_point: Decimal  # paid per point the participant's partnership wins
     currency: str
     cap: Decimal | None = None
+    # A drop-out who played this many rounds is paid for them; None: completed only.
+    partial_after_rounds: int | None = None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
-from studies import participants, playing, stages, waiting_room
+from studies import participants, playing, stages, stand_in, waiting_room
 from studies.models import Participant, Study
 
 log = logging.getLogger(__name__)
@@ -345,7 +345,20 @@ def table(request: HttpRequest, study: Study, participant: Participant) -> HttpR
 @require_GET
 def end(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
     failure = (study.definition.get("quiz") or {}).get("failure_text") or DEFAULT_FAILURE_TEXT
-    context = {"study": study, "stage": participant.stage, "failure": paragraphs(failure)}
+    completion = study.definition["completion"]
+    context = {
+        "study": study,
+        "stage": participant.stage,
+        "failure": paragraphs(failure),
+        # This ending's own code and way back to the platform, if the file gives them.
+        "code": (completion.get("codes") or {}).get(participant.stage, ""),
+        "redirect_url": (completion.get("redirects") or {}).get(participant.stage, ""),
+        # What a withdrawal request quotes (manage.py withdraw_participant).
+        "reference": participant.pseudonym,
+    }
+    if stand_in.dropped_after_deception(participant):
+        # Shown bots under players' names, then dropped: told here, as nowhere else.
+        context["debrief"] = paragraphs(stand_in.debrief_of(participant))
     return render(request, "studies/end.html", context)
 
 

@@ -40,6 +40,9 @@ SMOKE_RUNS = {
     # human-subject studies
     "load_study": "test_load_study_prints_the_slug_and_updates_while_nobody_took_part",
     "export_study": "test_the_export_study_command_writes_the_files",
+    "withdraw_participant":
+        "test_withdrawal_removes_what_consent_promises_and_the_export_leaves_them_out",
+    "reset_study": "test_reset_study_clears_a_pilot_run_and_keeps_the_file",
     # the benchmarks
     "bench_analysis": "test_bench_analysis_times_a_round",
     "bench_bots": "test_prints_every_figure_and_writes_json",

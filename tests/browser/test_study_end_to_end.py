@@ -313,6 +313,7 @@ def test_four_participants_through_the_example_study(
     assert names == [
         "actions.csv",
         "answers.csv",
+        "bulk_bonus.csv",
         "codebook.md",
         "conditions.csv",
         "participants.csv",
@@ -327,6 +328,9 @@ def test_four_participants_through_the_example_study(
         assert row["pilot"] == "true"
         assert row["stage"] == "completed"
         assert row["quiz_attempts"] == ("2" if raw_id == first else "1")
+        assert (row["outcome"], row["outcome_at"]) == ("completed", row["entered_completed"])
+        # The two who waited alone had the stand-in at their partner's seat, S.
+        assert row["stand_in_seats"] == ("S" if raw_id in (first, second) else "")
         entered = ["consented", "instructions", "quiz", "waiting", "playing", "questionnaire"]
         entered += ["debrief"] if raw_id in hidden else []
         entered += ["completed"]
@@ -368,7 +372,7 @@ def test_four_participants_through_the_example_study(
 
     actions = read_csv(out / "actions.csv")
     letters = "NESW"
-    for table_id, _, _, public_id in tables:
+    for table_id, _, filled, public_id in tables:
         mine = [a for a in actions if a["table"] == public_id]
         (stored,) = query(
             daphne_server,
@@ -388,9 +392,11 @@ def test_four_participants_through_the_example_study(
                 think, bound = int(a["think_ms"]), int(a["think_bound_ms"])
                 assert 0 <= think <= bound, a
             else:
-                assert a["player_kind"] == "bot"
+                fill = filled and a["seat"] == "S"  # the waiting room's stand-in
+                assert a["player_kind"] == ("stand-in" if fill else "bot")
                 assert a["player"] == bots[(table_id, letters.index(a["seat"]))]
                 assert a["by_stand_in"] == "false"
+            assert a["stand_in_fill"] == ("true" if filled else "false")
         assert {a["seat"] for a in mine if a["player_kind"] == "participant"} == set(seated)
         assert {a["round"] for a in mine} >= {"1"}
         assert all(json.loads(a["action"])["type"] for a in mine)
@@ -403,7 +409,7 @@ def test_four_participants_through_the_example_study(
     )
 
     rounds = read_csv(out / "rounds.csv")
-    for table_id, name, _, public_id in tables:
+    for table_id, name, filled, public_id in tables:
         mine = [r for r in rounds if r["table"] == public_id]
         stored = query(
             daphne_server,
@@ -422,7 +428,14 @@ def test_four_participants_through_the_example_study(
             if seat in seated:
                 assert players == {("participant", seated[seat])}
             else:
-                assert players == {("bot", bots[(table_id, "nesw".index(seat))])}
+                kind = "stand-in" if filled and seat == "s" else "bot"
+                assert players == {(kind, bots[(table_id, "nesw".index(seat))])}
+        # A filled table's rounds: flagged, and stand-in rounds for the analyses.
+        assert {(r["stand_in_fill"], r["actor_s"]) for r in mine} == (
+            {("true", "stand-in")} if filled else {("false", "human")}
+        )
+        if filled:
+            assert {r["stand_in_round"] for r in mine} == {"true"}
         assert mine[-1]["match_winner"] in ("NS", "EW")
 
     payments = read_csv(out / "payments.csv")
@@ -431,6 +444,10 @@ def test_four_participants_through_the_example_study(
         assert (p["completed"], p["completion_code"], p["currency"]) == ("true", CODE, "GBP")
         assert p["points"] != ""
         assert p["bonus"] == f"{min(max(int(p['points']), 0) * 0.01, 1.5):.2f}"
+        assert (p["outcome"], p["paid"]) == ("completed", "true")
+    with (out / "bulk_bonus.csv").open(newline="") as f:
+        bulk = list(csv.reader(f))  # no header; only bonuses above zero
+    assert bulk == [[p["recruitment_id"], p["bonus"]] for p in payments if float(p["bonus"]) > 0]
     for name in ("participants.csv", "answers.csv", "conditions.csv", "rounds.csv",
                  "actions.csv", "codebook.md"):  # fmt: skip
         text = (out / name).read_text()
@@ -438,7 +455,7 @@ def test_four_participants_through_the_example_study(
 
     book = (out / "codebook.md").read_text()
     for name in names:
-        if name.endswith(".csv"):
+        if name.endswith(".csv") and name != "bulk_bonus.csv":  # Prolific's: no header
             assert f"## {name}" in book
             with (out / name).open(newline="") as f:
                 header = next(csv.reader(f))

@@ -48,7 +48,12 @@ def test_the_worked_example_reads_in_full() -> None:
     assert study.timeouts.waiting_seconds == 60 and study.timeouts.stand_in_bot == "BIS+SRP"
     assert study.timeouts.dropout_missed_turns == 3
     assert study.bonus is not None and study.bonus.per_point == Decimal("0.01")
-    assert study.to_json()["bonus"] == {"per_point": "0.01", "currency": "GBP", "cap": "1.5"}
+    assert study.to_json()["bonus"] == {
+        "per_point": "0.01",
+        "currency": "GBP",
+        "cap": "1.5",
+        "partial_after_rounds": None,
+    }
 
 
 def test_an_unknown_bot_names_its_seat_plan_line() -> None:
