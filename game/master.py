@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
+from game import observe
 from game.engine import Action as EngineAction
 from game.models import Seat, Table
 from game.moves import matches
@@ -190,6 +191,7 @@ class TableMaster:
     announcer: Announcer
     scheduler: Scheduler
 
+    @observe.timed_move
     def submit(
         self,
         table_id: int,
@@ -210,6 +212,7 @@ class TableMaster:
         submitted = Move(table_id, seat, parsed, version, by_stand_in, while_away)
         return self.store.move(submitted, self.after_commit).result
 
+    @observe.timed_move
     async def submit_on_loop(
         self,
         table_id: int,
