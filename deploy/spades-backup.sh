@@ -6,6 +6,7 @@
 # Run by spades-backup.service with DATABASE_URL from the environment file.
 # Redis is not backed up: nothing in it is needed to recover (docs/deploy.md).
 set -eu
+umask 077  # a dump holds accounts and recruitment IDs: its owner's alone
 : "${DATABASE_URL:?DATABASE_URL is not set}"
 dir="${BACKUP_DIR:-/var/backups/spades}"
 keep="${BACKUP_KEEP_DAYS:-14}"

@@ -241,7 +241,7 @@ WantedBy=multi-user.target
 
 
 def environment(d: Deployment) -> str:
-    return f"""# /etc/spades/spades.env: the settings of every Spades unit (README, "Production
+    return f"""# {d.env_file}: the settings of every Spades unit (README, "Production
 # settings"). Readable by root and {d.user} only: chmod 640, chown root:{d.user}.
 # A secret: python3 -c 'import secrets; print(secrets.token_urlsafe(50))'
 DJANGO_SECRET_KEY=change-me
