@@ -26,6 +26,11 @@ from tests.server.helpers import make_table, play_humans
 pytestmark = pytest.mark.django_db
 
 
+def metrics_text() -> str:
+    metrics.SITE.forget()
+    return Client().get("/metrics").content.decode()
+
+
 def sample(name: str, labels: dict[str, str] | None = None) -> float:
     return REGISTRY.get_sample_value(name, labels or {}) or 0.0
 
@@ -97,6 +102,23 @@ def test_healthz_reads_each_queues_freshest_worker(
         client_redis.close()
 
 
+def test_healthz_and_metrics_answer_in_plain_http_behind_tls(tmp_path: Any) -> None:
+    """A balancer and Prometheus call each Daphne port in plain HTTP: under
+    DJANGO_TLS every other path redirects to HTTPS, these two answer."""
+    env = stackprocs.stack_env(
+        f"sqlite:///{tmp_path}/db.sqlite3", None,
+        DJANGO_TLS="1", DJANGO_DEBUG="0", DJANGO_SECRET_KEY="x" * 50,
+    )  # fmt: skip
+    stackprocs.manage(env, "migrate", "-v0")
+    script = (
+        "from django.test import Client; c = Client(); "
+        "print(c.get('/healthz').status_code, c.get('/metrics').status_code, "
+        "c.get('/').status_code)"
+    )
+    out = stackprocs.manage(env, "shell", "-c", script)
+    assert out.strip().splitlines()[-1].split() == ["200", "200", "301"]
+
+
 # ----- /metrics --------------------------------------------------------------------
 
 
@@ -162,12 +184,14 @@ def test_server_errors_are_counted() -> None:
 @pytest.mark.django_db(transaction=True)
 def test_the_oldest_bot_move_and_the_analysis_backlog(live: Any, settings: Any) -> None:
     settings.REDIS_URL = None
+    settings.SPADES_REPLAY_ANALYSIS = False  # the rounds stay unanalysed: no race
     table = make_table("HHHH")
     table = play_humans(table, random.Random(5))  # a short match: its rounds stored
     assert metrics.analysis_backlog() == RoundRecordRow.objects.filter(
         analysis__isnull=True
     ).count()
     assert metrics.analysis_backlog() >= 1
+    assert "spades_analysis_backlog" in metrics_text()
     RoundRecordRow.objects.update(finished_at=timezone.now() - timedelta(days=30))
     assert metrics.analysis_backlog() == 0  # outside the window: never read
     assert metrics.oldest_bot_move_seconds() == 0.0
