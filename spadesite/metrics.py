@@ -26,6 +26,7 @@ from datetime import timedelta
 
 import redis
 from django.conf import settings
+from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -38,8 +39,14 @@ SITE_FIGURES_SECONDS = 10.0
 # Rounds finished this long ago at most count in the analysis backlog: the
 # anti-join then reads the finished_at index's tail, never the whole table.
 BACKLOG_WINDOW = timedelta(days=7)
-# Playing tables looked at, oldest turn first, for the oldest waiting bot move.
-OLDEST_MOVE_CANDIDATES = 20
+# Playing tables looked at, oldest turn first, for the oldest waiting bot move:
+# a bot due now has waited a second or two, so younger turns are skipped, and
+# only this many older ones are read (a match each, cached or replayed). A
+# stalled bot table behind more humans' turns older than its own (humans
+# with no turn timer, say) shows once those move on; beat's sweep
+# (game/driver/sweeper.py) is what recovers it, this is what sees it.
+OLDEST_MOVE_CANDIDATES = 50
+BOT_DUE_SECONDS = 2.0
 CELERY_QUEUES = ("bots", "search", "replays")
 
 
@@ -79,17 +86,18 @@ def queue_depths(url: str) -> dict[str, int]:
 
 
 def oldest_bot_move_seconds() -> float:
-    """How long the playing table waiting longest for a bot (or an away
-    human's stand-in) has waited since its turn began; 0 if none waits.
-    Only the few oldest turns are read, as the sweep would (game/driver/sweeper.py)."""
+    """How long the playing table waiting longest for a bot (or, at a table
+    with bots, an away human's stand-in) has waited since its turn began; 0 if none has waited
+    :data:`BOT_DUE_SECONDS`. Whose turn it is comes from the match, as the
+    sweep finds it (game/driver/sweeper.py)."""
     from game.models import Seat, Table
     from game.moves.matches import load_match
 
     now = timezone.now()
+    since = now - timedelta(seconds=BOT_DUE_SECONDS)
     oldest = (
-        Table.objects.filter(status=Table.Status.PLAYING, turn_started_at__isnull=False)
-        .filter(seats__kind=Seat.Kind.BOT)
-        .distinct()
+        Table.objects.filter(status=Table.Status.PLAYING, turn_started_at__lt=since)
+        .filter(Exists(Seat.objects.filter(table=OuterRef("pk"), kind=Seat.Kind.BOT)))
         .order_by("turn_started_at")
         .prefetch_related("seats")[:OLDEST_MOVE_CANDIDATES]
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -117,6 +118,35 @@ def test_healthz_and_metrics_answer_in_plain_http_behind_tls(tmp_path: Any) -> N
     )
     out = stackprocs.manage(env, "shell", "-c", script)
     assert out.strip().splitlines()[-1].split() == ["200", "200", "301"]
+
+
+@pytest.mark.stack
+def test_a_ready_worker_beats_for_each_of_its_queues(tmp_path: Any, redis_url: str) -> None:
+    """spadesite/celery.py starts the heartbeat at worker_ready; a stopped
+    worker's beats stop (the key then fades after its TTL)."""
+    url = stackprocs.pick_empty_redis_db(redis_url)
+    env = stackprocs.stack_env(f"sqlite:///{tmp_path}/db.sqlite3", url)
+    log = tmp_path / "worker.log"
+    with log.open("w") as out:
+        worker = stackprocs.start(
+            stackprocs.celery_worker_command("bots,search", 1, name="beat-test@%h"), env, out
+        )
+    client_redis = redis.Redis.from_url(url)
+    try:
+        stackprocs.wait_for_text(log, "ready.", worker, timeout=90)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            ages = heartbeat.freshest(client_redis, ["bots", "search", "replays"])
+            if ages["bots"] is not None and ages["search"] is not None:
+                break
+            time.sleep(0.2)
+        assert ages["bots"] is not None and ages["bots"] < heartbeat.EVERY_SECONDS + 1
+        assert ages["search"] is not None and ages["replays"] is None  # not its queue
+        assert 0 < client_redis.ttl(heartbeat.key("bots")) <= heartbeat.TTL_SECONDS
+    finally:
+        stackprocs.stop(worker)
+        client_redis.flushdb()
+        client_redis.close()
 
 
 # ----- /metrics --------------------------------------------------------------------
