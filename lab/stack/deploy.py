@@ -71,6 +71,7 @@ server {{
   listen [::]:80;
   server_name {d.domain};
   access_log {d.log_dir}/spades-access.log spades_noquery;
+  error_log {d.log_dir}/spades-error.log crit;  # as on 443: error lines quote the query
   location /.well-known/acme-challenge/ {{ root {d.acme_root}; }}
   location / {{ return 301 https://$host$request_uri; }}
 }}

@@ -53,7 +53,8 @@ def test_no_log_gets_a_query_string(tmp_path: Path) -> None:
     assert "$request " not in acme + site and "$args" not in acme + site
     assert "$request_uri" not in deploy.LOG_FORMAT and "$uri" in deploy.LOG_FORMAT
     assert site.count("access_log") == 1 and "spades_noquery" in site
-    assert "error_log" in site and site.split("error_log")[1].split(";")[0].endswith("crit")
+    for text in (site, acme):
+        assert "error_log" in text and text.split("error_log")[1].split(";")[0].endswith("crit")
 
 
 def test_make_stack_and_the_deployment_share_the_locations(tmp_path: Path) -> None:
