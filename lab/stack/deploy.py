@@ -31,6 +31,8 @@ class Deployment:
     static_root: Path = Path("/srv/spades/app/staticfiles")  # STATIC_ROOT: the checkout's
     acme_root: Path = Path("/var/www/acme")  # the ACME client's webroot (http-01)
     log_dir: Path = Path("/var/log/nginx")
+    http_port: int = 80  # other ports: the tests, which run the site unprivileged
+    https_port: int = 443
     certificate: Path | None = None  # default: certbot's live/<domain>/fullchain.pem
     certificate_key: Path | None = None
     bot_workers: int = 2  # -c of each worker (pool children)
@@ -67,13 +69,13 @@ def nginx_acme_site(d: Deployment) -> str:
 {LOG_FORMAT}
 
 server {{
-  listen 80;
-  listen [::]:80;
+  listen {d.http_port};
+  listen [::]:{d.http_port};
   server_name {d.domain};
   access_log {d.log_dir}/spades-access.log spades_noquery;
   error_log {d.log_dir}/spades-error.log crit;  # as on 443: error lines quote the query
   location /.well-known/acme-challenge/ {{ root {d.acme_root}; }}
-  location / {{ return 301 https://$host$request_uri; }}
+  location / {{ return 301 https://$host{"" if d.https_port == 443 else f":{d.https_port}"}$request_uri; }}
 }}
 """
 
@@ -85,14 +87,14 @@ def nginx_site(d: Deployment) -> str:
 # Needs spades-acme.conf (its log format) and the certificate of {d.domain}.
 {proxy.upstream(d.ports, "spades_daphne")}
 server {{
-  listen 443 ssl default_server;
-  listen [::]:443 ssl default_server;
+  listen {d.https_port} ssl default_server;
+  listen [::]:{d.https_port} ssl default_server;
   ssl_reject_handshake on;
 }}
 
 server {{
-  listen 443 ssl;
-  listen [::]:443 ssl;
+  listen {d.https_port} ssl;
+  listen [::]:{d.https_port} ssl;
   server_name {d.domain};
   ssl_certificate {d.cert};
   ssl_certificate_key {d.key};

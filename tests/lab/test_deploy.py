@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import getpass
 import io
+import os
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +17,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from lab.stack import deploy, proxy
+from lab.stack import deploy, proxy, stackprocs
 from tests import services
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,3 +129,107 @@ def test_systemd_accepts_the_rendered_units(tmp_path: Path) -> None:
         pytest.skip(f"systemd-analyze verify cannot run here: {done.stderr.strip()[:200]}")
     assert done.returncode == 0, done.stderr
     assert "Unknown key" not in done.stderr and "not executable" not in done.stderr, done.stderr
+
+
+def ask(port: int, request: str, tls: ssl.SSLContext | None = None) -> str:
+    """One raw HTTP/1.1 exchange with 127.0.0.1:port (SNI spades.test over TLS);
+    the answer's head and as much body as came."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        conn = tls.wrap_socket(raw, server_hostname="spades.test") if tls else raw
+        conn.sendall(request.encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer or len(answer) < 64:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        return answer.decode(errors="replace")
+
+
+def get(path: str, **headers: str) -> str:
+    lines = [f"GET {path} HTTP/1.1", "Host: spades.test", "Connection: close"]
+    return "\r\n".join([*lines, *(f"{k}: {v}" for k, v in headers.items()), "", ""])
+
+
+def test_the_rendered_site_serves_https_and_websockets_through_nginx(tmp_path: Path) -> None:
+    """The site as rendered (on spare ports) in front of a Daphne run as its unit
+    runs it: TLS, the redirect, static files, the proxy headers Django trusts
+    (no redirect loop under DJANGO_TLS), a websocket, /metrics kept inside, and
+    no recruitment ID in any log."""
+    nginx = services.nginx_binary()
+    cert, key = self_signed(tmp_path, "spades.test")
+    static, logs = tmp_path / "static", tmp_path / "logs"
+    static.mkdir()
+    logs.mkdir()
+    (static / "hello.txt").write_text("hello")
+    d = deploy.Deployment(
+        domain="spades.test", daphnes=1, first_port=stackprocs.free_port(),
+        static_root=static, log_dir=logs, certificate=cert, certificate_key=key,
+        http_port=stackprocs.free_port(), https_port=stackprocs.free_port(),
+    )  # fmt: skip
+    sites = tmp_path / "sites"
+    sites.mkdir()
+    (sites / "acme.conf").write_text(deploy.nginx_acme_site(d))
+    (sites / "site.conf").write_text(deploy.nginx_site(d))
+    config = tmp_path / "nginx.conf"
+    user = "user root;" if os.geteuid() == 0 else ""  # nobody may not read tmp_path
+    config.write_text(f"""{user}
+daemon off;
+pid {tmp_path}/nginx.pid;
+events {{ }}
+http {{
+  client_body_temp_path {tmp_path}/body;
+  proxy_temp_path {tmp_path}/proxy;
+  include {sites}/acme.conf;
+  include {sites}/site.conf;
+}}
+""")
+    env = stackprocs.stack_env(
+        f"sqlite:///{tmp_path}/db.sqlite3", None, DJANGO_DEBUG="0", DJANGO_TLS="1",
+        DJANGO_SECRET_KEY="s" * 50, DJANGO_ALLOWED_HOSTS="spades.test,127.0.0.1,localhost",
+    )  # fmt: skip
+    stackprocs.manage(env, "migrate", "-v0")
+    made = stackprocs.manage(env, "shell", "-c", MAKE_TABLE)
+    table = made.strip().splitlines()[-1]
+    out = (logs / "processes.log").open("w")
+    daphne = stackprocs.start(stackprocs.daphne_command(d.ports[0], proxied=True), env, out)
+    server = stackprocs.start([nginx, "-c", str(config), "-p", str(tmp_path), "-e",
+                               str(logs / "error.log")], env, out)  # fmt: skip
+    tls = ssl.create_default_context(cafile=str(cert))
+    secret = "PROLIFIC_PID=RAWID5900000000000000000000"
+    try:
+        stackprocs.wait_for_port(d.ports[0], daphne, timeout=60)
+        stackprocs.wait_for_port(d.https_port, server, timeout=10)
+        health = ask(d.https_port, get("/healthz"), tls)
+        assert health.startswith("HTTP/1.1 200") and '"status": "ok"' in health
+        # X-Forwarded-Proto reached Django: the lobby, not a redirect to itself
+        assert ask(d.https_port, get(f"/?{secret}"), tls).startswith("HTTP/1.1 200")
+        moved = ask(d.http_port, get(f"/study/x/?{secret}"))
+        assert moved.startswith("HTTP/1.1 301")
+        assert f"Location: https://spades.test:{d.https_port}/study/x/?{secret}" in moved
+        hello = ask(d.https_port, get("/static/hello.txt"), tls)
+        assert hello.startswith("HTTP/1.1 200") and hello.endswith("hello")
+        assert ask(d.https_port, get("/metrics"), tls).startswith("HTTP/1.1 404")
+        assert ask(d.ports[0], get("/metrics")).startswith("HTTP/1.1 200")  # the port itself
+        upgrade = get(
+            f"/ws/table/{table}/?{secret}", Upgrade="websocket", Connection="Upgrade",
+            Origin="https://spades.test", **{"Sec-WebSocket-Version": "13",
+                                             "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="},
+        )  # fmt: skip
+        upgrade = upgrade.replace("Connection: close\r\n", "")
+        socket_answer = ask(d.https_port, upgrade, tls)
+        assert socket_answer.startswith("HTTP/1.1 101"), socket_answer
+    finally:
+        stackprocs.stop(server)
+        stackprocs.stop(daphne)
+        out.close()
+    written = {p.name: p.read_text(errors="replace") for p in logs.iterdir()}
+    assert "spades-access.log" in written and "/study/x/" in written["spades-access.log"]
+    assert not [name for name, text in written.items() if "RAWID59" in text]
+
+
+MAKE_TABLE = """
+from game import seating
+table = seating.create_table()
+print(table.public_id)
+"""
