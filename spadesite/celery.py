@@ -13,6 +13,7 @@ from typing import Any
 
 from celery import Celery, bootsteps
 from celery.signals import (
+    beat_init,
     task_postrun,
     task_prerun,
     worker_init,
@@ -80,6 +81,17 @@ def _start_heartbeat(sender: Any = None, **_: Any) -> None:
         return
     queues = list(sender.app.amqp.queues.consume_from or ())
     heartbeat.start(settings.REDIS_URL, queues, str(sender.hostname))
+
+
+@beat_init.connect
+def _start_beat_heartbeat(sender: Any = None, **_: Any) -> None:
+    """Beat's own heartbeat, as a queue named "beat": it alone sweeps for lost moves."""
+    from django.conf import settings
+
+    from spadesite import heartbeat
+
+    if settings.REDIS_URL:
+        heartbeat.start(settings.REDIS_URL, [heartbeat.BEAT], "beat")
 
 
 # Celery beat (`celery -A spadesite beat`, one per deployment) sweeps for

@@ -24,8 +24,10 @@ log = logging.getLogger(__name__)
 KEY_PREFIX = "spades:heartbeat:"
 EVERY_SECONDS = 5.0
 TTL_SECONDS = 30
-# Queues /healthz expects a worker for, when Redis is configured.
-QUEUES = ("bots", "search", "replays")
+# Queues /healthz expects a worker for, when Redis is configured; "beat" is
+# Celery beat's own (spadesite/celery.py), there being one beat a deployment.
+BEAT = "beat"
+QUEUES = ("bots", "search", "replays", BEAT)
 
 
 def key(queue: str) -> str:

@@ -262,9 +262,10 @@ SPADES_METRICS_ALLOW = env_list(
     os.environ.get("SPADES_METRICS_ALLOW"), default=["127.0.0.1", "::1"]
 )
 SPADES_METRICS_TOKEN = os.environ.get("SPADES_METRICS_TOKEN", "")
-# The Celery queues /healthz expects a live worker for (with REDIS_URL).
+# The Celery queues /healthz expects a live worker for (with REDIS_URL), and
+# beat's own heartbeat (spadesite/heartbeat.py).
 SPADES_HEALTH_QUEUES = env_list(
-    os.environ.get("SPADES_HEALTH_QUEUES"), default=["bots", "search", "replays"]
+    os.environ.get("SPADES_HEALTH_QUEUES"), default=["bots", "search", "replays", "beat"]
 )
 
 # --- Passwords, language, static files ---------------------------------------

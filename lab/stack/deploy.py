@@ -65,6 +65,7 @@ LOG_FORMAT = (
 def nginx_acme_site(d: Deployment) -> str:
     """Port 80: the ACME client's challenges, and a redirect to HTTPS. Needs no
     certificate, so it is enabled first and the first certificate obtained through it."""
+    port = "" if d.https_port == 443 else f":{d.https_port}"
     return f"""# Spades on {d.domain}, port 80 (rendered by manage.py render_deploy).
 {LOG_FORMAT}
 
@@ -75,7 +76,7 @@ server {{
   access_log {d.log_dir}/spades-access.log spades_noquery;
   error_log {d.log_dir}/spades-error.log crit;  # as on 443: error lines quote the query
   location /.well-known/acme-challenge/ {{ root {d.acme_root}; }}
-  location / {{ return 301 https://$host{"" if d.https_port == 443 else f":{d.https_port}"}$request_uri; }}
+  location / {{ return 301 https://$host{port}$request_uri; }}
 }}
 """
 

@@ -121,9 +121,12 @@ def test_healthz_and_metrics_answer_in_plain_http_behind_tls(tmp_path: Any) -> N
 
 
 @pytest.mark.stack
-def test_a_ready_worker_beats_for_each_of_its_queues(tmp_path: Any, redis_url: str) -> None:
-    """spadesite/celery.py starts the heartbeat at worker_ready; a stopped
-    worker's beats stop (the key then fades after its TTL)."""
+def test_a_ready_worker_and_beat_beat_for_each_of_their_queues(
+    tmp_path: Any, redis_url: str
+) -> None:
+    """spadesite/celery.py starts the heartbeat at worker_ready (each queue the
+    worker consumes) and at beat_init (the "beat" queue); a stopped process's
+    beats stop, and the key then fades after its TTL."""
     url = stackprocs.pick_empty_redis_db(redis_url)
     env = stackprocs.stack_env(f"sqlite:///{tmp_path}/db.sqlite3", url)
     log = tmp_path / "worker.log"
@@ -131,19 +134,24 @@ def test_a_ready_worker_beats_for_each_of_its_queues(tmp_path: Any, redis_url: s
         worker = stackprocs.start(
             stackprocs.celery_worker_command("bots,search", 1, name="beat-test@%h"), env, out
         )
+        beat = stackprocs.start(
+            stackprocs.celery_beat_command(str(tmp_path / "schedule")), env, out
+        )
     client_redis = redis.Redis.from_url(url)
     try:
         stackprocs.wait_for_text(log, "ready.", worker, timeout=90)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
-            ages = heartbeat.freshest(client_redis, ["bots", "search", "replays"])
-            if ages["bots"] is not None and ages["search"] is not None:
+            ages = heartbeat.freshest(client_redis, ["bots", "search", "replays", "beat"])
+            if None not in (ages["bots"], ages["search"], ages["beat"]):
                 break
             time.sleep(0.2)
         assert ages["bots"] is not None and ages["bots"] < heartbeat.EVERY_SECONDS + 1
-        assert ages["search"] is not None and ages["replays"] is None  # not its queue
+        assert ages["search"] is not None and ages["beat"] is not None
+        assert ages["replays"] is None  # not this worker's queue
         assert 0 < client_redis.ttl(heartbeat.key("bots")) <= heartbeat.TTL_SECONDS
     finally:
+        stackprocs.stop(beat)
         stackprocs.stop(worker)
         client_redis.flushdb()
         client_redis.close()
