@@ -5,7 +5,8 @@ Each worker process, once ready, adds its node name to the sorted set
 (seconds since the epoch), every :data:`EVERY_SECONDS`, and renews the key's
 TTL (:data:`TTL_SECONDS`): the highest score is the queue's freshest worker,
 read in one command however large the rest of Redis is (no SCAN), and a queue
-whose workers all stopped loses its key after the TTL. Celery's own
+whose workers all stopped loses its key after the TTL. Celery beat beats the
+same way as the queue ``beat``. Celery's own
 heartbeats need gossip and mingle, which the stack's workers turn off
 (``lab/stack/stackprocs.py``), and its ``inspect ping`` takes a second.
 """
