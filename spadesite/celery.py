@@ -73,25 +73,23 @@ def _close_failed_or_old_connections(**_: Any) -> None:
 @worker_ready.connect
 def _start_heartbeat(sender: Any = None, **_: Any) -> None:
     """/healthz reads each queue's freshest worker from these (spadesite/heartbeat.py)."""
-    from django.conf import settings
-
+    from game import redis_clients
     from spadesite import heartbeat
 
-    if not settings.REDIS_URL or sender is None:
+    if (shared := redis_clients.shared()) is None or sender is None:
         return
     queues = list(sender.app.amqp.queues.consume_from or ())
-    heartbeat.start(settings.REDIS_URL, queues, str(sender.hostname))
+    heartbeat.start(shared, queues, str(sender.hostname))
 
 
 @beat_init.connect
 def _start_beat_heartbeat(sender: Any = None, **_: Any) -> None:
     """Beat's own heartbeat, as a queue named "beat": it alone sweeps for lost moves."""
-    from django.conf import settings
-
+    from game import redis_clients
     from spadesite import heartbeat
 
-    if settings.REDIS_URL:
-        heartbeat.start(settings.REDIS_URL, [heartbeat.BEAT], "beat")
+    if (shared := redis_clients.shared()) is not None:
+        heartbeat.start(shared, [heartbeat.BEAT], "beat")
 
 
 # Celery beat (`celery -A spadesite beat`, one per deployment) sweeps for

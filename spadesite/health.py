@@ -1,7 +1,7 @@
 """``/healthz``: whether this server process can serve, for a load balancer or
 an uptime monitor.
 
-JSON, in milliseconds: a database round trip, a Redis ping when ``REDIS_URL``
+JSON, in milliseconds: a database round trip, a Redis ping when there is one
 is set, and the age of each Celery queue's freshest worker heartbeat
 (``spadesite/heartbeat.py``). No personal data: counts and timings only.
 Status 503 (``"status": "down"``) when the database does not answer: the
@@ -21,6 +21,7 @@ from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 
+from game import redis_clients
 from spadesite import heartbeat
 
 # A heartbeat older than this: the queue's workers are taken as gone (3 beats missed).
@@ -69,11 +70,11 @@ def check_redis(url: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def healthz(request: HttpRequest) -> JsonResponse:
     began = time.perf_counter()
     body: dict[str, Any] = {"database": check_database()}
-    if settings.REDIS_URL:
-        body["redis"], body["workers"] = check_redis(settings.REDIS_URL)
+    if (shared := redis_clients.shared()) is not None:
+        body["redis"], body["workers"] = check_redis(shared)
     if not body["database"]["ok"]:
         status = "down"
-    elif settings.REDIS_URL and not (
+    elif shared is not None and not (
         body["redis"]["ok"] and all(w["ok"] for w in body["workers"].values())
     ):
         status = "degraded"

@@ -34,6 +34,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, generate_l
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from game import redis_clients
+
 HTTP_ERRORS = Counter("spades_http_errors", "HTTP responses of status 500 and above", ["status"])
 SITE_FIGURES_SECONDS = 10.0
 # Rounds finished this long ago at most count in the analysis backlog: the
@@ -147,11 +149,11 @@ class SiteCollector(Collector):
             family = GaugeMetricFamily(
                 "spades_queue_depth", "Messages waiting in a Celery queue", labels=["queue"]
             )
-            for queue, depth in queue_depths(settings.REDIS_URL).items():
+            for queue, depth in queue_depths(shared).items():
                 family.add_metric([queue], depth)
             return family
 
-        if settings.REDIS_URL:
+        if (shared := redis_clients.shared()) is not None:
             yield from attempt(depths)
         yield from attempt(lambda: GaugeMetricFamily(
             "spades_oldest_bot_move_seconds",
