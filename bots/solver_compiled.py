@@ -530,6 +530,8 @@ def _store_in(tk, tv, b, width, k0, k1, pa, pb, ma, mb, lo, hi, hint, cost):
                 and tk[b, 3 * BUCKET + i] == pb
             ):
                 e = i
+                lo = max(lo, (tv[b, 2 * i] << 32) >> 32)  # bounds of one set of positions
+                hi = min(hi, tv[b, 2 * i] >> 32)
                 break
             score = tv[b, 2 * i + 1] >> 16
         elif (tk[b, 2 * i + 1] >> GEN_SHIFT) != (k1 >> GEN_SHIFT):
@@ -759,9 +761,21 @@ def _solve(
                     )
                     ready, r, rm = _decided(lo, hi, lrel, hrel, alpha, beta)
                     if not ready:
-                        alpha = max(alpha, lo)
-                        beta = min(beta, hi)
-                        rm = lrel | hrel
+                        # A bound that does not narrow the window plays no part
+                        # in the search: neither it nor its cards go into the
+                        # entry stored after it (an entry fixing fewer cards
+                        # serves more positions; the table merges equal ones).
+                        rm = 0
+                        if lo > alpha:
+                            alpha = lo
+                            rm |= lrel
+                        else:
+                            lo = t[1, idx]
+                        if hi < beta:
+                            beta = hi
+                            rm |= hrel
+                        else:
+                            hi = t[2, idx]
                     trick_start = 1
         if ready:
             if d == 0:
