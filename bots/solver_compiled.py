@@ -273,15 +273,22 @@ def _quick_tricks(h, leader, broken):
     its own runs; then, if it can lead low to a suit partner tops, partner
     takes the lead and cashes its runs (spades only once broken), provided
     it has enough other cards to discard on the leader's runs it cannot
-    follow. Returns the count (a lower bound for the side) and the cards it
-    rests on."""
+    follow. When the leader's top spades outnumber each opponent's spades, it
+    draws them first and its side's runs are not capped (but for a lead to
+    partner straight away). Returns the count (a lower bound for the side)
+    and the cards it rests on."""
     hand = h[leader]
     pard = h[(leader + 2) & 3]
     o1 = h[(leader + 1) & 3]
     o2 = h[(leader + 3) & 3]
     live = h[0] | h[1] | h[2] | h[3]
-    own = partner = 0  # the leader's runs, partner's
-    own_rel = partner_rel = 0
+    spades = live & _SUIT[3]
+    draws = False  # the leader's spade run leaves the opponents none
+    if spades and (hand >> high_bit(spades)) & 1 and (broken or not hand & ~_SUIT[3]):
+        run, _ = _run(hand, spades, 13)
+        draws = run >= max(popcount(o1 & _SUIT[3]), popcount(o2 & _SUIT[3]))
+    own = partner = capped = 0  # the leader's runs, partner's (capped: not drawn first)
+    own_rel = partner_rel = capped_rel = 0
     discards = 0  # partner's discards while the leader cashes
     entry = False  # the leader can lead to one of partner's runs
     for s in range(4):
@@ -297,20 +304,24 @@ def _quick_tricks(h, leader, broken):
         may_lead = s != 3 or broken or not hand & ~_SUIT[3]
         if (hand >> high_bit(m)) & 1:
             if may_lead:
-                run, rel = _run(hand, m, cap)
+                run, rel = _run(hand, m, 13 if draws else cap)
                 own += run
                 own_rel |= rel
                 discards += max(0, run - popcount(pard & _SUIT[s]))
         elif (pard >> high_bit(m)) & 1 and (s != 3 or broken):
-            run, rel = _run(pard, m, cap)
+            run, rel = _run(pard, m, 13 if draws else cap)
             partner += run
             partner_rel |= rel
+            if draws:
+                run, rel = _run(pard, m, cap)
+            capped += run
+            capped_rel |= rel
             if run and may_lead and hand & m:
                 entry = True
     if entry and popcount(pard) - partner >= discards and partner:
         return own + partner, own_rel | partner_rel
-    if entry and partner > own:
-        return partner, partner_rel
+    if entry and capped > own:
+        return capped, capped_rel
     return own, own_rel
 
 
