@@ -588,6 +588,7 @@ ALPHA, BETA, VALUE, SEAT, HAND, COUNT, NEXT = range(8, 15)
 TRICK_START, K0, K1, PA, PB, OFFSET, ALPHA0, BETA0, LOWER, UPPER, BEST_CARD = range(15, 26)
 REL = 26  # the cards the frame's value rests on so far (see _ranks_needed)
 OWN_REL = 27  # those its own bounds (quick tricks, entries) rest on
+SKIP = 28  # cards not to try: as good as one tried (see _solve)
 
 
 @njit(cache=True, inline="always")
@@ -875,6 +876,7 @@ def _solve(
             f[d, BEST_CARD] = mv[d, 0]
             f[d, REL] = rm
             f[d, OWN_REL] = rm
+            f[d, SKIP] = 0
             if trick_start:
                 f[d, K0] = k0
                 f[d, K1] = k1
@@ -912,7 +914,17 @@ def _solve(
                     f[d, REL] = f[d, OWN_REL] | rm
                 else:
                     f[d, REL] |= rm
+                    # The value rests on no card of the suit below the lowest one
+                    # in rm: a lower card of the suit in this hand gives the same
+                    # (the two differ only in cards no trick or bound compared).
+                    c = mv[d, f[d, NEXT] - 1]
+                    m = rm & _SUIT[c // 13]
+                    top = low_bit(m) if m else c // 13 * 13 + 13
+                    if c < top:
+                        f[d, SKIP] |= _SUIT[c // 13] & ((np.int64(1) << top) - 1)
             fresh = False
+            while f[d, NEXT] < f[d, COUNT] and (f[d, SKIP] >> mv[d, f[d, NEXT]]) & 1:
+                f[d, NEXT] += 1
             if f[d, NEXT] < f[d, COUNT] and f[d, ALPHA] < f[d, BETA]:
                 c = mv[d, f[d, NEXT]]
                 f[d, NEXT] += 1
