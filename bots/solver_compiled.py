@@ -265,16 +265,36 @@ def _run(hand, m, cap):
 
 
 @njit(cache=True)
+def _cashed(hand, pard, o1, o2, s, run, lim):
+    """The tricks ``hand`` takes in suit ``s`` by cashing its ``run`` of top cards
+    (at most ``lim``: the cap): when the run leaves the opponents none of the
+    suit, its other cards of the suit win too (partner's fell under the run,
+    or are all lower: then that rests on its lowest card too), as far as the
+    cap allows. Returns the count and the cards it rests on besides the run."""
+    if run >= lim or run < max(popcount(o1 & _SUIT[s]), popcount(o2 & _SUIT[s])):
+        return run, 0
+    mine = hand & _SUIT[s]
+    theirs = pard & _SUIT[s]
+    if popcount(theirs) <= run:
+        return min(popcount(mine), lim), 0
+    if high_bit(theirs) < low_bit(mine):
+        return min(popcount(mine), lim), np.int64(1) << low_bit(mine)
+    return run, 0
+
+
+@njit(cache=True)
 def _quick_tricks(h, leader, broken):
     """Tricks the leader's side takes for sure by cashing top cards: in each suit
-    the run of the highest live cards one hand holds, in a side suit no longer
+    the run of the highest live cards one hand holds (and its long cards once
+    the run leaves the opponents none: :func:`_cashed`), in a side suit no longer
     than the shortest holding of an opponent who could ruff (holds a spade),
     so the opponents only follow suit and the suits add up. The leader cashes
     its own runs; then, if it can lead low to a suit partner tops, partner
     takes the lead and cashes its runs (spades only once broken), provided
-    it has enough other cards to discard on the leader's runs it cannot
-    follow. When the leader's top spades outnumber each opponent's spades, it
-    draws them first and its side's runs are not capped (but for a lead to
+    it holds besides them a card to play to each trick the leader cashed
+    (following suit or not: counting only the discards overcounted). When
+    the leader's top spades outnumber each opponent's spades, it draws them
+    first and its side's runs are not capped (but for a lead to
     partner straight away). Returns the count (a lower bound for the side)
     and the cards it rests on."""
     hand = h[leader]
@@ -289,7 +309,6 @@ def _quick_tricks(h, leader, broken):
         draws = run >= max(popcount(o1 & _SUIT[3]), popcount(o2 & _SUIT[3]))
     own = partner = capped = 0  # the leader's runs, partner's (capped: not drawn first)
     own_rel = partner_rel = capped_rel = 0
-    discards = 0  # partner's discards while the leader cashes
     entry = False  # the leader can lead to one of partner's runs
     for s in range(4):
         m = live & _SUIT[s]
@@ -304,21 +323,25 @@ def _quick_tricks(h, leader, broken):
         may_lead = s != 3 or broken or not hand & ~_SUIT[3]
         if (hand >> high_bit(m)) & 1:
             if may_lead:
-                run, rel = _run(hand, m, 13 if draws else cap)
+                lim = 13 if draws else cap
+                run, rel = _run(hand, m, lim)
+                run, low = _cashed(hand, pard, o1, o2, s, run, lim)
                 own += run
-                own_rel |= rel
-                discards += max(0, run - popcount(pard & _SUIT[s]))
+                own_rel |= rel | low
         elif (pard >> high_bit(m)) & 1 and (s != 3 or broken):
-            run, rel = _run(pard, m, 13 if draws else cap)
-            partner += run
-            partner_rel |= rel
+            lim = 13 if draws else cap
+            run, rel = _run(pard, m, lim)
+            more, low = _cashed(pard, hand, o1, o2, s, run, lim)
+            partner += more
+            partner_rel |= rel | low
             if draws:
                 run, rel = _run(pard, m, cap)
-            capped += run
-            capped_rel |= rel
+            more, low = _cashed(pard, hand, o1, o2, s, run, cap)
+            capped += more
+            capped_rel |= rel | low
             if run and may_lead and hand & m:
                 entry = True
-    if entry and popcount(pard) - partner >= discards and partner:
+    if entry and popcount(pard) - partner >= own and partner:  # partner keeps its runs
         return own + partner, own_rel | partner_rel
     if entry and capped > own:
         return capped, capped_rel
