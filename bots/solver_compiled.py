@@ -19,14 +19,23 @@ compares the two on thousands of random positions). What differs is how:
   lengths per seat and who holds each suit's cards from its lowest such card
   up, and answers every position that differs only below them (from
   :data:`PARTITION_FROM` tricks left; smaller searches store exact entries,
-  cheaper to match: UCT's 5-card solves). It is a fixed-size array in the
-  process, buckets of entries, shared by every solver; each solver has
-  its own generation in the key, so it sees only its own entries;
+  cheaper to match: UCT's 5-card solves). A bound read at a node that does
+  not narrow its window is left out of the entry stored after its search,
+  with the cards it rested on; equal entries merge their bounds. It is a
+  fixed-size array in the process, buckets of entries, shared by every
+  solver; each solver has its own generation in the key, so it sees only
+  its own entries;
+* the same cards prune moves (as DDS's move generation does): once a card
+  has been searched at a node without a cut, the hand's other cards of its
+  suit below the lowest card of the suit that value rests on are not tried
+  (they differ from it only in cards no trick or bound compared, so they
+  give the same value);
 * a full-window call searches by null windows (as DDS does): a binary search
   over the objective's possible values, each step asking only "at least
   this?" (the trick count always; the other objectives from
   :data:`BISECT_FROM` tricks left);
-* for the trick count, quick tricks (the top cards the leader can cash, then
+* for the trick count, quick tricks (the top cards the leader can cash, and
+  its long cards once they leave the opponents none of the suit, then
   partner's after a lead to them) and the top spades each side holds bound
   the value at each trick's start; for the points (from :data:`SIDE_FROM`
   tricks) through the least and greatest value for each number of tricks
