@@ -116,8 +116,10 @@ BISECT_FROM = 8
 _SUIT = np.array(SUIT_MASKS, dtype=np.int64)
 _BELOW = np.array(BELOW, dtype=np.int64)
 _BEATERS = np.array(BEATERS, dtype=np.int64)
-# Lead order: spades high to low, then side-suit cards high to low (as the reference).
-_LEAD_KEY = np.array([-(c % 13) - (20 if c >= 39 else 0) for c in range(52)], dtype=np.int64)
+# Order of the top cards a leader may cash: side suits' high to low, then spades'
+# (spades first, as the reference, cost 2-3% more nodes at 13 cards: a top spade
+# kept keeps control of the later tricks).
+_LEAD_KEY = np.array([-(c % 13) - (0 if c >= 39 else 20) for c in range(52)], dtype=np.int64)
 
 
 # ----- the search --------------------------------------------------------------------
