@@ -47,9 +47,9 @@ compares the two on thousands of random positions). What differs is how:
   (``value(..., taken=...)``): the entries of one position then serve the
   others (a round's analysis solves all of them);
 * leads are ordered (a side suit an opponent can ruff last, the suit's top
-  card first, low toward partner's top card, then low cards first), the
-  table's best lead first (from an entry of the same key that does not
-  match when none does);
+  card first, side suits' before spades', low toward partner's top card,
+  then low cards first), the table's best lead first (from an entry of the
+  same key that does not match when none does);
   follows too: a card with which the side surely wins the trick (no opponent
   still to play can beat it) first, cheapest first, then one that leaves the
   side winning for now, then losers low first (second hand: losers before a
@@ -448,7 +448,7 @@ def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
 @njit(cache=True)
 def _lead_key(h, leader, c, live):
     """Lead order, lowest key first: a side suit an opponent can ruff last; the
-    suit's top live card (a winner, spades first) first; then low toward
+    suit's top live card (a winner, side suits' first) first; then low toward
     partner's top card, or toward partner's second card through the top one
     (second hand holds it); then low in a suit partner ruffs; then the lowest
     cards first (a high card that is not the top one mostly gives a trick
