@@ -19,14 +19,23 @@ compares the two on thousands of random positions). What differs is how:
   lengths per seat and who holds each suit's cards from its lowest such card
   up, and answers every position that differs only below them (from
   :data:`PARTITION_FROM` tricks left; smaller searches store exact entries,
-  cheaper to match: UCT's 5-card solves). It is a fixed-size array in the
-  process, buckets of entries, shared by every solver; each solver has
-  its own generation in the key, so it sees only its own entries;
+  cheaper to match: UCT's 5-card solves). A bound read at a node that does
+  not narrow its window is left out of the entry stored after its search,
+  with the cards it rested on; equal entries merge their bounds. It is a
+  fixed-size array in the process, buckets of entries, shared by every
+  solver; each solver has its own generation in the key, so it sees only
+  its own entries;
+* the same cards prune moves (as DDS's move generation does): once a card
+  has been searched at a node without a cut, the hand's other cards of its
+  suit below the lowest card of the suit that value rests on are not tried
+  (they differ from it only in cards no trick or bound compared, so they
+  give the same value);
 * a full-window call searches by null windows (as DDS does): a binary search
   over the objective's possible values, each step asking only "at least
   this?" (the trick count always; the other objectives from
   :data:`BISECT_FROM` tricks left);
-* for the trick count, quick tricks (the top cards the leader can cash, then
+* for the trick count, quick tricks (the top cards the leader can cash, and
+  its long cards once they leave the opponents none of the suit, then
   partner's after a lead to them) and the top spades each side holds bound
   the value at each trick's start; for the points (from :data:`SIDE_FROM`
   tricks) through the least and greatest value for each number of tricks
@@ -38,9 +47,9 @@ compares the two on thousands of random positions). What differs is how:
   (``value(..., taken=...)``): the entries of one position then serve the
   others (a round's analysis solves all of them);
 * leads are ordered (a side suit an opponent can ruff last, the suit's top
-  card first, low toward partner's top card, then low cards first), the
-  table's best lead first (from an entry of the same key that does not
-  match when none does);
+  card first, side suits' before spades', low toward partner's top card,
+  then low cards first), the table's best lead first (from an entry of the
+  same key that does not match when none does);
   follows too: a card with which the side surely wins the trick (no opponent
   still to play can beat it) first, cheapest first, then one that leaves the
   side winning for now, then losers low first (second hand: losers before a
@@ -107,8 +116,10 @@ BISECT_FROM = 8
 _SUIT = np.array(SUIT_MASKS, dtype=np.int64)
 _BELOW = np.array(BELOW, dtype=np.int64)
 _BEATERS = np.array(BEATERS, dtype=np.int64)
-# Lead order: spades high to low, then side-suit cards high to low (as the reference).
-_LEAD_KEY = np.array([-(c % 13) - (20 if c >= 39 else 0) for c in range(52)], dtype=np.int64)
+# Order of the top cards a leader may cash: side suits' high to low, then spades'
+# (spades first, as the reference, cost 2-3% more nodes at 13 cards: a top spade
+# kept keeps control of the later tricks).
+_LEAD_KEY = np.array([-(c % 13) - (0 if c >= 39 else 20) for c in range(52)], dtype=np.int64)
 
 
 # ----- the search --------------------------------------------------------------------
@@ -265,24 +276,50 @@ def _run(hand, m, cap):
 
 
 @njit(cache=True)
+def _cashed(hand, pard, o1, o2, s, run, lim):
+    """The tricks ``hand`` takes in suit ``s`` by cashing its ``run`` of top cards
+    (at most ``lim``: the cap): when the run leaves the opponents none of the
+    suit, its other cards of the suit win too (partner's fell under the run,
+    or are all lower: then that rests on its lowest card too), as far as the
+    cap allows. Returns the count and the cards it rests on besides the run."""
+    if run >= lim or run < max(popcount(o1 & _SUIT[s]), popcount(o2 & _SUIT[s])):
+        return run, 0
+    mine = hand & _SUIT[s]
+    theirs = pard & _SUIT[s]
+    if popcount(theirs) <= run:
+        return min(popcount(mine), lim), 0
+    if high_bit(theirs) < low_bit(mine):
+        return min(popcount(mine), lim), np.int64(1) << low_bit(mine)
+    return run, 0
+
+
+@njit(cache=True)
 def _quick_tricks(h, leader, broken):
     """Tricks the leader's side takes for sure by cashing top cards: in each suit
-    the run of the highest live cards one hand holds, in a side suit no longer
+    the run of the highest live cards one hand holds (and its long cards once
+    the run leaves the opponents none: :func:`_cashed`), in a side suit no longer
     than the shortest holding of an opponent who could ruff (holds a spade),
     so the opponents only follow suit and the suits add up. The leader cashes
     its own runs; then, if it can lead low to a suit partner tops, partner
     takes the lead and cashes its runs (spades only once broken), provided
-    it has enough other cards to discard on the leader's runs it cannot
-    follow. Returns the count (a lower bound for the side) and the cards it
-    rests on."""
+    it holds besides them a card to play to each trick the leader cashed
+    (following suit or not: counting only the discards overcounted). When
+    the leader's top spades outnumber each opponent's spades, it draws them
+    first and its side's runs are not capped (but for a lead to
+    partner straight away). Returns the count (a lower bound for the side)
+    and the cards it rests on."""
     hand = h[leader]
     pard = h[(leader + 2) & 3]
     o1 = h[(leader + 1) & 3]
     o2 = h[(leader + 3) & 3]
     live = h[0] | h[1] | h[2] | h[3]
-    own = partner = 0  # the leader's runs, partner's
-    own_rel = partner_rel = 0
-    discards = 0  # partner's discards while the leader cashes
+    spades = live & _SUIT[3]
+    draws = False  # the leader's spade run leaves the opponents none
+    if spades and (hand >> high_bit(spades)) & 1 and (broken or not hand & ~_SUIT[3]):
+        run, _ = _run(hand, spades, 13)
+        draws = run >= max(popcount(o1 & _SUIT[3]), popcount(o2 & _SUIT[3]))
+    own = partner = capped = 0  # the leader's runs, partner's (capped: not drawn first)
+    own_rel = partner_rel = capped_rel = 0
     entry = False  # the leader can lead to one of partner's runs
     for s in range(4):
         m = live & _SUIT[s]
@@ -297,20 +334,28 @@ def _quick_tricks(h, leader, broken):
         may_lead = s != 3 or broken or not hand & ~_SUIT[3]
         if (hand >> high_bit(m)) & 1:
             if may_lead:
-                run, rel = _run(hand, m, cap)
+                lim = 13 if draws else cap
+                run, rel = _run(hand, m, lim)
+                run, low = _cashed(hand, pard, o1, o2, s, run, lim)
                 own += run
-                own_rel |= rel
-                discards += max(0, run - popcount(pard & _SUIT[s]))
+                own_rel |= rel | low
         elif (pard >> high_bit(m)) & 1 and (s != 3 or broken):
-            run, rel = _run(pard, m, cap)
-            partner += run
-            partner_rel |= rel
+            lim = 13 if draws else cap
+            run, rel = _run(pard, m, lim)
+            more, low = _cashed(pard, hand, o1, o2, s, run, lim)
+            partner += more
+            partner_rel |= rel | low
+            if draws:
+                run, rel = _run(pard, m, cap)
+            more, low = _cashed(pard, hand, o1, o2, s, run, cap)
+            capped += more
+            capped_rel |= rel | low
             if run and may_lead and hand & m:
                 entry = True
-    if entry and popcount(pard) - partner >= discards and partner:
+    if entry and popcount(pard) - partner >= own and partner:  # partner keeps its runs
         return own + partner, own_rel | partner_rel
-    if entry and partner > own:
-        return partner, partner_rel
+    if entry and capped > own:
+        return capped, capped_rel
     return own, own_rel
 
 
@@ -403,7 +448,7 @@ def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
 @njit(cache=True)
 def _lead_key(h, leader, c, live):
     """Lead order, lowest key first: a side suit an opponent can ruff last; the
-    suit's top live card (a winner, spades first) first; then low toward
+    suit's top live card (a winner, side suits' first) first; then low toward
     partner's top card, or toward partner's second card through the top one
     (second hand holds it); then low in a suit partner ruffs; then the lowest
     cards first (a high card that is not the top one mostly gives a trick
@@ -530,6 +575,8 @@ def _store_in(tk, tv, b, width, k0, k1, pa, pb, ma, mb, lo, hi, hint, cost):
                 and tk[b, 3 * BUCKET + i] == pb
             ):
                 e = i
+                lo = max(lo, (tv[b, 2 * i] << 32) >> 32)  # bounds of one set of positions
+                hi = min(hi, tv[b, 2 * i] >> 32)
                 break
             score = tv[b, 2 * i + 1] >> 16
         elif (tk[b, 2 * i + 1] >> GEN_SHIFT) != (k1 >> GEN_SHIFT):
@@ -575,6 +622,7 @@ ALPHA, BETA, VALUE, SEAT, HAND, COUNT, NEXT = range(8, 15)
 TRICK_START, K0, K1, PA, PB, OFFSET, ALPHA0, BETA0, LOWER, UPPER, BEST_CARD = range(15, 26)
 REL = 26  # the cards the frame's value rests on so far (see _ranks_needed)
 OWN_REL = 27  # those its own bounds (quick tricks, entries) rest on
+SKIP = 28  # cards not to try: as good as one tried (see _solve)
 
 
 @njit(cache=True, inline="always")
@@ -759,9 +807,21 @@ def _solve(
                     )
                     ready, r, rm = _decided(lo, hi, lrel, hrel, alpha, beta)
                     if not ready:
-                        alpha = max(alpha, lo)
-                        beta = min(beta, hi)
-                        rm = lrel | hrel
+                        # A bound that does not narrow the window plays no part
+                        # in the search: neither it nor its cards go into the
+                        # entry stored after it (an entry fixing fewer cards
+                        # serves more positions; the table merges equal ones).
+                        rm = 0
+                        if lo > alpha:
+                            alpha = lo
+                            rm |= lrel
+                        else:
+                            lo = t[1, idx]
+                        if hi < beta:
+                            beta = hi
+                            rm |= hrel
+                        else:
+                            hi = t[2, idx]
                     trick_start = 1
         if ready:
             if d == 0:
@@ -850,6 +910,7 @@ def _solve(
             f[d, BEST_CARD] = mv[d, 0]
             f[d, REL] = rm
             f[d, OWN_REL] = rm
+            f[d, SKIP] = 0
             if trick_start:
                 f[d, K0] = k0
                 f[d, K1] = k1
@@ -887,7 +948,17 @@ def _solve(
                     f[d, REL] = f[d, OWN_REL] | rm
                 else:
                     f[d, REL] |= rm
+                    # The value rests on no card of the suit below the lowest one
+                    # in rm: a lower card of the suit in this hand gives the same
+                    # (the two differ only in cards no trick or bound compared).
+                    c = mv[d, f[d, NEXT] - 1]
+                    m = rm & _SUIT[c // 13]
+                    top = low_bit(m) if m else c // 13 * 13 + 13
+                    if c < top:
+                        f[d, SKIP] |= _SUIT[c // 13] & ((np.int64(1) << top) - 1)
             fresh = False
+            while f[d, NEXT] < f[d, COUNT] and (f[d, SKIP] >> mv[d, f[d, NEXT]]) & 1:
+                f[d, NEXT] += 1
             if f[d, NEXT] < f[d, COUNT] and f[d, ALPHA] < f[d, BETA]:
                 c = mv[d, f[d, NEXT]]
                 f[d, NEXT] += 1
