@@ -9,6 +9,8 @@ so the codebook cannot disagree with the files:
 - ``conditions.csv``: the study's conditions, their seat plans and disclosure;
 - ``rounds.csv``: every finished round at those tables (``studies.export_rounds``);
 - ``actions.csv``: every action at every table a participant sat at;
+- ``study.toml``: the study file's text as loaded, byte for byte, so that its
+  SHA-256 (in the codebook) can be checked against the pre-registered file;
 - ``payments.csv`` and ``bulk_bonus.csv`` (only with ``--with-payments``): the
   only files that hold the raw recruitment ID, needed to pay people (each
   outcome and its code, the bonus of the paid outcomes; Prolific's bulk-bonus
@@ -36,6 +38,7 @@ from studies.export_payments import BULK_BONUS, PAYMENTS, bulk_bonus_rows, payme
 from studies.export_rounds import ROUNDS, round_rows_of
 from studies.models import (
     Answer,
+    Assignment,
     Participant,
     Study,
     StudyMatch,
@@ -55,6 +58,22 @@ PARTICIPANTS = ExportFile(
     (
         PSEUDONYM,
         col("condition", "text", "the condition assigned (conditions.csv `name`)"),
+        col(
+            "assignment_sequence",
+            "integer",
+            "the study's nth assignment to a condition, from 0 (consent order)",
+        ),
+        col("assignment_block", "integer", "the assignment's block of shuffled conditions, from 0"),
+        col(
+            "position_in_block",
+            "integer",
+            "their slot in that block, from 0 (the block's shuffle gives its condition)",
+        ),
+        col(
+            "assignment_seed",
+            "text",
+            "the block's shuffle seed (from the study's `seed`): replays the assignment",
+        ),
         col("pilot", BOOL, "a pilot participant"),
         col("stage", "text", "the last stage reached: " + ", ".join(Stage.values)),
         col(
@@ -109,6 +128,7 @@ ACTIONS = ExportFile(
     "Every action at every table where an exported participant sat, in table order.",
     (
         col("table", "text", "the table's public id"),
+        col("match", "integer", "the match of the participants' study table, from 1"),
         col("version", "integer", "the table's version after the action (its order)"),
         col("round", "integer", "the round of the match, from 1"),
         col("seat", "text", "the seat that acted: N, E, S or W"),
@@ -151,9 +171,11 @@ class StudyTableSeats:
     pseudonyms: Mapping[int, str] = field(default_factory=dict)
     # Participant seats the waiting room's stand-in took (studies.stand_in).
     stand_in: frozenset[int] = frozenset()
+    match: int = 1  # StudyMatch.number: the study table's nth match, from 1
 
 
 WITHDRAWN = "withdrawn"
+STUDY_FILE = "study.toml"
 
 
 def _named(participant: Participant) -> str:
@@ -178,6 +200,7 @@ def study_tables(study: Study) -> list[StudyTableSeats]:
             m.table,
             {s.position: _named(s.participant) for s in t.seats.all()},
             frozenset(stand_in.fill_positions(t)),
+            m.number,
         )
         for t in found
         for m in t.matches.all()
@@ -217,11 +240,17 @@ def stand_in_seats(people: Iterable[Participant]) -> dict[int, str]:
 
 def participant_rows(people: list[Participant]) -> Iterator[dict[str, Any]]:
     filled = stand_in_seats(people)
+    assigned = {a.participant_id: a for a in Assignment.objects.filter(participant__in=people)}
     for p in people:
         times = {f"entered_{s}": p.stage_times.get(s) for s in Stage.values}
+        slot = assigned.get(p.pk)  # none only for a participant made by hand (the admin)
         yield {
             "pseudonym": p.pseudonym,
             "condition": p.condition.name,
+            "assignment_sequence": slot.sequence if slot else None,
+            "assignment_block": slot.block if slot else None,
+            "position_in_block": slot.position_in_block if slot else None,
+            "assignment_seed": slot.seed if slot else None,
             "pilot": p.pilot,
             "stage": p.stage,
             "outcome": outcomes.outcome_of(p),
@@ -267,6 +296,7 @@ def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
             pseudonym = entry.pseudonyms.get(a.seat)
             yield {
                 "table": entry.table.public_id,
+                "match": entry.match,
                 "version": a.version,
                 "round": a.round_number,
                 "seat": SEAT_LETTERS[a.seat],
@@ -302,7 +332,9 @@ def codebook(study: Study, files: Iterable[ExportFile], include_pilot: bool) -> 
     lines = [
         f"# Codebook: {study.slug}",
         "",
-        f"{study.title}. Study file `{study.source_name}`, SHA-256 `{study.definition_hash}`.",
+        f"{study.title}. Study file `{study.source_name}`, SHA-256 `{study.definition_hash}`: "
+        f"`{STUDY_FILE}` in this folder is its text as loaded, byte for byte "
+        f"(`sha256sum {STUDY_FILE}` gives that hash).",
         "Pilot participants are "
         + ("included (see `pilot`)." if include_pilot else "left out.")
         + " Withdrawn participants are left out (a seat of theirs at a table shared with "
@@ -337,6 +369,10 @@ def export_study(
     for spec, rows in written:
         write_csv(out / spec.name, spec, rows)
         paths.append(out / spec.name)
+    # Bytes, not text: no newline translation, so the file hashes to definition_hash.
+    source = out / STUDY_FILE
+    source.write_bytes(study.source.encode())
+    paths.append(source)
     book = out / "codebook.md"
     book.write_text(codebook(study, [spec for spec, _ in written], include_pilot))
     return [*paths, book]
