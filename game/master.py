@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from game import switches
+from game import observe, switches
 from game.engine import Action as EngineAction
 from game.models import Seat, Table
 from game.moves import matches
@@ -188,6 +188,7 @@ class TableMaster:
     announcer: Announcer
     scheduler: Scheduler
 
+    @observe.timed_move
     def submit(
         self,
         table_id: int,
@@ -208,6 +209,7 @@ class TableMaster:
         submitted = Move(table_id, seat, parsed, version, by_stand_in, while_away)
         return self.store.move(submitted, self.after_commit).result
 
+    @observe.timed_move
     async def submit_on_loop(
         self,
         table_id: int,

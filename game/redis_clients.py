@@ -35,6 +35,13 @@ def use_url(url: str | None) -> None:
         _async_clients.clear()
 
 
+def shared() -> str | None:
+    """The shared Redis's URL the builder handed in; None: there is none (the
+    embedded default). /healthz, /metrics and the workers' heartbeats ask
+    here, not the settings."""
+    return _url
+
+
 def sync_client() -> redis.Redis:
     global _sync_client
     if _sync_client is None:

@@ -12,7 +12,14 @@ import os
 from typing import Any
 
 from celery import Celery, bootsteps
-from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
+from celery.signals import (
+    beat_init,
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+    worker_ready,
+)
 from kombu.transport import redis as kombu_redis
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spadesite.settings")
@@ -61,6 +68,28 @@ def _close_failed_or_old_connections(**_: Any) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+@worker_ready.connect
+def _start_heartbeat(sender: Any = None, **_: Any) -> None:
+    """/healthz reads each queue's freshest worker from these (spadesite/heartbeat.py)."""
+    from game import redis_clients
+    from spadesite import heartbeat
+
+    if (shared := redis_clients.shared()) is None or sender is None:
+        return
+    queues = list(sender.app.amqp.queues.consume_from or ())
+    heartbeat.start(shared, queues, str(sender.hostname))
+
+
+@beat_init.connect
+def _start_beat_heartbeat(sender: Any = None, **_: Any) -> None:
+    """Beat's own heartbeat, as a queue named "beat": it alone sweeps for lost moves."""
+    from game import redis_clients
+    from spadesite import heartbeat
+
+    if (shared := redis_clients.shared()) is not None:
+        heartbeat.start(shared, [heartbeat.BEAT], "beat")
 
 
 # Celery beat (`celery -A spadesite beat`, one per deployment) sweeps for

@@ -58,6 +58,8 @@ if TLS:
     SECURE_HSTS_PRELOAD = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    # A load balancer and Prometheus call each Daphne port directly, in plain HTTP.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 
 # --- Applications ------------------------------------------------------------
 
@@ -79,6 +81,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that it sees the error pages the others make (/metrics counts them).
+    "spadesite.metrics.ErrorCounter",
     "django.middleware.security.SecurityMiddleware",
     "spadesite.security.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -248,6 +252,19 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+
+# --- Health and metrics (docs/deploy.md, "Health and metrics") -----------------
+# /metrics answers these addresses or networks, or a request with
+# "Authorization: Bearer <SPADES_METRICS_TOKEN>"; anyone else gets 404.
+SPADES_METRICS_ALLOW = env_list(
+    os.environ.get("SPADES_METRICS_ALLOW"), default=["127.0.0.1", "::1"]
+)
+SPADES_METRICS_TOKEN = os.environ.get("SPADES_METRICS_TOKEN", "")
+# The Celery queues /healthz expects a live worker for (with REDIS_URL), and
+# beat's own heartbeat (spadesite/heartbeat.py).
+SPADES_HEALTH_QUEUES = env_list(
+    os.environ.get("SPADES_HEALTH_QUEUES"), default=["bots", "search", "replays", "beat"]
+)
 
 # --- Passwords, language, static files ---------------------------------------
 

@@ -5,12 +5,16 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from spadesite import health, metrics
+
 admin.site.site_header = "Spades administration"
 admin.site.site_title = "Spades admin"
 # A database out of reach for now (a crowd, a restart) is a 503 with a retry.
 handler500 = "spadesite.busy.server_error"
 
 urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("", include("lobby.urls")),
     path("", include("game.replays.urls")),
     path("admin/", admin.site.urls),

@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Count, Max
 
 from studies.models import Assignment, Condition, Participant, Study
 
@@ -75,9 +75,37 @@ def take_slot(study: Study) -> Slot:
     # The unique (study, sequence) index answers this at once, however many came.
     last = Assignment.objects.filter(study=study).aggregate(last=Max("sequence"))["last"]
     taken = 0 if last is None else last + 1
-    block, slot = divmod(taken, len(conditions))
-    position = block_order(seed, block, len(conditions))[slot]
-    return Slot(conditions[position], taken, block, slot, block_seed(seed, block))
+    full = _full(study, conditions)
+    if len(full) == len(conditions):
+        raise StudyFull(f"study {study.slug}: every condition has all its places taken")
+    # A full condition's slot goes unused: the next slot of the sequence is
+    # taken instead, so the others stay balanced among themselves.
+    while True:
+        block, slot = divmod(taken, len(conditions))
+        position = block_order(seed, block, len(conditions))[slot]
+        if position not in full:
+            return Slot(conditions[position], taken, block, slot, block_seed(seed, block))
+        taken += 1
+
+
+class StudyFull(Exception):
+    """Every condition of the study has as many participants as its places."""
+
+
+def _full(study: Study, conditions: list[Condition]) -> set[int]:
+    """The positions of the conditions whose places are all taken."""
+    if all(c.places is None for c in conditions):
+        return set()
+    counts = dict(
+        Assignment.objects.filter(study=study)
+        .values_list("condition_id")
+        .annotate(n=Count("pk"))
+    )
+    return {
+        c.position
+        for c in conditions
+        if c.places is not None and counts.get(c.pk, 0) >= c.places
+    }
 
 
 def record(study: Study, slot: Slot, participant: Participant) -> Assignment:

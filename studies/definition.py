@@ -205,7 +205,12 @@ class _Reader(EndingsReader):
     def conditions(self, study: dict) -> tuple[Condition, ...]:
         out, names = [], set()
         for path, data in self.tables(study, (), "conditions"):
-            self.only(data, path, {"name", "seats", "disclosure", "debrief", "stand_in_debrief"})
+            self.only(
+                data,
+                path,
+                {"name", "seats", "disclosure", "debrief", "stand_in_debrief", "instructions",
+                 "places"},
+            )  # fmt: skip
             name = self.value(data, path, "name", str)
             if name in names:
                 self.problem((*path, "name"), f"a second condition named {name!r}")
@@ -226,7 +231,11 @@ class _Reader(EndingsReader):
                     "players' names: it needs a debrief text (debrief = ...)",
                 )
             stand_in_debrief = self.stand_in_debrief(data, path, name, disclosure, plan)
-            out.append(Condition(name, plan, disclosure, debrief, stand_in_debrief))
+            instructions = self.value(data, path, "instructions", str, "")
+            places = self.number(data, path, "places", 1, 100_000, None)
+            out.append(
+                Condition(name, plan, disclosure, debrief, stand_in_debrief, instructions, places)
+            )
         return tuple(out)
 
     def stand_in_debrief(

@@ -54,6 +54,7 @@ def load_study(path: str | Path) -> tuple[Study, bool]:
                 position=position,
                 seat_plan=list(c.seat_plan.seats),
                 disclosure=c.disclosure,
+                places=c.places,
             )
             for position, c in enumerate(parsed.conditions)
         )

@@ -49,6 +49,17 @@ class Study(models.Model):
     definition_hash = models.CharField(max_length=64, help_text="SHA-256 of the file's text")
     seed = models.BigIntegerField(help_text="of the blocked assignment to conditions")
     pilot = models.BooleanField(default=False)
+
+    class Intake(models.TextChoices):
+        """Whether newcomers may join (studies.intake): the researcher's hand.
+        Paused and closed turn newcomers away politely; whoever consented
+        already goes on."""
+
+        OPEN = "open"
+        PAUSED = "paused"
+        CLOSED = "closed"
+
+    intake = models.CharField(max_length=8, choices=Intake.choices, default=Intake.OPEN)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -68,6 +79,9 @@ class Condition(models.Model):
     position = models.PositiveSmallIntegerField(help_text="its place in the study file, from 0")
     seat_plan = models.JSONField(help_text="N E S W: 'participant' or a bot's registry name")
     disclosure = models.CharField(max_length=10, default="bots")
+    # At most this many participants are assigned to it (the file's places);
+    # None: no cap. A full condition's slots go to the others.
+    places = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "position"]
@@ -111,6 +125,9 @@ class Participant(models.Model):
     # are PROTECT) only so that nothing is left pointing nowhere.
     withdrawn = models.BooleanField(default=False)
     withdrawn_at = models.DateTimeField(null=True, blank=True)
+    # Left out of the analyses by the researcher (studies.intake.exclude; the
+    # reason is in the audit log): their data stay, flagged.
+    excluded = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -323,6 +340,12 @@ class AuditEntry(models.Model):
     class Action(models.TextChoices):
         WITHDRAW = "withdraw", "Withdrew a participant"
         RESET_PILOT = "reset_pilot", "Cleared the pilot data"
+        OPEN = "open", "Opened the study to newcomers"
+        PAUSE = "pause", "Paused the study's intake"
+        CLOSE = "close", "Closed the study"
+        ADVANCE = "advance", "Seated a waiting participant now"
+        DROP = "drop", "Dropped a participant"
+        EXCLUDE = "exclude", "Excluded a participant from the analyses"
 
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="audit")
     participant = models.CharField(

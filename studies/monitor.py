@@ -18,7 +18,14 @@ from django.utils import timezone
 
 from game.models import Table
 from game.moves.matches import load_match
-from studies.models import Assignment, ConsentDeclined, Participant, Study, StudyTable
+from studies.models import (
+    Assignment,
+    AuditEntry,
+    ConsentDeclined,
+    Participant,
+    Study,
+    StudyTable,
+)
 
 Stage = Participant.Stage
 SEAT_LETTERS = ("N", "E", "S", "W")
@@ -160,6 +167,12 @@ def snapshot(study: Study, page: int = 1) -> dict[str, Any]:
         "dropped_total": by_stage[Stage.DROPPED],
         "completed": by_stage[Stage.COMPLETED],
         "failed_quiz": by_stage[Stage.FAILED_QUIZ],
+        "intake": study.intake,
+        "audit": [
+            {"at": e.at.isoformat(timespec="seconds"), "action": e.get_action_display(),
+             "participant": e.participant, "by": e.by, "reason": e.reason}
+            for e in AuditEntry.objects.filter(study=study).order_by("-at", "-pk")[:PAGE_SIZE]
+        ],  # fmt: skip
     }
     # What changed since a poll (waiting times aside, which always do).
     steady = {**data, "waiting": [w["pseudonym"] for w in data["waiting"]], "dropped": []}

@@ -16,13 +16,15 @@ import zipfile
 from datetime import datetime
 from pathlib import Path
 
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from game.research.views_dashboard import staff_required
-from studies import monitor
+from studies import intake, monitor
 from studies.export import export_study
 from studies.models import Study
 
@@ -63,6 +65,40 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
             "payments": may_see_payments(request),
         },
     )
+
+
+# The monitor's forms: what each op does (studies.intake) and what it says when done.
+OPS = {
+    "open": (lambda s, p, by, why: intake.set_intake(s, Study.Intake.OPEN, by, why), "opened"),
+    "pause": (lambda s, p, by, why: intake.set_intake(s, Study.Intake.PAUSED, by, why), "paused"),
+    "close": (lambda s, p, by, why: intake.set_intake(s, Study.Intake.CLOSED, by, why), "closed"),
+    "advance": (intake.advance, "seated at a table now"),
+    "drop": (intake.drop, "dropped"),
+    "exclude": (intake.exclude, "excluded from the analyses"),
+}
+
+
+@require_POST
+@staff_required
+def act(request: HttpRequest, slug: str) -> HttpResponse:
+    """One of the researcher's actions (``OPS``) from the monitor, audited with
+    the staff member's name and reason; a refusal says why and changes nothing."""
+    found = get_object_or_404(Study, slug=slug)
+    op = request.POST.get("op", "")
+    pseudonym = request.POST.get("pseudonym", "").strip()
+    back = reverse("study_monitor:study", args=[found.slug])
+    if op not in OPS:
+        messages.error(request, "Nothing was done: that is not an action of the monitor.")
+        return redirect(back)
+    action, done = OPS[op]
+    try:
+        action(found, pseudonym, request.user.get_username(), request.POST.get("reason", ""))
+    except intake.IntakeError as error:
+        messages.error(request, f"Nothing was done: {error}.")
+    else:
+        who = pseudonym if op in ("advance", "drop", "exclude") else "the study"
+        messages.success(request, f"Done: {who} {done}.")
+    return redirect(back)
 
 
 @require_GET

@@ -41,6 +41,10 @@ class Condition:
     # stand-in took (shown under a name): "" means the site's text, which names
     # the seats (studies.stand_in).
     stand_in_debrief: str = ""
+    # The condition's own instructions ("" : the study's), e.g. where it seats
+    # the participant; and its cap of participants (None: none).
+    instructions: str = ""
+    places: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,15 @@
-"""A participant's pages (studies.views, studies.exit_pages), under /study/<slug>/."""
+"""A participant's pages (studies.way_in, studies.views, studies.exit_pages), under
+/study/<slug>/."""
 
 from django.urls import path
 
-from studies import exit_pages, views
+from studies import exit_pages, views, way_in
 
 app_name = "studies"
 
 urlpatterns = [
-    path("<str:slug>/", views.entry, name="entry"),
-    path("<str:slug>/declined/", views.declined, name="declined"),
+    path("<str:slug>/", way_in.entry, name="entry"),
+    path("<str:slug>/declined/", way_in.declined, name="declined"),
     path("<str:slug>/instructions/", views.instructions, name="instructions"),
     path("<str:slug>/quiz/", views.quiz, name="quiz"),
     path("<str:slug>/waiting/", views.waiting, name="waiting"),

@@ -10,6 +10,7 @@ urlpatterns = [
     path("", monitor_views.studies, name="list"),
     path("<str:slug>/", monitor_views.study, name="study"),
     path("<str:slug>/state.json", monitor_views.study_json, name="state"),
+    path("<str:slug>/act/", monitor_views.act, name="act"),
     path("<str:slug>/export.zip", monitor_views.export_zip, name="export"),
     path(
         "<str:slug>/export-with-payments.zip",

@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
-from studies import participants, playing, stages, stand_in, waiting_room
+from studies import playing, stages, stand_in, waiting_room
 from studies.models import Participant, Study
 
 log = logging.getLogger(__name__)
@@ -168,65 +168,6 @@ def participant_page(name: str) -> Callable[[ParticipantView], Callable[..., Htt
     return wrap
 
 
-# ----- the way in: the link, consent or refusal ---------------------------------------
-
-
-@never_cache
-@require_http_methods(["GET", "POST"])
-def entry(request: HttpRequest, slug: str) -> HttpResponse:
-    """The recruitment link: the consent form for a newcomer, their page for
-    someone who has consented already (found by the ID, or by the session)."""
-    study = study_or_none(slug)
-    if study is None:
-        return no_study(request)
-    id_param = study.definition["recruitment"]["id_param"]
-    if (
-        request.method == "GET"
-        and id_param not in request.GET
-        and (from_session := participant_of(request, study)) is not None
-    ):
-        # The study's URL without the link's query: the session knows them.
-        return redirect(page_url(from_session))
-    try:
-        known = participants.enter(study, request.GET)
-    except participants.RecruitmentError as error:
-        # Its message names the parameter in plain words, never the value.
-        message = (
-            f"{str(error)[0].upper()}{str(error)[1:]}. Please open the study again from "
-            "the link on the recruitment site (for example Prolific), in this browser. If "
-            "this keeps happening, write to the researchers through the recruitment site."
-        )
-        return problem(request, 400, "This study link is not complete", message, study=study)
-    if request.method == "GET":
-        if known is not None:
-            remember(request, known)
-            return redirect(page_url(known))
-        context = {"study": study, "consent": paragraphs(study.definition["consent"])}
-        return render(request, "studies/consent.html", context)
-    choice = request.POST.get("choice")
-    if choice == "agree":
-        # Consent is idempotent: a second tab's "I agree" finds the same participant.
-        participant = participants.consent(study, request.GET)
-        remember(request, participant)
-        return redirect(page_url(participant))
-    if known is not None:
-        return refused(request, known)  # declining after agreeing: nothing changes
-    if choice == "decline":
-        participants.decline(study)
-        return redirect("studies:declined", slug=study.slug)
-    return problem(request, 400, "Please choose an answer", "Nothing was recorded.", study=study)
-
-
-@never_cache
-@require_GET
-def declined(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_or_none(slug)
-    if study is None:
-        return no_study(request)
-    return_url = study.definition["completion"].get("no_consent_url") or ""
-    return render(request, "studies/declined.html", {"study": study, "return_url": return_url})
-
-
 # ----- the stages -------------------------------------------------------------------
 
 
@@ -240,7 +181,10 @@ def instructions(request: HttpRequest, study: Study, participant: Participant) -
     if participant.stage == Stage.CONSENTED:
         # Entered when first shown: the stage's time is when reading began.
         participant = stages.move(participant, Stage.CONSENTED, Stage.INSTRUCTIONS)
-    context = {"study": study, "instructions": paragraphs(study.definition["instructions"])}
+    # The condition's own instructions where the file gives them (where it seats
+    # the participant, say), else the study's.
+    own = study.definition["conditions"][participant.condition.position].get("instructions")
+    context = {"study": study, "instructions": paragraphs(own or study.definition["instructions"])}
     return render(request, "studies/instructions.html", context)
 
 

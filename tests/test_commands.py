@@ -35,6 +35,7 @@ SMOKE_RUNS = {
     "import_rounds": "test_export_and_import_commands",
     "rebuild_ratings": "test_rebuild_equals_the_live_ratings_on_a_random_history",
     "rebuild_tallies": "test_tallies_give_the_scans_figures_on_random_data",
+    "render_deploy": "test_render_deploy_writes_every_file_and_deploy_holds_them",
     "sweep_overdue_turns": "test_the_command_and_celery_beat_sweep",
     "train_success_curves": "test_the_curves_are_fitted_on_the_humans_or_the_bis_seats",
     # human-subject studies

@@ -64,7 +64,7 @@ from channels.exceptions import AcceptConnection, DenyConnection, StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.db import DatabaseError
 
-from game import abandoned, identity, master, seating
+from game import abandoned, identity, master, observe, seating
 from game.driver import sweeper
 from game.errors import ServiceError, StaleVersion, TryAgain
 from game.models import Seat, Table
@@ -181,6 +181,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_TOO_MANY_SOCKETS)
             return
         self.counted = True
+        observe.socket_opened()
         events.note_server_loop(asyncio.get_running_loop())
         master.get().store.warm_up()
         self.group = events.group_name(self.table_pk)
@@ -220,6 +221,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 await db_call(abandoned.touch)(self.table_pk)
         if self.counted:
             self.counted = False
+            observe.socket_closed()
             await limits.close_socket(self.rate_key, self.address)
 
     # ----- client frames ---------------------------------------------------------
@@ -254,6 +256,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
                 await watchers.seen(self.table_pk, self.channel_name, self.name)
             # A ping is also a visit (above); nothing to answer.
         except FrameRefused as e:
+            observe.frame_refused(e.code)
             await self.send_error(e.message, code=e.code)
         except DB_FAILED as e:
             log.error("table %s seat %s: the database failed: %r", self.table_pk, self.seat, e)

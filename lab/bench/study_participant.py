@@ -16,7 +16,7 @@ Every request is timed under its page's name; a failure (a 5xx or another
 status the page never answers with, an exception, a time-out) is counted by
 its kind and the page where it happened, and the participant then does what
 a person would: waits a moment and opens the recruitment link again, which
-leads someone known to their page (``studies.views.entry``). Static files
+leads someone known to their page (``studies.way_in.entry``). Static files
 are not fetched (a browser has them cached after the first page; Daphne
 serves none without DEBUG).
 """

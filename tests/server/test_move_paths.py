@@ -5,6 +5,7 @@ the consumer's ``on_act`` (a player's move) or the bot driver's
 ``take_turn`` (a bot's, as its Celery task or the embedded scheduler runs
 it) until it is announced. Counted: the server's own files. Named apart:
 the guards every frame passes first (``limits``, ``client_frames``), the
+counters that time it for ``/metrics`` (``observe``), the
 libraries below the server (the engine, the bots, the model definitions),
 and the broadcast's delivery to each socket, which every group message
 shares (``fanout``, ``frames``, ``pubsub_layer``, ``socket_writes``).
@@ -35,6 +36,8 @@ SERVER = ("game", "lobby", "spadesite")
 # and fields, a bot task's count of starts (and whatever they call).
 GUARDS = {"game/sockets/limits.py", "game/sockets/client_frames.py", "game/driver/redelivery.py"}
 LIBRARIES = {"game/models.py"}  # and game/engine/, bots/
+# What only measures a move for /metrics (a counter and a clock around it).
+INSTRUMENTS = {"game/observe.py"}
 DELIVERY = {
     "game/sockets/fanout.py", "game/sockets/frames.py", "game/sockets/pubsub_layer.py",
     "game/sockets/socket_writes.py",
@@ -79,7 +82,7 @@ def server_files(paths: set[str]) -> set[str]:
             continue  # a library's
         if not name.startswith(tuple(f"{p}/" for p in SERVER)) or name.startswith("game/engine/"):
             continue
-        if name in LIBRARIES | DELIVERY or "/management/" in name:
+        if name in LIBRARIES | DELIVERY | INSTRUMENTS or "/management/" in name:
             continue
         out.add(name)
     return out
