@@ -9,6 +9,9 @@ so the codebook cannot disagree with the files:
 - ``conditions.csv``: the study's conditions, their seat plans and disclosure;
 - ``rounds.csv``: every finished round at those tables (``studies.export_rounds``);
 - ``actions.csv``: every action at every table a participant sat at;
+- ``audit.csv``: the researcher's hand on the study (the audit log: intake
+  opened, paused or closed, participants seated, dropped, excluded or
+  withdrawn, pilot resets), with each reason;
 - ``study.toml``: the study file's text as loaded, byte for byte, so that its
   SHA-256 (in the codebook) can be checked against the pre-registered file;
 - ``payments.csv`` and ``bulk_bonus.csv`` (only with ``--with-payments``): the
@@ -39,7 +42,9 @@ from studies.export_rounds import ROUNDS, round_rows_of
 from studies.models import (
     Answer,
     Assignment,
+    AuditEntry,
     Participant,
+    RecruitmentId,
     Study,
     StudyMatch,
     StudySeat,
@@ -75,6 +80,12 @@ PARTICIPANTS = ExportFile(
             "the block's shuffle seed (from the study's `seed`): replays the assignment",
         ),
         col("pilot", BOOL, "a pilot participant"),
+        col(
+            "excluded",
+            BOOL,
+            "left out of the analyses by the researcher (the reason: audit.csv); their data "
+            "stay in every file",
+        ),
         col("stage", "text", "the last stage reached: " + ", ".join(Stage.values)),
         col(
             "outcome",
@@ -156,7 +167,28 @@ ACTIONS = ExportFile(
         col("think_bound_ms", "integer", "the server's upper bound of think_ms", "ms"),
     ),
 )
-FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ROUNDS, ACTIONS, PAYMENTS, BULK_BONUS)
+AUDIT = ExportFile(
+    "audit.csv",
+    "The study's audit log: every hand a researcher laid on it, oldest first.",
+    (
+        col("at", TIME, "when"),
+        col("action", "text", "what: " + ", ".join(AuditEntry.Action.values)),
+        col(
+            "participant",
+            "text",
+            "the participant's pseudonym (possibly one no longer exported: withdrawn, or a "
+            "cleared pilot); empty: the study as a whole",
+        ),
+        col(
+            "reason",
+            "text",
+            "the reason given; a recruitment ID on record is blanked out in it (a withdrawn "
+            "participant's is not on record: never type one)",
+        ),
+        col("by", "text", "who did it (their login)"),
+    ),
+)
+FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ROUNDS, ACTIONS, AUDIT, PAYMENTS, BULK_BONUS)
 
 
 # ----- where the tables come from ------------------------------------------------------
@@ -252,6 +284,7 @@ def participant_rows(people: list[Participant]) -> Iterator[dict[str, Any]]:
             "position_in_block": slot.position_in_block if slot else None,
             "assignment_seed": slot.seed if slot else None,
             "pilot": p.pilot,
+            "excluded": p.excluded,
             "stage": p.stage,
             "outcome": outcomes.outcome_of(p),
             "outcome_at": outcomes.outcome_at(p),
@@ -272,6 +305,24 @@ def condition_rows(study: Study) -> Iterator[dict[str, Any]]:
     for c in study.conditions.order_by("position"):
         seats = {f"seat_{s.lower()}": who for s, who in zip(SEAT_LETTERS, c.seat_plan, strict=True)}
         yield {"name": c.name, **seats, "disclosure": c.disclosure}
+
+
+def audit_rows(study: Study) -> Iterator[dict[str, Any]]:
+    # A reason is typed by hand and may quote a raw recruitment ID (a withdrawal
+    # request's): those stay in payments.csv only.
+    raw_ids = RecruitmentId.objects.filter(study=study).values_list("raw_id", flat=True)
+    longest_first = sorted(set(raw_ids), key=len, reverse=True)  # none hides in a longer one
+    for entry in AuditEntry.objects.filter(study=study).order_by("at", "pk"):
+        reason = entry.reason
+        for raw in longest_first:
+            reason = reason.replace(raw, "[recruitment ID]")
+        yield {
+            "at": entry.at,
+            "action": entry.action,
+            "participant": entry.participant,
+            "reason": reason,
+            "by": entry.by,
+        }
 
 
 def conditions_by_table(study: Study) -> dict[int, str]:
@@ -361,6 +412,7 @@ def export_study(
         (CONDITIONS, condition_rows(study)),
         (ROUNDS, round_rows_of(tables, conditions_by_table(study))),
         (ACTIONS, action_rows(tables)),
+        (AUDIT, audit_rows(study)),
     ]
     if with_payments:
         payments = list(payment_rows(study, people))

@@ -1,7 +1,7 @@
 """A study's export, analysed: win rates by round type and think times, per condition.
 
     python docs/examples/analyse_study.py EXPORT_DIR [--include-pilot]
-        [--include-stand-in] [--json OUT.json]
+        [--include-excluded] [--include-stand-in] [--json OUT.json]
 
 EXPORT_DIR is what ``manage.py export_study <slug> --out EXPORT_DIR`` writes (or
 the monitor's zip, unpacked); its ``codebook.md`` describes every column. This
@@ -37,6 +37,10 @@ condition of ``conditions.csv``:
   partnership. ``export_study`` already leaves pilots out unless it was run
   with ``--include-pilot``; then ``--include-pilot`` here keeps them too (a
   pilot study's participants are all pilots).
+- *Excluded participants* (``participants.csv`` ``excluded = true``: the
+  researcher left them out from the monitor; the reason is in audit.csv): as
+  for pilots, their decisions, and every round of their partnership, since
+  their play is their partner's result too. ``--include-excluded`` keeps them.
 - *Stand-in data*: rounds with ``stand_in_round = true`` (a stand-in bot made a
   move that counts for a participant's seat) and every round of a table the
   waiting room's stand-in filled (``stand_in_fill = true``: a partner or an
@@ -75,6 +79,13 @@ TABLE_3 = (
     ("nil against nil", "nil vs nil"),
 )
 OTHER_TYPES = (("strong under", "strong under"), ("double nil", "double nil"))
+# What is left out unless asked, in this order (a datum counts under the first).
+RULES = {
+    "pilot": "pilot data",
+    "excluded": "excluded participants' data",
+    "stand_in": "stand-in rounds and stand-in-filled tables",
+}
+PEOPLE_RULES = ("pilot", "excluded")  # participants.csv's flags
 DECISIONS = {"bid": "bid", "play": "card"}  # actions.csv action type -> decision
 Z_95 = 1.959963984540054
 
@@ -103,31 +114,34 @@ def flag(column: pd.Series) -> pd.Series:
 
 
 def partnership_rounds(
-    rounds: pd.DataFrame, people: pd.DataFrame, include_pilot: bool, include_stand_in: bool
+    rounds: pd.DataFrame, people: pd.DataFrame, include: dict[str, bool]
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """One row per (round, partnership with a participant, round type seen from a
     participant seat of it): condition, type, won; and how many partnership-rounds
-    each rule left out."""
+    each rule left out (each counted under the first rule that left it out)."""
     exported = set(people["pseudonym"])
-    pilots = set(people.loc[flag(people["pilot"]), "pseudonym"])
-    rows: list[dict[str, Any]] = []
-    left_out = {"pilot": 0, "stand_in": 0}
+    marked = {rule: set(people.loc[flag(people[rule]), "pseudonym"]) for rule in PEOPLE_RULES}
     stand_in = flag(rounds["stand_in_round"]) | flag(rounds["stand_in_fill"])
+    rows: list[dict[str, Any]] = []
+    left_out = dict.fromkeys(RULES, 0)
     for side, seats in SIDES.items():
         # The partnership's seats held by an exported (so not withdrawn) participant.
         theirs = {
             s: (rounds[f"player_kind_{s}"] == "participant") & rounds[f"player_{s}"].isin(exported)
             for s in seats
         }
-        has_one = theirs[seats[0]] | theirs[seats[1]]
-        is_pilot = rounds[f"player_{seats[0]}"].isin(pilots) | rounds[f"player_{seats[1]}"].isin(
-            pilots
-        )
-        dropped_pilot = has_one & is_pilot & (not include_pilot)
-        dropped_stand_in = has_one & ~dropped_pilot & stand_in & (not include_stand_in)
-        left_out["pilot"] += int(dropped_pilot.sum())
-        left_out["stand_in"] += int(dropped_stand_in.sum())
-        kept = rounds[has_one & ~dropped_pilot & ~dropped_stand_in]
+        remaining = theirs[seats[0]] | theirs[seats[1]]
+        for rule in RULES:
+            if include[rule]:
+                continue
+            if rule == "stand_in":
+                hit = stand_in
+            else:  # a pilot's or an excluded participant's play is their partnership's
+                hit = rounds[f"player_{seats[0]}"].isin(marked[rule])
+                hit |= rounds[f"player_{seats[1]}"].isin(marked[rule])
+            left_out[rule] += int((remaining & hit).sum())
+            remaining &= ~hit
+        kept = rounds[remaining]
         won = kept[f"points_{side}"].astype(int) > kept[f"points_{OPPONENTS[side]}"].astype(int)
         for index, row in kept.iterrows():
             types = {row[f"round_type_{s}"] for s in seats if theirs[s][index]}
@@ -169,20 +183,17 @@ def win_rates(units: pd.DataFrame, conditions: list[str]) -> list[dict[str, Any]
 
 
 def decisions(
-    actions: pd.DataFrame,
-    rounds: pd.DataFrame,
-    people: pd.DataFrame,
-    include_pilot: bool,
-    include_stand_in: bool,
+    actions: pd.DataFrame, rounds: pd.DataFrame, people: pd.DataFrame, include: dict[str, bool]
 ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """The participants' timed decisions (bid or card): condition, decision, seconds."""
+    """The participants' timed decisions (bid or card): condition, decision, seconds;
+    and how many each rule left out."""
     mine = actions[
         (actions["player_kind"] == "participant")
         & ~flag(actions["by_stand_in"])
         & (actions["think_ms"] != "")
     ]
     mine = mine.merge(
-        people[["pseudonym", "condition", "pilot"]], left_on="player", right_on="pseudonym"
+        people[["pseudonym", "condition", *PEOPLE_RULES]], left_on="player", right_on="pseudonym"
     )
     mine = mine.assign(decision=mine["action"].map(lambda a: DECISIONS.get(json.loads(a)["type"])))
     mine = mine[mine["decision"].notna()]
@@ -190,11 +201,15 @@ def decisions(
     # and its table's stand_in_fill (actions.csv) still holds.
     flags = rounds[["table", "round", "stand_in_round"]]
     mine = mine.merge(flags, on=["table", "round"], how="left")
-    stand_in = flag(mine["stand_in_round"].fillna("false")) | flag(mine["stand_in_fill"])
-    dropped_pilot = flag(mine["pilot"]) & (not include_pilot)
-    dropped_stand_in = ~dropped_pilot & stand_in & (not include_stand_in)
-    left_out = {"pilot": int(dropped_pilot.sum()), "stand_in": int(dropped_stand_in.sum())}
-    mine = mine[~dropped_pilot & ~dropped_stand_in]
+    hits = {rule: flag(mine[rule]) for rule in PEOPLE_RULES}
+    hits["stand_in"] = flag(mine["stand_in_round"].fillna("false")) | flag(mine["stand_in_fill"])
+    remaining = pd.Series(True, index=mine.index)
+    left_out = dict.fromkeys(RULES, 0)
+    for rule in RULES:
+        if not include[rule]:
+            left_out[rule] = int((remaining & hits[rule]).sum())
+            remaining &= ~hits[rule]
+    mine = mine[remaining]
     seconds = mine["think_ms"].astype(int) / 1000
     return mine.assign(seconds=seconds)[["condition", "decision", "seconds"]], left_out
 
@@ -218,17 +233,19 @@ def think_times(timed: pd.DataFrame, conditions: list[str]) -> list[dict[str, An
     return out
 
 
-def analyse(folder: Path, include_pilot: bool = False, include_stand_in: bool = False) -> dict:
+def analyse(folder: Path, include: dict[str, bool] | None = None) -> dict:
+    """The figures; ``include``: the rules (RULES) whose data to keep."""
+    include = {rule: bool((include or {}).get(rule)) for rule in RULES}
     people = read(folder, "participants.csv")
     rounds = read(folder, "rounds.csv")
     actions = read(folder, "actions.csv")
     conditions = list(read(folder, "conditions.csv")["name"])
-    units, rounds_left_out = partnership_rounds(rounds, people, include_pilot, include_stand_in)
-    timed, decisions_left_out = decisions(actions, rounds, people, include_pilot, include_stand_in)
+    units, rounds_left_out = partnership_rounds(rounds, people, include)
+    timed, decisions_left_out = decisions(actions, rounds, people, include)
     counted = units.drop_duplicates(["table", "round", "side"])
     return {
         "export": str(folder),
-        "included": {"pilot": include_pilot, "stand_in": include_stand_in},
+        "included": include,
         "partnership_rounds": {c: int((counted["condition"] == c).sum()) for c in conditions},
         "left_out": {"partnership_rounds": rounds_left_out, "decisions": decisions_left_out},
         "win_rates": win_rates(units, conditions),
@@ -241,21 +258,19 @@ def _number(value: float | None, digits: int = 2) -> str:
 
 
 def report(result: dict) -> str:
-    kept = result["included"]
     left = result["left_out"]
-    lines = [
-        f"Export: {result['export']}",
-        "Left out: "
-        + ("nothing pilot (--include-pilot)" if kept["pilot"] else
-           f"pilot data ({left['partnership_rounds']['pilot']} partnership-rounds, "
-           f"{left['decisions']['pilot']} decisions)")
-        + "; "
-        + ("nothing stand-in (--include-stand-in)" if kept["stand_in"] else
-           f"stand-in rounds and stand-in-filled tables "
-           f"({left['partnership_rounds']['stand_in']} partnership-rounds, "
-           f"{left['decisions']['stand_in']} decisions)")
-        + "; withdrawn participants (never in the export).",
-    ]  # fmt: skip
+    told = []
+    for rule, what in RULES.items():
+        flag_name = "--include-" + rule.replace("_", "-")
+        if result["included"][rule]:
+            told.append(f"nothing of {what} ({flag_name})")
+        else:
+            told.append(
+                f"{what} ({left['partnership_rounds'][rule]} partnership-rounds, "
+                f"{left['decisions'][rule]} decisions)"
+            )
+    told.append("withdrawn participants (never in the export)")
+    lines = [f"Export: {result['export']}", "Left out: " + "; ".join(told) + "."]
     for condition, n in result["partnership_rounds"].items():
         lines += ["", f"== {condition} ({n} partnership-rounds) =="]
         lines += [
@@ -283,13 +298,13 @@ def report(result: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("export", type=Path, help="the folder export_study wrote")
-    parser.add_argument("--include-pilot", action="store_true", help="keep pilot data")
-    parser.add_argument(
-        "--include-stand-in", action="store_true", help="keep stand-in rounds and filled tables"
-    )
+    for rule, what in RULES.items():
+        parser.add_argument(
+            "--include-" + rule.replace("_", "-"), action="store_true", help=f"keep {what}"
+        )
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
-    result = analyse(args.export, args.include_pilot, args.include_stand_in)
+    result = analyse(args.export, {rule: getattr(args, f"include_{rule}") for rule in RULES})
     print(report(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")

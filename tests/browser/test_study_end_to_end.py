@@ -315,6 +315,7 @@ def test_four_participants_through_the_example_study(
     assert names == [
         "actions.csv",
         "answers.csv",
+        "audit.csv",
         "bulk_bonus.csv",
         "codebook.md",
         "conditions.csv",

@@ -38,7 +38,9 @@ def run(folder: Path, tmp: Path, *flags: str) -> tuple[str, dict[str, Any]]:
     return done.stdout, json.loads(figures.read_text())
 
 
-def direct_count(folder: Path, include_pilot: bool, include_stand_in: bool) -> dict[str, Any]:
+def direct_count(
+    folder: Path, include_pilot: bool, include_stand_in: bool, include_excluded: bool = False
+) -> dict[str, Any]:
     """The figures counted from the CSV files with the csv module: the round type
     seen from the partnership's participant seats, a win when it outscored the
     opponents; think times of the participants' own bids and card plays."""
@@ -46,7 +48,7 @@ def direct_count(folder: Path, include_pilot: bool, include_stand_in: bool) -> d
     n: Counter[tuple[str, str]] = Counter()
     wins: Counter[tuple[str, str]] = Counter()
     per_condition: Counter[str] = Counter()
-    left: Counter[str] = Counter({"pilot": 0, "stand_in": 0})
+    left: Counter[str] = Counter({"pilot": 0, "excluded": 0, "stand_in": 0})
     stand_in_of = {}
     for r in read(folder / "rounds.csv"):
         stand_in = r["stand_in_round"] == "true" or r["stand_in_fill"] == "true"
@@ -59,6 +61,10 @@ def direct_count(folder: Path, include_pilot: bool, include_stand_in: bool) -> d
             pilot = any(people[r[f"player_{s}"]]["pilot"] == "true" for s in seats)
             if pilot and not include_pilot:
                 left["pilot"] += 1
+                continue
+            excluded = any(people[r[f"player_{s}"]]["excluded"] == "true" for s in seats)
+            if excluded and not include_excluded:
+                left["excluded"] += 1
                 continue
             if not include_stand_in and stand_in:
                 left["stand_in"] += 1
@@ -77,6 +83,8 @@ def direct_count(folder: Path, include_pilot: bool, include_stand_in: bool) -> d
         if a["by_stand_in"] == "true" or not a["think_ms"]:
             continue
         if not include_pilot and person["pilot"] == "true":
+            continue
+        if not include_excluded and person["excluded"] == "true":
             continue
         stand_in = stand_in_of.get((a["table"], a["round"]), False) or a["stand_in_fill"] == "true"
         if not include_stand_in and stand_in:

@@ -1,12 +1,13 @@
 """``docs/examples/analyse_study.py`` on a real export of played study tables.
 
-Six participants play three-round matches with cheap bots (no browser): one
+Seven participants play three-round matches with cheap bots (no browser): one
 alone in the one-participant condition, two partners in the two-participant
 condition, one there alone past the timeout (the stand-in takes the partner's
-seat), a pilot, and one who then withdraws. The script runs as a researcher
-runs it (a subprocess, pandas, no Django) on ``export_study``'s folder; its
-figures must equal a count made here from the CSV files, and what it leaves
-out (pilot, stand-in, withdrawn) must be exactly those participants' rounds.
+seat), a pilot, one the researcher excludes and one who then withdraws. The
+script runs as a researcher runs it (a subprocess, pandas, no Django) on
+``export_study``'s folder; its figures must equal a count made here from the
+CSV files, and what it leaves out (pilot, excluded, stand-in, withdrawn) must
+be exactly those participants' rounds.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from game.models import Action, RoundRecordRow, Table
-from studies import export, withdrawal
+from studies import export, intake, withdrawal
 from studies.loading import load_study
 from studies.models import Participant, Study, StudyTable
 from tests.server.conftest import live as live  # the fixture
@@ -60,20 +61,23 @@ def played(study_file: Any, live: Any, tmp_path: Path) -> dict[str, Any]:
     Participant.objects.filter(pk=pilot.pk).update(pilot=True)  # before seating, as the docs say
     pilot = poll(pilot)
     leaver = poll(arrive(study, ONE))
+    excluded = poll(arrive(study, ONE))
     tables = {
         "alone": play(alone, rng),
         "partners": play(first, rng),
         "filled": play(filled, rng),
         "pilot": play(pilot, rng),
         "withdrawn": play(leaver, rng),
+        "excluded": play(excluded, rng),
     }
     assert StudyTable.objects.get(seats__participant=filled).filled_by_stand_in == 1
-    for p in (alone, first, second, filled, pilot, leaver):
+    for p in (alone, first, second, filled, pilot, leaver, excluded):
         assert poll(p).stage == Stage.QUESTIONNAIRE
     leaver = Participant.objects.get(pk=leaver.pk)
     leaver.move_to(Stage.COMPLETED)
     leaver.save()
     withdrawal.withdraw(study, leaver.pseudonym, reason="asked", by="test", payments_done=True)
+    intake.exclude(study, excluded.pseudonym, "test", "played at random")
     out = tmp_path / "export"
     export.export_study(study, out, include_pilot=True)  # the script leaves them out itself
     rounds = {k: RoundRecordRow.objects.filter(table=t).count() for k, t in tables.items()}
@@ -85,7 +89,7 @@ def played(study_file: Any, live: Any, tmp_path: Path) -> dict[str, Any]:
 def test_the_analysis_script_equals_a_direct_count_of_the_export(played: dict[str, Any]) -> None:
     out, rounds, tmp = played["out"], played["rounds"], played["tmp"]
     people = {r["pseudonym"] for r in read(out / "participants.csv")}
-    assert played["leaver"] not in people and len(people) == 5
+    assert played["leaver"] not in people and len(people) == 6
 
     printed, figures = run(out, tmp)
     counted = direct_count(out, include_pilot=False, include_stand_in=False)
@@ -99,10 +103,10 @@ def test_the_analysis_script_equals_a_direct_count_of_the_export(played: dict[st
     }
     assert figures["left_out"]["partnership_rounds"] == {
         "pilot": rounds["pilot"],
+        "excluded": rounds["excluded"],
         "stand_in": rounds["filled"],
     }
-    assert figures["left_out"]["decisions"]["pilot"] > 0
-    assert figures["left_out"]["decisions"]["stand_in"] > 0
+    assert all(n > 0 for n in figures["left_out"]["decisions"].values())
     decisions = {(t["condition"], t["decision"]): t["n"] for t in figures["think_times"]}
     assert decisions[("two-humans", "bid")] == 2 * rounds["partners"]  # both partners bid
     assert decisions[("human-with-bot-partner", "card")] == 13 * rounds["alone"]
@@ -111,12 +115,12 @@ def test_the_analysis_script_equals_a_direct_count_of_the_export(played: dict[st
         assert name in printed, name
 
     # Asked for: the pilot's and the stand-in's data come back; the withdrawn never.
-    _, everything = run(out, tmp, "--include-pilot", "--include-stand-in")
-    agrees(out, everything, direct_count(out, include_pilot=True, include_stand_in=True))
+    _, everything = run(out, tmp, "--include-pilot", "--include-excluded", "--include-stand-in")
+    agrees(out, everything, direct_count(out, True, True, include_excluded=True))
     assert everything["partnership_rounds"] == {
-        "human-with-bot-partner": rounds["alone"] + rounds["pilot"],
+        "human-with-bot-partner": rounds["alone"] + rounds["pilot"] + rounds["excluded"],
         "two-humans": rounds["partners"] + rounds["filled"],
     }
-    assert everything["left_out"]["partnership_rounds"] == {"pilot": 0, "stand_in": 0}
+    assert set(everything["left_out"]["partnership_rounds"].values()) == {0}
     _, pilots = run(out, tmp, "--include-pilot")
     agrees(out, pilots, direct_count(out, include_pilot=True, include_stand_in=False))

@@ -14,9 +14,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from game.models import Action, Seat, Table
-from studies import export, participants, stages
+from studies import export, intake, participants, stages
 from studies.export import FILES, StudyTableSeats, bonus_for, export_study
-from studies.models import Assignment, Participant, Study
+from studies.models import Assignment, AuditEntry, Participant, Study
 from tests.studies.conftest import EXAMPLE
 
 pytestmark = pytest.mark.django_db
@@ -61,6 +61,7 @@ def test_the_files_hold_the_participants_answers_and_conditions(
         "conditions.csv",
         "rounds.csv",
         "actions.csv",
+        "audit.csv",
         "study.toml",
         "codebook.md",
     ]
@@ -218,6 +219,7 @@ def test_the_export_study_command_writes_the_files(study: Study, tmp_path: Path)
             "conditions.csv",
             "rounds.csv",
             "actions.csv",
+            "audit.csv",
             "study.toml",
             "codebook.md",
         )  # fmt: skip
@@ -254,3 +256,19 @@ def test_the_export_carries_the_assignment_the_outcome_and_the_study_file(
     assert hashlib.sha256(source).hexdigest() == study.definition_hash
     book = (tmp_path / "codebook.md").read_text()
     assert f"SHA-256 `{study.definition_hash}`" in book and "`study.toml`" in book
+
+
+def test_exclusions_are_flagged_and_the_audit_log_is_exported_without_raw_ids(
+    study: Study, tmp_path: Path
+) -> None:
+    kept, left = arrive(study, "raw000first"), arrive(study, "raw000second")
+    Participant.objects.update(pilot=False)
+    intake.exclude(study, left.pseudonym, "ana", "answered at random (raw000second said so)")
+    export_study(study, tmp_path)
+    flags = {r["pseudonym"]: r["excluded"] for r in read(tmp_path / "participants.csv")}
+    assert flags == {kept.pseudonym: "false", left.pseudonym: "true"}
+    (entry,) = read(tmp_path / "audit.csv")
+    who = (entry["action"], entry["participant"], entry["by"])
+    assert who == ("exclude", left.pseudonym, "ana")
+    assert entry["reason"] == "answered at random ([recruitment ID] said so)"
+    assert entry["at"] == AuditEntry.objects.get().at.isoformat()

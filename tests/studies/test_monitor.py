@@ -179,6 +179,7 @@ def test_the_zip_holds_the_export_without_payments(study: Study) -> None:
     assert sorted(files) == [
         "actions.csv",
         "answers.csv",
+        "audit.csv",
         "codebook.md",
         "conditions.csv",
         "participants.csv",
