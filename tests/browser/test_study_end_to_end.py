@@ -488,7 +488,11 @@ def test_four_participants_through_the_example_study(
     _, pilots = run(out, tmp_path, "--include-pilot")
     agrees(out, pilots, direct_count(out, include_pilot=True, include_stand_in=False))
     assert pilots["partnership_rounds"] == {SHOWN: 0, HIDDEN: hidden_rounds}
-    assert pilots["left_out"]["partnership_rounds"] == {"pilot": 0, "stand_in": filled_rounds}
+    assert pilots["left_out"]["partnership_rounds"] == {
+        "pilot": 0,
+        "excluded": 0,
+        "stand_in": filled_rounds,
+    }
     timed = {(t["condition"], t["decision"]): t["n"] for t in pilots["think_times"]}
     assert timed[(HIDDEN, "bid")] == 2 * hidden_rounds and timed[(SHOWN, "bid")] == 0
     _, everything = run(out, tmp_path, "--include-pilot", "--include-stand-in")
