@@ -22,7 +22,9 @@ condition of ``conditions.csv``:
    (``round_type_s`` of rounds.csv): *own nil* is the participant's nil,
    *partner's nil* their partner's. Where both partners are participants,
    each one's view counts, once each type (a nil round is then both own nil
-   and partner's nil), as the site's dashboard counts its partnerships. The
+   and partner's nil). The site's dashboard takes both seats' views of every
+   partnership, so its human+bot rows also count a bot partner's nil as the
+   partnership's own: its figures differ there, by design. The
    partnership *won* the round when it scored more points in it than its
    opponents (``points_ns`` against ``points_ew``; a tie is not a win). With
    n, the wins, the rate and its 95% Wilson score interval.
@@ -64,7 +66,6 @@ from typing import Any
 
 import pandas as pd
 
-SEATS = ("n", "e", "s", "w")
 SIDES = {"ns": ("n", "s"), "ew": ("e", "w")}
 OPPONENTS = {"ns": "ew", "ew": "ns"}
 # The BIS paper's Table 3, in its order: (row as printed, rounds.csv round type).
