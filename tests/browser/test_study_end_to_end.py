@@ -462,7 +462,7 @@ def test_four_participants_through_the_example_study(
         bulk = list(csv.reader(f))  # no header; only bonuses above zero
     assert bulk == [[p["recruitment_id"], p["bonus"]] for p in payments if float(p["bonus"]) > 0]
     for name in ("participants.csv", "answers.csv", "conditions.csv", "rounds.csv",
-                 "actions.csv", "codebook.md"):  # fmt: skip
+                 "actions.csv", "audit.csv", "study.toml", "codebook.md"):  # fmt: skip
         text = (out / name).read_text()
         assert not any(r in text for r in raw_ids), name  # raw IDs only in payments.csv
 
