@@ -9,6 +9,11 @@ so the codebook cannot disagree with the files:
 - ``conditions.csv``: the study's conditions, their seat plans and disclosure;
 - ``rounds.csv``: every finished round at those tables (``studies.export_rounds``);
 - ``actions.csv``: every action at every table a participant sat at;
+- ``audit.csv``: the researcher's hand on the study (the audit log: intake
+  opened, paused or closed, participants seated, dropped, excluded or
+  withdrawn, pilot resets), with each reason;
+- ``study.toml``: the study file's text as loaded, byte for byte, so that its
+  SHA-256 (in the codebook) can be checked against the pre-registered file;
 - ``payments.csv`` and ``bulk_bonus.csv`` (only with ``--with-payments``): the
   only files that hold the raw recruitment ID, needed to pay people (each
   outcome and its code, the bonus of the paid outcomes; Prolific's bulk-bonus
@@ -36,7 +41,10 @@ from studies.export_payments import BULK_BONUS, PAYMENTS, bulk_bonus_rows, payme
 from studies.export_rounds import ROUNDS, round_rows_of
 from studies.models import (
     Answer,
+    Assignment,
+    AuditEntry,
     Participant,
+    RecruitmentId,
     Study,
     StudyMatch,
     StudySeat,
@@ -55,7 +63,29 @@ PARTICIPANTS = ExportFile(
     (
         PSEUDONYM,
         col("condition", "text", "the condition assigned (conditions.csv `name`)"),
+        col(
+            "assignment_sequence",
+            "integer",
+            "the study's nth assignment to a condition, from 0 (consent order)",
+        ),
+        col("assignment_block", "integer", "the assignment's block of shuffled conditions, from 0"),
+        col(
+            "position_in_block",
+            "integer",
+            "their slot in that block, from 0 (the block's shuffle gives its condition)",
+        ),
+        col(
+            "assignment_seed",
+            "text",
+            "the block's shuffle seed (from the study's `seed`): replays the assignment",
+        ),
         col("pilot", BOOL, "a pilot participant"),
+        col(
+            "excluded",
+            BOOL,
+            "left out of the analyses by the researcher (the reason: audit.csv); their data "
+            "stay in every file",
+        ),
         col("stage", "text", "the last stage reached: " + ", ".join(Stage.values)),
         col(
             "outcome",
@@ -109,6 +139,7 @@ ACTIONS = ExportFile(
     "Every action at every table where an exported participant sat, in table order.",
     (
         col("table", "text", "the table's public id"),
+        col("match", "integer", "the match of the participants' study table, from 1"),
         col("version", "integer", "the table's version after the action (its order)"),
         col("round", "integer", "the round of the match, from 1"),
         col("seat", "text", "the seat that acted: N, E, S or W"),
@@ -136,7 +167,28 @@ ACTIONS = ExportFile(
         col("think_bound_ms", "integer", "the server's upper bound of think_ms", "ms"),
     ),
 )
-FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ROUNDS, ACTIONS, PAYMENTS, BULK_BONUS)
+AUDIT = ExportFile(
+    "audit.csv",
+    "The study's audit log: every hand a researcher laid on it, oldest first.",
+    (
+        col("at", TIME, "when"),
+        col("action", "text", "what: " + ", ".join(AuditEntry.Action.values)),
+        col(
+            "participant",
+            "text",
+            "the participant's pseudonym (possibly one no longer exported: withdrawn, or a "
+            "cleared pilot); empty: the study as a whole",
+        ),
+        col(
+            "reason",
+            "text",
+            "the reason given; a recruitment ID on record is blanked out in it (a withdrawn "
+            "participant's is not on record: never type one)",
+        ),
+        col("by", "text", "who did it (their login)"),
+    ),
+)
+FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ROUNDS, ACTIONS, AUDIT, PAYMENTS, BULK_BONUS)
 
 
 # ----- where the tables come from ------------------------------------------------------
@@ -151,9 +203,11 @@ class StudyTableSeats:
     pseudonyms: Mapping[int, str] = field(default_factory=dict)
     # Participant seats the waiting room's stand-in took (studies.stand_in).
     stand_in: frozenset[int] = frozenset()
+    match: int = 1  # StudyMatch.number: the study table's nth match, from 1
 
 
 WITHDRAWN = "withdrawn"
+STUDY_FILE = "study.toml"
 
 
 def _named(participant: Participant) -> str:
@@ -178,6 +232,7 @@ def study_tables(study: Study) -> list[StudyTableSeats]:
             m.table,
             {s.position: _named(s.participant) for s in t.seats.all()},
             frozenset(stand_in.fill_positions(t)),
+            m.number,
         )
         for t in found
         for m in t.matches.all()
@@ -217,12 +272,19 @@ def stand_in_seats(people: Iterable[Participant]) -> dict[int, str]:
 
 def participant_rows(people: list[Participant]) -> Iterator[dict[str, Any]]:
     filled = stand_in_seats(people)
+    assigned = {a.participant_id: a for a in Assignment.objects.filter(participant__in=people)}
     for p in people:
         times = {f"entered_{s}": p.stage_times.get(s) for s in Stage.values}
+        slot = assigned.get(p.pk)  # none only for a participant made by hand (the admin)
         yield {
             "pseudonym": p.pseudonym,
             "condition": p.condition.name,
+            "assignment_sequence": slot.sequence if slot else None,
+            "assignment_block": slot.block if slot else None,
+            "position_in_block": slot.position_in_block if slot else None,
+            "assignment_seed": slot.seed if slot else None,
             "pilot": p.pilot,
+            "excluded": p.excluded,
             "stage": p.stage,
             "outcome": outcomes.outcome_of(p),
             "outcome_at": outcomes.outcome_at(p),
@@ -243,6 +305,24 @@ def condition_rows(study: Study) -> Iterator[dict[str, Any]]:
     for c in study.conditions.order_by("position"):
         seats = {f"seat_{s.lower()}": who for s, who in zip(SEAT_LETTERS, c.seat_plan, strict=True)}
         yield {"name": c.name, **seats, "disclosure": c.disclosure}
+
+
+def audit_rows(study: Study) -> Iterator[dict[str, Any]]:
+    # A reason is typed by hand and may quote a raw recruitment ID (a withdrawal
+    # request's): those stay in payments.csv only.
+    raw_ids = RecruitmentId.objects.filter(study=study).values_list("raw_id", flat=True)
+    longest_first = sorted(set(raw_ids), key=len, reverse=True)  # none hides in a longer one
+    for entry in AuditEntry.objects.filter(study=study).order_by("at", "pk"):
+        reason = entry.reason
+        for raw in longest_first:
+            reason = reason.replace(raw, "[recruitment ID]")
+        yield {
+            "at": entry.at,
+            "action": entry.action,
+            "participant": entry.participant,
+            "reason": reason,
+            "by": entry.by,
+        }
 
 
 def conditions_by_table(study: Study) -> dict[int, str]:
@@ -267,6 +347,7 @@ def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
             pseudonym = entry.pseudonyms.get(a.seat)
             yield {
                 "table": entry.table.public_id,
+                "match": entry.match,
                 "version": a.version,
                 "round": a.round_number,
                 "seat": SEAT_LETTERS[a.seat],
@@ -302,7 +383,9 @@ def codebook(study: Study, files: Iterable[ExportFile], include_pilot: bool) -> 
     lines = [
         f"# Codebook: {study.slug}",
         "",
-        f"{study.title}. Study file `{study.source_name}`, SHA-256 `{study.definition_hash}`.",
+        f"{study.title}. Study file `{study.source_name}`, SHA-256 `{study.definition_hash}`: "
+        f"`{STUDY_FILE}` in this folder is its text as loaded, byte for byte "
+        f"(`sha256sum {STUDY_FILE}` gives that hash).",
         "Pilot participants are "
         + ("included (see `pilot`)." if include_pilot else "left out.")
         + " Withdrawn participants are left out (a seat of theirs at a table shared with "
@@ -329,6 +412,7 @@ def export_study(
         (CONDITIONS, condition_rows(study)),
         (ROUNDS, round_rows_of(tables, conditions_by_table(study))),
         (ACTIONS, action_rows(tables)),
+        (AUDIT, audit_rows(study)),
     ]
     if with_payments:
         payments = list(payment_rows(study, people))
@@ -337,6 +421,10 @@ def export_study(
     for spec, rows in written:
         write_csv(out / spec.name, spec, rows)
         paths.append(out / spec.name)
+    # Bytes, not text: no newline translation, so the file hashes to definition_hash.
+    source = out / STUDY_FILE
+    source.write_bytes(study.source.encode())
+    paths.append(source)
     book = out / "codebook.md"
     book.write_text(codebook(study, [spec for spec, _ in written], include_pilot))
     return [*paths, book]

@@ -27,6 +27,11 @@ ROUNDS = ExportFile(
     "order (the same rounds as the site's round export, seats named as in actions.csv).",
     (
         col("table", "text", "the table's public id (actions.csv `table`)"),
+        col(
+            "match",
+            "integer",
+            "the match of the participants' study table, from 1 (each match has its own table)",
+        ),
         col("condition", "text", "the table's condition (conditions.csv `name`)"),
         col("round", "integer", "the round of the match, from 1"),
         col("finished_at", TIME, "when the round's last card was played"),
@@ -98,6 +103,7 @@ def round_rows_of(tables: Iterable[Any], conditions: dict[int, str]) -> Iterator
         for r in RoundRecordRow.objects.filter(table=table).order_by("round_number"):
             row: dict[str, Any] = {
                 "table": table.public_id,
+                "match": entry.match,
                 "condition": conditions.get(table.pk, ""),
                 "round": r.round_number,
                 "finished_at": r.finished_at.isoformat(),

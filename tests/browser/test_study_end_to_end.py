@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import json
 import os
 import re
@@ -33,6 +34,7 @@ from playwright.sync_api import Page, Route, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from studies.assignment import sequence
+from tests.studies.analysis_check import agrees, direct_count, run
 
 pytestmark = pytest.mark.browser
 
@@ -313,13 +315,19 @@ def test_four_participants_through_the_example_study(
     assert names == [
         "actions.csv",
         "answers.csv",
+        "audit.csv",
         "bulk_bonus.csv",
         "codebook.md",
         "conditions.csv",
         "participants.csv",
         "payments.csv",
         "rounds.csv",
+        "study.toml",
     ]
+    # The study file itself, as loaded: it hashes to the codebook's SHA-256.
+    source = (out / "study.toml").read_bytes()
+    assert source == (tmp_path / "study.toml").read_bytes()
+    assert f"SHA-256 `{hashlib.sha256(source).hexdigest()}`" in (out / "codebook.md").read_text()
 
     participants = read_csv(out / "participants.csv")
     assert [row["pseudonym"] for row in participants] == [pseudonym[r] for r in raw_ids]
@@ -329,6 +337,10 @@ def test_four_participants_through_the_example_study(
         assert row["stage"] == "completed"
         assert row["quiz_attempts"] == ("2" if raw_id == first else "1")
         assert (row["outcome"], row["outcome_at"]) == ("completed", row["entered_completed"])
+        # Blocks of two in consent order: the nth arrival took slot n % 2 of block n // 2.
+        n = raw_ids.index(raw_id)
+        slot = (row["assignment_sequence"], row["assignment_block"], row["position_in_block"])
+        assert slot == (str(n), str(n // 2), str(n % 2)) and row["assignment_seed"]
         # The two who waited alone had the stand-in at their partner's seat, S.
         assert row["stand_in_seats"] == ("S" if raw_id in (first, second) else "")
         entered = ["consented", "instructions", "quiz", "waiting", "playing", "questionnaire"]
@@ -437,6 +449,7 @@ def test_four_participants_through_the_example_study(
         if filled:
             assert {r["stand_in_round"] for r in mine} == {"true"}
         assert mine[-1]["match_winner"] in ("NS", "EW")
+        assert {r["match"] for r in mine} == {"1"}  # one match per participant
 
     payments = read_csv(out / "payments.csv")
     assert {p["pseudonym"]: p["recruitment_id"] for p in payments} == by_pseudonym
@@ -449,7 +462,7 @@ def test_four_participants_through_the_example_study(
         bulk = list(csv.reader(f))  # no header; only bonuses above zero
     assert bulk == [[p["recruitment_id"], p["bonus"]] for p in payments if float(p["bonus"]) > 0]
     for name in ("participants.csv", "answers.csv", "conditions.csv", "rounds.csv",
-                 "actions.csv", "codebook.md"):  # fmt: skip
+                 "actions.csv", "audit.csv", "study.toml", "codebook.md"):  # fmt: skip
         text = (out / name).read_text()
         assert not any(r in text for r in raw_ids), name  # raw IDs only in payments.csv
 
@@ -461,4 +474,29 @@ def test_four_participants_through_the_example_study(
                 header = next(csv.reader(f))
             for column in header:
                 assert f"| `{column}` |" in book, (name, column)
+
+    # ----- the researcher's analysis (docs/examples/analyse_study.py) -----
+    # The example is a pilot study: left out unless asked, so nothing is counted.
+    _, plain = run(out, tmp_path)
+    agrees(out, plain, direct_count(out, include_pilot=False, include_stand_in=False))
+    assert plain["partnership_rounds"] == {SHOWN: 0, HIDDEN: 0}
+    filled_rounds = sum(r["stand_in_fill"] == "true" for r in rounds)
+    hidden_rounds = sum(r["condition"] == HIDDEN for r in rounds)
+    assert plain["left_out"]["partnership_rounds"]["pilot"] == filled_rounds + hidden_rounds
+    # Pilots kept: the two partners' table counts (one partnership-round per round);
+    # the bots-shown tables, each filled by the stand-in, only when asked.
+    _, pilots = run(out, tmp_path, "--include-pilot")
+    agrees(out, pilots, direct_count(out, include_pilot=True, include_stand_in=False))
+    assert pilots["partnership_rounds"] == {SHOWN: 0, HIDDEN: hidden_rounds}
+    assert pilots["left_out"]["partnership_rounds"] == {
+        "pilot": 0,
+        "excluded": 0,
+        "stand_in": filled_rounds,
+    }
+    timed = {(t["condition"], t["decision"]): t["n"] for t in pilots["think_times"]}
+    assert timed[(HIDDEN, "bid")] == 2 * hidden_rounds and timed[(SHOWN, "bid")] == 0
+    _, everything = run(out, tmp_path, "--include-pilot", "--include-stand-in")
+    agrees(out, everything, direct_count(out, include_pilot=True, include_stand_in=True))
+    assert everything["partnership_rounds"] == {SHOWN: filled_rounds, HIDDEN: hidden_rounds}
+    assert timed[(HIDDEN, "card")] > 0
     print(f"end-to-end study run: {time.monotonic() - started:.1f}s")

@@ -4,6 +4,7 @@ asked; the raw recruitment ID in payments.csv only, and only when asked."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import re
 from decimal import Decimal
@@ -13,9 +14,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from game.models import Action, Seat, Table
-from studies import export, participants, stages
+from studies import export, intake, participants, stages
 from studies.export import FILES, StudyTableSeats, bonus_for, export_study
-from studies.models import Participant, Study
+from studies.models import Assignment, AuditEntry, Participant, Study
+from tests.studies.conftest import EXAMPLE
 
 pytestmark = pytest.mark.django_db
 Stage = Participant.Stage
@@ -59,6 +61,8 @@ def test_the_files_hold_the_participants_answers_and_conditions(
         "conditions.csv",
         "rounds.csv",
         "actions.csv",
+        "audit.csv",
+        "study.toml",
         "codebook.md",
     ]
     people = read(tmp_path / "participants.csv")
@@ -88,9 +92,9 @@ def test_the_files_hold_the_participants_answers_and_conditions(
         "seat_w": "BIS+SRP",
         "disclosure": "names",
     }
-    assert (tmp_path / "actions.csv").read_text().startswith("table,version,round,seat,")
+    assert (tmp_path / "actions.csv").read_text().startswith("table,match,version,round,seat,")
     assert read(tmp_path / "actions.csv") == [] and export.study_tables(study) == []
-    assert (tmp_path / "rounds.csv").read_text().startswith("table,condition,round,")
+    assert (tmp_path / "rounds.csv").read_text().startswith("table,match,condition,round,")
     assert read(tmp_path / "rounds.csv") == []
 
 
@@ -215,6 +219,8 @@ def test_the_export_study_command_writes_the_files(study: Study, tmp_path: Path)
             "conditions.csv",
             "rounds.csv",
             "actions.csv",
+            "audit.csv",
+            "study.toml",
             "codebook.md",
         )  # fmt: skip
     ]
@@ -225,3 +231,44 @@ def test_the_export_study_command_writes_the_files(study: Study, tmp_path: Path)
     assert len(read(tmp_path / "y" / "payments.csv")) == 1
     with pytest.raises(CommandError, match="no study 'nope'"):
         call_command("export_study", "nope", "--out", str(tmp_path / "z"))
+
+
+def test_the_export_carries_the_assignment_the_outcome_and_the_study_file(
+    study: Study, tmp_path: Path
+) -> None:
+    first, second = arrive(study, "raw000first"), arrive(study, "raw000second")
+    export_study(study, tmp_path)
+    rows = {r["pseudonym"]: r for r in read(tmp_path / "participants.csv")}
+    for p in (first, second):
+        slot = Assignment.objects.get(participant=p)
+        row = rows[p.pseudonym]
+        assert (
+            row["assignment_sequence"],
+            row["assignment_block"],
+            row["position_in_block"],
+            row["assignment_seed"],
+        ) == (str(slot.sequence), str(slot.block), str(slot.position_in_block), slot.seed)
+        assert (row["outcome"], row["outcome_at"]) == ("completed", p.stage_times["completed"])
+    assert [rows[p.pseudonym]["assignment_sequence"] for p in (first, second)] == ["0", "1"]
+    # The study file itself, byte for byte: it hashes to the hash the codebook gives.
+    source = (tmp_path / "study.toml").read_bytes()
+    assert source == study.source.encode() == EXAMPLE.read_bytes()
+    assert hashlib.sha256(source).hexdigest() == study.definition_hash
+    book = (tmp_path / "codebook.md").read_text()
+    assert f"SHA-256 `{study.definition_hash}`" in book and "`study.toml`" in book
+
+
+def test_exclusions_are_flagged_and_the_audit_log_is_exported_without_raw_ids(
+    study: Study, tmp_path: Path
+) -> None:
+    kept, left = arrive(study, "raw000first"), arrive(study, "raw000second")
+    Participant.objects.update(pilot=False)
+    intake.exclude(study, left.pseudonym, "ana", "answered at random (raw000second said so)")
+    export_study(study, tmp_path)
+    flags = {r["pseudonym"]: r["excluded"] for r in read(tmp_path / "participants.csv")}
+    assert flags == {kept.pseudonym: "false", left.pseudonym: "true"}
+    (entry,) = read(tmp_path / "audit.csv")
+    who = (entry["action"], entry["participant"], entry["by"])
+    assert who == ("exclude", left.pseudonym, "ana")
+    assert entry["reason"] == "answered at random ([recruitment ID] said so)"
+    assert entry["at"] == AuditEntry.objects.get().at.isoformat()

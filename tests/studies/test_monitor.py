@@ -179,10 +179,12 @@ def test_the_zip_holds_the_export_without_payments(study: Study) -> None:
     assert sorted(files) == [
         "actions.csv",
         "answers.csv",
+        "audit.csv",
         "codebook.md",
         "conditions.csv",
         "participants.csv",
         "rounds.csv",
+        "study.toml",
     ]
     assert all(RAW not in text for text in files.values())
     assert files["participants.csv"].count("\n") == 8  # the header and 7 participants

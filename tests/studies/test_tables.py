@@ -471,9 +471,10 @@ def test_a_study_of_two_matches_plays_the_second_at_a_new_table_with_the_same_se
     assert export.points_won(p) == results[first.pk].score_ns + results[second.pk].score_ns
     export.export_study(two, tmp_path, include_pilot=True)
     with (tmp_path / "actions.csv").open() as f:
-        tables = {row["table"] for row in csv.DictReader(f)}
-    assert tables == {first.public_id, second.public_id}
+        tables = {(row["table"], row["match"]) for row in csv.DictReader(f)}
+    assert tables == {(first.public_id, "1"), (second.public_id, "2")}
     with (tmp_path / "rounds.csv").open() as f:
         rounds = list(csv.DictReader(f))
     assert len(rounds) == results[first.pk].rounds + results[second.pk].rounds
+    assert {(r["table"], r["match"]) for r in rounds} == tables
     assert [r["match_winner"] != "" for r in rounds].count(True) == 2
