@@ -4,10 +4,12 @@ A crowd arriving at once (a study published on a recruitment site) can use
 every connection of a process's pool (``spadesite.config.PoolSize``); a
 request that waited the pool's time-out, or met a database that is
 restarting, a deadlock retried to its limit or a lock it waited too long for,
-gets this page: it says the site is busy and reloads itself after a few
-seconds, and ``Retry-After`` tells scripts (the waiting room's poll retries
-any answer that is not OK). The database rolled back whatever the request had
-begun, so nothing is half-written and the retry is safe.
+gets this page: it says the site is busy and tries again by itself after a
+few seconds (a script: a meta refresh is barred for people who need more
+time), with a "Try again now" link, and ``Retry-After`` tells scripts (the
+waiting room's poll retries any answer that is not OK). The database rolled
+back whatever the request had begun, so nothing is half-written and the
+retry is safe.
 
 Two hooks, since an error can surface in two places: :class:`BusyMiddleware`
 catches one raised by a view (where nearly all database work happens: the

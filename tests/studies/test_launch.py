@@ -62,7 +62,7 @@ def test_a_database_error_in_a_view_is_a_503_page_that_retries(study: Study) -> 
     assert answer.status_code == 503
     assert answer["Retry-After"] == str(busy.RETRY_AFTER_SECONDS)
     text = answer.content.decode()
-    assert "very busy" in text and 'http-equiv="refresh"' in text
+    assert "very busy" in text and "js/busy_retry.js" in text and "Try again now" in text
     assert PARAMS["PROLIFIC_PID"] not in text
     assert "Lobby" not in text  # the study's plain layout, no site links
 
