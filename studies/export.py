@@ -36,15 +36,14 @@ from typing import Any
 
 from game.models import Action, Table
 from studies import outcomes, stand_in
+from studies.export_audit import AUDIT, audit_rows
 from studies.export_files import BOOL, PSEUDONYM, TIME, ExportFile, col
 from studies.export_payments import BULK_BONUS, PAYMENTS, bulk_bonus_rows, payment_rows
 from studies.export_rounds import ROUNDS, round_rows_of
 from studies.models import (
     Answer,
     Assignment,
-    AuditEntry,
     Participant,
-    RecruitmentId,
     Study,
     StudyMatch,
     StudySeat,
@@ -167,27 +166,6 @@ ACTIONS = ExportFile(
         col("think_bound_ms", "integer", "the server's upper bound of think_ms", "ms"),
     ),
 )
-AUDIT = ExportFile(
-    "audit.csv",
-    "The study's audit log: every hand a researcher laid on it, oldest first.",
-    (
-        col("at", TIME, "when"),
-        col("action", "text", "what: " + ", ".join(AuditEntry.Action.values)),
-        col(
-            "participant",
-            "text",
-            "the participant's pseudonym (possibly one no longer exported: withdrawn, or a "
-            "cleared pilot); empty: the study as a whole",
-        ),
-        col(
-            "reason",
-            "text",
-            "the reason given; a recruitment ID on record is blanked out in it (a withdrawn "
-            "participant's is not on record: never type one)",
-        ),
-        col("by", "text", "who did it (their login)"),
-    ),
-)
 FILES = (PARTICIPANTS, ANSWERS, CONDITIONS, ROUNDS, ACTIONS, AUDIT, PAYMENTS, BULK_BONUS)
 
 
@@ -305,24 +283,6 @@ def condition_rows(study: Study) -> Iterator[dict[str, Any]]:
     for c in study.conditions.order_by("position"):
         seats = {f"seat_{s.lower()}": who for s, who in zip(SEAT_LETTERS, c.seat_plan, strict=True)}
         yield {"name": c.name, **seats, "disclosure": c.disclosure}
-
-
-def audit_rows(study: Study) -> Iterator[dict[str, Any]]:
-    # A reason is typed by hand and may quote a raw recruitment ID (a withdrawal
-    # request's): those stay in payments.csv only.
-    raw_ids = RecruitmentId.objects.filter(study=study).values_list("raw_id", flat=True)
-    longest_first = sorted(set(raw_ids), key=len, reverse=True)  # none hides in a longer one
-    for entry in AuditEntry.objects.filter(study=study).order_by("at", "pk"):
-        reason = entry.reason
-        for raw in longest_first:
-            reason = reason.replace(raw, "[recruitment ID]")
-        yield {
-            "at": entry.at,
-            "action": entry.action,
-            "participant": entry.participant,
-            "reason": reason,
-            "by": entry.by,
-        }
 
 
 def conditions_by_table(study: Study) -> dict[int, str]:
