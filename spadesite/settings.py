@@ -34,6 +34,9 @@ SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or DEV_SECRET_KEY
 DEBUG = env_bool("DJANGO_DEBUG", os.environ.get("DJANGO_DEBUG"), default=True)
 if not DEBUG and SECRET_KEY == DEV_SECRET_KEY:
     raise ImproperlyConfigured("DJANGO_DEBUG is off: set DJANGO_SECRET_KEY to a secret value.")
+# Keys rotated out, still accepted (sessions, and a study's participants found
+# and seated by keyed hashes: docs/studies.md, "Rotating the secret key").
+SECRET_KEY_FALLBACKS = env_list(os.environ.get("DJANGO_SECRET_KEY_FALLBACKS"), default=[])
 
 ALLOWED_HOSTS = env_list(
     os.environ.get("DJANGO_ALLOWED_HOSTS"),

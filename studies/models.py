@@ -31,11 +31,18 @@ def new_pseudonym() -> str:
     return "p" + secrets.token_hex(8)
 
 
-def keyed_hash(study_slug: str, raw_id: str) -> str:
-    """HMAC-SHA256 of the raw ID, keyed with SECRET_KEY and scoped to the study:
-    finds a returning participant; useless to anyone without the key."""
+def keyed_hash(study_slug: str, raw_id: str, key: str | None = None) -> str:
+    """HMAC-SHA256 of the raw ID, keyed with SECRET_KEY (or ``key``) and scoped
+    to the study: finds a returning participant; useless to anyone without the key."""
     message = f"{study_slug}\x00{raw_id}".encode()
-    return hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
+    secret = (key or settings.SECRET_KEY).encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def site_keys() -> list[str]:
+    """The key in use, then the keys rotated out that are still accepted
+    (``SECRET_KEY_FALLBACKS``): a rotation during a study loses nobody."""
+    return [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
 
 
 class Study(models.Model):

@@ -28,6 +28,7 @@ from studies.models import (
     RecruitmentId,
     Study,
     keyed_hash,
+    site_keys,
 )
 
 log = logging.getLogger(__name__)
@@ -79,12 +80,20 @@ def _checked(value: str, name: str, required: bool = False) -> str:
 
 
 def find(study: Study, raw_id: str) -> Participant | None:
+    """The participant of this recruitment ID, by its keyed hash under the key
+    in use or one rotated out (then hashed again under the key in use, so that
+    the old key can be dropped once everyone has come back or finished)."""
+    hashes = [keyed_hash(study.slug, raw_id, key) for key in site_keys()]
     recruitment = (
-        RecruitmentId.objects.filter(study=study, key_hash=keyed_hash(study.slug, raw_id))
+        RecruitmentId.objects.filter(study=study, key_hash__in=hashes)
         .select_related("participant")
         .first()
     )
-    return recruitment.participant if recruitment else None
+    if recruitment is None:
+        return None
+    if recruitment.key_hash != hashes[0]:
+        RecruitmentId.objects.filter(pk=recruitment.pk).update(key_hash=hashes[0])
+    return recruitment.participant
 
 
 def enter(study: Study, params: Mapping[str, str]) -> Participant | None:

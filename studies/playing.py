@@ -30,7 +30,7 @@ from django.urls import reverse
 from game import identity, seating
 from game.models import Action, Seat, Table
 from studies import stages
-from studies.models import Participant, StudyMatch, StudySeat, StudyTable
+from studies.models import Participant, StudyMatch, StudySeat, StudyTable, site_keys
 
 log = logging.getLogger(__name__)
 Stage = Participant.Stage
@@ -39,11 +39,34 @@ Stage = Participant.Stage
 PLAYER_NAMES = ("Nadia", "Elliot", "Sam", "Wren")
 
 
-def guest_id_of(participant: Participant) -> str:
-    """The participant's guest id at their table: keyed, not the pseudonym."""
+def guest_id_of(participant: Participant, key: str | None = None) -> str:
+    """The participant's guest id at their table: keyed (SECRET_KEY, or
+    ``key``), not the pseudonym."""
     message = f"study-guest\x00{participant.pseudonym}".encode()
-    digest = hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
+    secret = (key or settings.SECRET_KEY).encode()
+    digest = hmac.new(secret, message, hashlib.sha256).hexdigest()
     return "study-" + digest[:40]
+
+
+def guest_ids_of(participant: Participant) -> list[str]:
+    """Their guest id under the key in use and under each rotated out: a seat
+    taken before a rotation is still theirs."""
+    return [guest_id_of(participant, key) for key in site_keys()]
+
+
+def held_guest_id(seat: StudySeat) -> str | None:
+    """The guest id their seat at the table holds, if it is still theirs."""
+    ids = guest_ids_of(seat.participant)
+    return (
+        Seat.objects.filter(
+            table=seat.study_table.table,
+            position=seat.position,
+            kind=Seat.Kind.HUMAN,
+            guest_id__in=ids,
+        )
+        .values_list("guest_id", flat=True)
+        .first()
+    )
 
 
 def seat_of(participant: Participant) -> StudySeat | None:
@@ -63,7 +86,8 @@ def sit_in_session(session: Any, participant: Participant) -> None:
     seat = seat_of(participant)
     if seat is None:
         return
-    session[identity.GUEST_ID_KEY] = guest_id_of(participant)
+    # The seat's own id (taken under the key of its day), else the key in use's.
+    session[identity.GUEST_ID_KEY] = held_guest_id(seat) or guest_id_of(participant)
     session[identity.GUEST_NAME_KEY] = PLAYER_NAMES[seat.position]
     # No other table for this browser until the study is done (``lobby`` refuses).
     session[identity.BOUND_TABLE_KEY] = seat.study_table.table.public_id
@@ -79,13 +103,7 @@ def has_dropped(seat: StudySeat, missed_turns: int) -> bool:
     some point of the match (the threshold, once reached, counts even if they
     came back), or the seat is no longer theirs (handed over)."""
     table = seat.study_table.table
-    held = Seat.objects.filter(
-        table=table,
-        position=seat.position,
-        kind=Seat.Kind.HUMAN,
-        guest_id=guest_id_of(seat.participant),
-    ).exists()
-    if not held:
+    if held_guest_id(seat) is None:
         return True
     in_a_row = 0
     for by_stand_in in (

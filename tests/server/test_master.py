@@ -44,6 +44,7 @@ BUILDER = "game/builder.py"
 # the framework's, and plain configuration of one module, no switch of the stack.
 OWN_CONFIGURATION = {
     "AUTH_USER_MODEL": {"game/models.py", "game/ratings/models.py", "lobby/models.py"},
+    "SECRET_KEY_FALLBACKS": {"studies/models.py"},
     "SECRET_KEY": {"game/research/exports.py", "studies/models.py", "studies/playing.py"},
     "DEBUG": {"spadesite/asgi.py"},
     "DJANGO_SETTINGS_MODULE": {"spadesite/asgi.py", "spadesite/celery.py", "spadesite/wsgi.py"},
