@@ -82,6 +82,7 @@ class Table(models.Model):
         blank=True,
         help_text="seconds a bot waits before moving (blank: SPADES_BOT_DELAY)",
     )
+
     # A study's "names" disclosure: its bots look like players in every frame and page.
     class Talk(models.TextChoices):
         """What the table's people may say to each other: a study's tables are
@@ -148,6 +149,13 @@ class Seat(models.Model):
     # lists the actions it made for them since (public: they were played).
     away = models.BooleanField(default=False)
     played_for = models.JSONField(default=list, blank=True)
+    # Timers that ran out since the player's own last move, the most ever in
+    # a row at this seat, and when the last ran out: a study's drop-out rule
+    # counts timers, not the stand-in's moves (one timer is followed by
+    # several quick moves while the player is away).
+    missed_in_a_row = models.PositiveSmallIntegerField(default=0)
+    most_missed_in_a_row = models.PositiveSmallIntegerField(default=0)
+    away_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["table", "position"]

@@ -221,8 +221,8 @@ def mark_back(table: Table | int | str, position: int) -> bool:
         seat = Seat.objects.filter(table=locked, position=position, kind=Seat.Kind.HUMAN).first()
         if seat is None or not (seat.away or seat.played_for):
             return False
-        seat.away, seat.played_for = False, []
-        seat.save(update_fields=["away", "played_for"])
+        seat.away, seat.played_for, seat.away_since = False, [], None
+        seat.save(update_fields=["away", "played_for", "away_since"])
         if locked.status == Table.Status.PLAYING:
             match = load_match(locked)
             if not match.is_over and match.round.to_act == position:

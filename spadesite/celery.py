@@ -96,6 +96,8 @@ def _start_beat_heartbeat(sender: Any = None, **_: Any) -> None:
 # tables whose bot move was lost (game/driver/sweeper.py).
 app.conf.beat_schedule = {
     "sweep-overdue-turns": {"task": "game.bot_turns.sweep_overdue", "schedule": 15.0},
+    # Study participants whose page went quiet (studies/sweep.py).
+    "sweep-studies": {"task": "studies.sweep", "schedule": 15.0},
 }
 
 
@@ -127,6 +129,7 @@ app.conf.task_routes = (
         ("game.bot_turns.*", {"queue": "bots"}),
         ("lab.research.*", {"queue": "research"}),
         ("game.replays.*", {"queue": "replays"}),
+        ("studies.*", {"queue": "bots"}),
     ],
 )
 

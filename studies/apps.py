@@ -11,7 +11,11 @@ class StudiesConfig(AppConfig):
     def ready(self) -> None:
         # The dashboard's study and condition filters name the studies through
         # this hook: the game layer does not import studies.
+        from game.driver import sweeper
         from game.research import study_keys
-        from studies import dashboard_keys
+        from studies import dashboard_keys, sweep
 
         study_keys.register(dashboard_keys.choices)
+        # The embedded server's loop sweeps for quiet participants too (beat
+        # runs studies.sweep on the production stack).
+        sweeper.also_sweep(sweep.sweep)

@@ -12,7 +12,9 @@ row, :class:`~studies.models.StudyClock` (at most once per
 was down meanwhile (it started during the gap, or it met a database error
 during it), the gap was an outage, and every waiting participant's
 ``last_seen`` is moved on by it: their absence resumes counting where the
-outage stopped it. A gap that was only a quiet site (nobody waiting polled)
+outage stopped it. The outage is kept (:class:`~studies.models.StudyOutage`),
+so that a seated participant's time away from the table leaves it out too
+(:func:`absent_for`). A gap that was only a quiet site (nobody waiting polled)
 is not credited, so that a participant who left during it is still dropped.
 """
 
@@ -27,7 +29,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from studies.models import Participant, StudyClock
+from studies.models import Participant, StudyClock, StudyOutage
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +86,21 @@ def credit(since: datetime, now: datetime) -> float:
         .update(last_seen=Coalesce("last_seen", "waiting_since") + timedelta(seconds=seconds))
     )
     StudyClock.objects.filter(pk=1).update(outage_seconds=F("outage_seconds") + seconds)
+    StudyOutage.objects.create(started_at=since, ended_at=now)
     log.warning(
         "the site was down %.0f s (%s to %s): %d waiting participants' absence paused",
         seconds, since.isoformat(), now.isoformat(), moved,
     )  # fmt: skip
     return seconds
+
+
+def absent_for(since: datetime, now: datetime) -> float:
+    """Seconds from ``since`` to ``now`` that the site was alive: the
+    credited outages between them do not count (a seated participant's
+    absence from the table, ``studies.playing``)."""
+    seconds = (now - since).total_seconds()
+    for started, ended in StudyOutage.objects.filter(
+        ended_at__gt=since, started_at__lt=now
+    ).values_list("started_at", "ended_at"):
+        seconds -= (min(ended, now) - max(started, since)).total_seconds()
+    return max(seconds, 0.0)

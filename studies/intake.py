@@ -18,7 +18,14 @@ import logging
 from game import seating
 from game.errors import ServiceError
 from studies import playing, stages, transactions, waiting_room
-from studies.models import AuditEntry, Condition, Participant, Study, StudySeat
+from studies.models import (
+    AuditEntry,
+    Condition,
+    DroppedWhy,
+    Participant,
+    Study,
+    StudySeat,
+)
 
 log = logging.getLogger(__name__)
 Stage = Participant.Stage
@@ -107,7 +114,9 @@ def drop(study: Study, pseudonym: str, by: str, reason: str) -> Participant:
         raise IntakeError(f"{pseudonym} is not waiting or playing (stage {participant.stage})")
     with transactions.atomic():
         seat = playing.seat_of(participant) if participant.stage == Stage.PLAYING else None
-        moved = stages.move(participant, participant.stage, Stage.DROPPED)
+        moved = stages.move(
+            participant, participant.stage, Stage.DROPPED, why=DroppedWhy.RESEARCHER
+        )
         if seat is not None:
             StudySeat.objects.filter(pk=seat.pk).update(dropped=True)
             # Not when the match is over or the seat was handed over already.
@@ -139,4 +148,3 @@ def turned_away(study: Study) -> str | None:
     if study.intake == Intake.CLOSED:
         return "closed"
     return None
-

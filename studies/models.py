@@ -101,6 +101,16 @@ class Condition(models.Model):
         return f"{self.study.slug}/{self.name}"
 
 
+class DroppedWhy(models.TextChoices):
+    """Why a participant was dropped (the end page says it, the export has it)."""
+
+    WAITING = "waiting", "Left the waiting room"
+    TIMERS = "timers", "Turn timers ran out in a row"
+    AWAY = "away", "Away from the table too long"
+    LEFT = "left", "Left the table"
+    RESEARCHER = "researcher", "Dropped by the researcher"
+
+
 class Participant(models.Model):
     class Stage(models.TextChoices):
         CONSENTED = "consented"
@@ -135,6 +145,8 @@ class Participant(models.Model):
     # Left out of the analyses by the researcher (studies.intake.exclude; the
     # reason is in the audit log): their data stay, flagged.
     excluded = models.BooleanField(default=False)
+    # Why a dropped participant left (studies.playing, waiting_room, intake).
+    dropped_why = models.CharField(max_length=16, choices=DroppedWhy.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -150,11 +162,13 @@ class Participant(models.Model):
     def __repr__(self) -> str:
         return f"<Participant {self.pseudonym} {self.stage}>"
 
-    def move_to(self, stage: Participant.Stage) -> None:
+    def move_to(self, stage: Participant.Stage, why: str = "") -> None:
         """Enter ``stage``, noting when (the caller saves)."""
         now = timezone.now()
         self.stage = stage
         self.stage_times[str(stage)] = now.isoformat()
+        if stage == Participant.Stage.DROPPED:
+            self.dropped_why = why
         if stage == Participant.Stage.WAITING:
             self.waiting_since = now
 
@@ -337,6 +351,20 @@ class StudyClock(models.Model):
 
     def __str__(self) -> str:
         return f"alive at {self.alive_at:%Y-%m-%d %H:%M:%S}"
+
+
+class StudyOutage(models.Model):
+    """A gap in the site's life that ``studies.clock`` credited: no
+    participant's absence counts during it (waiting or away from a table)."""
+
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["started_at"]
+
+    def __str__(self) -> str:
+        return f"down {self.started_at:%Y-%m-%d %H:%M:%S} to {self.ended_at:%H:%M:%S}"
 
 
 class AuditEntry(models.Model):

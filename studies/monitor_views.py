@@ -24,7 +24,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from game.research.views_dashboard import staff_required
-from studies import intake, monitor
+from studies import intake, monitor, sweep
 from studies.export import export_study
 from studies.models import Study
 
@@ -105,6 +105,7 @@ def act(request: HttpRequest, slug: str) -> HttpResponse:
 @staff_required
 def study_json(request: HttpRequest, slug: str) -> JsonResponse:
     found = get_object_or_404(Study, slug=slug)
+    sweep.maybe_sweep()  # a researcher watching: the figures are as of now
     response = JsonResponse(monitor.snapshot(found, page_of(request)))
     response["Cache-Control"] = "no-store"
     return response

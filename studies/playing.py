@@ -10,10 +10,14 @@ recruitment ID is never used.
 Their stage moves on lazily, when their state is next read
 (``studies.waiting_room.advance``): to their next match at a new table while
 the study's ``matches = N`` are not all played (:func:`next_match`), to
-``questionnaire`` once the last match is over, to ``dropped`` once their turn
-timer has run out the study's ``dropout.missed_turns`` times in a row (their
-stand-in's moves in the action log) or they have left the seat. The
-stand-in keeps their seat either way.
+``questionnaire`` once the last match is over, to ``dropped`` by one rule
+over all their matches (:func:`dropped_why`): their turn timer ran out the
+study's ``dropout.missed_turns`` times in a row (timers counted by the move
+path on the seat, ``Seat.missed_in_a_row``, not the stand-in's moves), or
+they have been away from the table for ``dropout.absent_seconds`` of the
+site's life, or they left the seat. The stand-in keeps their seat either
+way. Their own page moves them on, and so does the sweep
+(``studies.sweep``) for those whose page has gone quiet.
 """
 
 from __future__ import annotations
@@ -21,16 +25,26 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
+from django.utils import timezone
 
 from game import identity, seating
-from game.models import Action, Seat, Table
-from studies import stages
-from studies.models import Participant, StudyMatch, StudySeat, StudyTable, site_keys
+from game.models import Seat, Table
+from studies import clock, stages
+from studies.models import (
+    DroppedWhy,
+    Participant,
+    StudyMatch,
+    StudySeat,
+    StudyTable,
+    site_keys,
+)
 
 log = logging.getLogger(__name__)
 Stage = Participant.Stage
@@ -98,23 +112,44 @@ def sit_in_session(session: Any, participant: Participant) -> None:
     session[identity.AFTER_MATCH_KEY] = after
 
 
-def has_dropped(seat: StudySeat, missed_turns: int) -> bool:
-    """Their stand-in made ``missed_turns`` of the seat's actions in a row at
-    some point of the match (the threshold, once reached, counts even if they
-    came back), or the seat is no longer theirs (handed over)."""
-    table = seat.study_table.table
+def match_seats(seat: StudySeat) -> list[Seat]:
+    """The participant's seat at each of their matches' tables (a rematch
+    keeps the positions), the match being played last."""
+    study_table = seat.study_table
+    tables = [m.table_id for m in study_table.matches.all() if m.table_id != study_table.table_id]
+    found = {
+        s.table_id: s
+        for s in Seat.objects.filter(
+            table_id__in=[*tables, study_table.table_id], position=seat.position
+        )
+    }
+    return [found[t] for t in [*tables, study_table.table_id] if t in found]
+
+
+def dropped_why(seat: StudySeat, timeouts: Mapping[str, Any], now: datetime) -> str | None:
+    """Why the participant has dropped out, or None: the one rule, over all
+    their matches. Their turn timer ran out ``dropout_missed_turns`` times in
+    a row (timers, not the stand-in's moves: one timer is followed by quick
+    moves while they are away; once reached it counts even if they came
+    back), or they have been away from the table (marked away and not back)
+    for ``dropout_absent_seconds`` of the site's life (an outage does not
+    count: ``studies.clock.absent_for``), or the seat is no longer theirs."""
     if held_guest_id(seat) is None:
-        return True
-    in_a_row = 0
-    for by_stand_in in (
-        Action.objects.filter(table=table, seat=seat.position)
-        .order_by("version")
-        .values_list("by_stand_in", flat=True)
-    ):
-        in_a_row = in_a_row + 1 if by_stand_in else 0
-        if in_a_row >= missed_turns:
-            return True
-    return False
+        return DroppedWhy.LEFT
+    seats = match_seats(seat)
+    if any(s.most_missed_in_a_row >= timeouts["dropout_missed_turns"] for s in seats):
+        return DroppedWhy.TIMERS
+    since = seats[-1].away_since if seats and seats[-1].away else None
+    if since is not None and clock.absent_for(since, now) >= timeouts["dropout_absent_seconds"]:
+        return DroppedWhy.AWAY
+    return None
+
+
+def is_away(seat: StudySeat) -> bool:
+    """Their seat at the match being played is marked away (not back yet)."""
+    return Seat.objects.filter(
+        table=seat.study_table.table_id, position=seat.position, away=True
+    ).exists()
 
 
 def next_match(study_table: StudyTable, matches: int) -> bool:
@@ -140,18 +175,28 @@ def next_match(study_table: StudyTable, matches: int) -> bool:
     return True
 
 
-def check(participant: Participant) -> None:
+def check(participant: Participant, *, by_them: bool = True) -> None:
     """Move a ``playing`` participant on: to their next match (``matches = N``),
-    or once the last is over to the questionnaire, or if they dropped out."""
+    or once the last is over to the questionnaire, or to ``dropped`` if they
+    dropped out (:func:`dropped_why`; also when the table was abandoned).
+
+    ``by_them``: their own page asked (a sign of life). The sweep
+    (``studies.sweep``) asks for everyone and does not move on a participant
+    still away from a finished match: they may come back for it."""
     seat = seat_of(participant)
     if seat is None or participant.stage != Stage.PLAYING:
         return
-    missed = participant.study.definition["timeouts"]["dropout_missed_turns"]
+    definition = participant.study.definition
     status = seat.study_table.table.status
-    matches = participant.study.definition["play"].get("matches") or 1
-    if has_dropped(seat, missed) or status == Table.Status.ABANDONED:
+    matches = definition["play"].get("matches") or 1
+    why = dropped_why(seat, definition["timeouts"], timezone.now())
+    if why is None and status == Table.Status.ABANDONED:
+        why = DroppedWhy.LEFT
+    if why is not None:
         to = Stage.DROPPED
     elif status == Table.Status.FINISHED:
+        if not by_them and is_away(seat):
+            return
         if next_match(seat.study_table, matches):
             return
         to = Stage.QUESTIONNAIRE
@@ -159,8 +204,10 @@ def check(participant: Participant) -> None:
         return
     try:
         with transaction.atomic():
-            stages.move(participant, Stage.PLAYING, to)
+            stages.move(participant, Stage.PLAYING, to, why=why or "")
             if to == Stage.DROPPED:
                 StudySeat.objects.filter(pk=seat.pk).update(dropped=True)
     except stages.OutOfOrder:
-        pass  # another poll moved them first
+        return  # another poll moved them first
+    if to == Stage.DROPPED:
+        log.info("study participant %s dropped out (%s)", participant.pseudonym, why)

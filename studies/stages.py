@@ -49,6 +49,7 @@ def move(
     *,
     quiz_attempt: int | None = None,
     answers: Sequence[Answer] = (),
+    why: str = "",
 ) -> Participant:
     """The participant moved from ``expected`` to ``to`` (None: stays), saved.
 
@@ -56,8 +57,9 @@ def move(
     attempt is counted too. Raises :class:`OutOfOrder` when the participant is
     no longer at ``expected`` or has used that attempt already; ``ValueError``
     for a move the study does not allow (a bug, not a participant's doing).
-    ``answers`` (unsaved) are stored in the same transaction, so a refused
-    form stores none and a form sent twice stores them once."""
+    ``why``: a drop's reason (``DroppedWhy``). ``answers`` (unsaved) are
+    stored in the same transaction, so a refused form stores none and a form
+    sent twice stores them once."""
     if to is not None and to not in MOVES.get(expected, frozenset()):
         raise ValueError(f"no move from {expected} to {to}")
     with transactions.atomic():
@@ -69,7 +71,7 @@ def move(
                 raise OutOfOrder(f"quiz attempt {quiz_attempt} was already answered")
             locked.quiz_attempts += 1
         if to is not None:
-            locked.move_to(Stage(to))
+            locked.move_to(Stage(to), why)
         locked.save()
         for answer in answers:
             answer.participant = locked

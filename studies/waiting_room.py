@@ -37,7 +37,14 @@ from django.utils import timezone
 from game import seating
 from game.moves import db
 from studies import clock, playing, stages, transactions
-from studies.models import Condition, Participant, StudyMatch, StudySeat, StudyTable
+from studies.models import (
+    Condition,
+    DroppedWhy,
+    Participant,
+    StudyMatch,
+    StudySeat,
+    StudyTable,
+)
 from studies.study_types import PARTICIPANT
 
 log = logging.getLogger(__name__)
@@ -130,9 +137,7 @@ def _table_due(condition: Condition, present: int, oldest: datetime | None, now:
     if present >= size:
         return True
     timeout = condition.study.definition["timeouts"].get("waiting_seconds")
-    return timeout is not None and oldest is not None and oldest <= now - timedelta(
-        seconds=timeout
-    )
+    return timeout is not None and oldest is not None and oldest <= now - timedelta(seconds=timeout)
 
 
 def _absent_since(condition: Condition, now: datetime) -> datetime:
@@ -161,7 +166,7 @@ def _drop_absent(condition: Condition, now: datetime) -> int:
         .order_by("pk")
     )
     for participant in gone:
-        stages.move(participant, Stage.WAITING, Stage.DROPPED)
+        stages.move(participant, Stage.WAITING, Stage.DROPPED, why=DroppedWhy.WAITING)
         log.info("study participant %s left the waiting room", participant.pseudonym)
     return len(gone)
 

@@ -44,6 +44,7 @@ SMOKE_RUNS = {
     "withdraw_participant":
         "test_withdrawal_removes_what_consent_promises_and_the_export_leaves_them_out",
     "reset_study": "test_reset_study_clears_a_pilot_run_and_keeps_the_file",
+    "sweep_studies": "test_the_command_and_beat_sweep_the_studies",
     # the benchmarks
     "bench_analysis": "test_bench_analysis_times_a_round",
     "bench_bots": "test_prints_every_figure_and_writes_json",

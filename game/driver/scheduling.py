@@ -155,6 +155,7 @@ class ThreadScheduler:
     def _sweep_and_again(self) -> None:
         try:
             sweeper.sweep()
+            sweeper.sweep_others()
         finally:
             self.runner.submit(self._sweep_and_again, delay=sweeper.SWEEP_EVERY_SECONDS, timer=True)
 

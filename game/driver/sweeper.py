@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.utils import timezone
@@ -35,6 +36,7 @@ from game.research import tally_flush
 log = logging.getLogger(__name__)
 
 SWEEP_EVERY_SECONDS = 15.0
+STARTED_AT = timezone.now()  # this process's start (the module's import, in practice)
 # Past its due time by this much, a move is taken as lost. Well above a
 # searching bot's budget and a loaded worker's queue, so that the sweep
 # seldom duplicates a move that is merely slow (a duplicate is refused as
@@ -42,6 +44,17 @@ SWEEP_EVERY_SECONDS = 15.0
 OVERDUE_AFTER_SECONDS = 15.0
 # A socket that opens on a table resumes a bot's move overdue by this much.
 OVERDUE_GRACE_SECONDS = 5.0
+
+
+def turn_waited(turn_started_at: datetime, plan: master.TurnPlan, now: datetime) -> float:
+    """How long the turn has waited, in seconds. A human's own timer (a
+    stand-in due, not yet away) counts only this process's life: after a
+    restart of the server the player gets their turn again rather than a
+    stand-in at once, since they could not play while it was down."""
+    since = turn_started_at
+    if plan.stand_in and not plan.away:
+        since = max(since, STARTED_AT)
+    return max(0.0, (now - since).total_seconds())
 
 
 def overdue_plans(now: datetime | None = None, *, every: bool = False) -> list[master.TurnPlan]:
@@ -65,7 +78,7 @@ def overdue_plans(now: datetime | None = None, *, every: bool = False) -> list[m
         if plan is None:
             continue  # a human's own turn with no stand-in: theirs to take
         assert table.turn_started_at is not None
-        waited = (now - table.turn_started_at).total_seconds()
+        waited = turn_waited(table.turn_started_at, plan, now)
         # The latest a move made in time comes: its delay (a bot's pace or a
         # human's timer), plus the pause after a finished trick.
         due = plan.delay + master.bot_delay_for(table) * master.TRICK_PAUSE
@@ -105,6 +118,26 @@ def sweep(now: datetime | None = None, *, every: bool = False) -> list[int]:
     return swept
 
 
+# Other apps' sweeps (a study's participants whose page went quiet:
+# studies.sweep), registered at start-up: the embedded server's loop runs them
+# after the tables' own; on the production stack Celery beat runs them as
+# tasks of their own. The game layer does not import those apps.
+_others: list[Callable[[], object]] = []
+
+
+def also_sweep(fn: Callable[[], object]) -> None:
+    if fn not in _others:
+        _others.append(fn)
+
+
+def sweep_others() -> None:
+    for fn in _others:
+        try:
+            fn()
+        except Exception:
+            log.exception("sweep: %s failed", getattr(fn, "__qualname__", fn))
+
+
 # Turn timers restarted by resume_table in this process, so that every
 # connecting socket does not add one more.
 _resumed: set[tuple[int, int]] = set()
@@ -132,7 +165,7 @@ def resume_table(table: Table | int) -> bool:
     plan = master.next_turn(t, seats, match.round.to_act, t.version)
     if plan is None:
         return False
-    waited = (timezone.now() - t.turn_started_at).total_seconds()
+    waited = turn_waited(t.turn_started_at, plan, timezone.now())
     if plan.stand_in:
         key = (plan.table_id, plan.version)
         with _resumed_lock:

@@ -119,21 +119,29 @@ def _kept(done: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [a for i, a in enumerate(done) if i not in dropped][-40:]
 
 
-def _away_change(seat: Seat | None, action: dict[str, Any], by_stand_in: bool) -> Seat | None:
+def _away_change(
+    seat: Seat | None, action: dict[str, Any], by_stand_in: bool, now: datetime
+) -> Seat | None:
     """The human seat as this move leaves it, if its away state changes: a
-    stand-in's move marks it away (and lists the action), the player's own
-    move brings it back."""
+    stand-in's move marks it away (and lists the action; if the seat was not
+    away, its timer ran out and is counted), the player's own move brings it
+    back and ends the run of timers."""
     if seat is None or seat.kind != Seat.Kind.HUMAN:
         return None
     if by_stand_in:
         changed = copy(seat)
+        if not seat.away:  # not yet away: the player's own timer ran out
+            changed.missed_in_a_row = seat.missed_in_a_row + 1
+            changed.most_missed_in_a_row = max(seat.most_missed_in_a_row, changed.missed_in_a_row)
+            changed.away_since = now
         changed.away = True
         changed.played_for = _kept([*seat.played_for, action])
         return changed
-    if not seat.away and not seat.played_for:
+    if not seat.away and not seat.played_for and not seat.missed_in_a_row:
         return None  # the usual case: nothing to write
     changed = copy(seat)
-    changed.away, changed.played_for = False, []
+    changed.away, changed.played_for, changed.missed_in_a_row = False, [], 0
+    changed.away_since = None
     return changed
 
 
@@ -236,7 +244,7 @@ def step(
         result_row.study_condition, result_row.pilot = table.study_condition, table.pilot
         table.status, table.finished_at = Table.Status.FINISHED, now
     action_dict = action_to_dict(action)
-    seat_change = _away_change(seats.get(seat), action_dict, by_stand_in)
+    seat_change = _away_change(seats.get(seat), action_dict, by_stand_in, now)
     if seat_change is not None:
         seats = {**seats, seat: seat_change}
         table.seats_version += 1  # as save_steps writes it

@@ -374,13 +374,22 @@ def finish_table_query(table_pk: int, now: datetime.datetime) -> Query:
 def _seat_away_sql() -> str:
     return (
         f"UPDATE {_quote(Seat._meta.db_table)} "
-        f"SET {_quote('away')} = %s, {_quote('played_for')} = %s WHERE {_quote('id')} = %s"
+        f"SET {_quote('away')} = %s, {_quote('played_for')} = %s, "
+        f"{_quote('missed_in_a_row')} = %s, {_quote('most_missed_in_a_row')} = %s, "
+        f"{_quote('away_since')} = %s WHERE {_quote('id')} = %s"
     )
 
 
 def seat_away_query(seat: Seat) -> Query:
     """A human seat went away (a stand-in moved for it) or came back."""
-    params = [seat.away, _prep(Seat, "played_for", seat.played_for), seat.pk]
+    params = [
+        seat.away,
+        _prep(Seat, "played_for", seat.played_for),
+        seat.missed_in_a_row,
+        seat.most_missed_in_a_row,
+        _prep(Seat, "away_since", seat.away_since),
+        seat.pk,
+    ]
     return Query(_seat_away_sql(), params, no_value)
 
 

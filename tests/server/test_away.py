@@ -133,6 +133,50 @@ def test_a_players_own_move_clears_away(live: InlineScheduler) -> None:
     assert not Action.objects.get(table=table).by_stand_in
 
 
+def test_the_seat_counts_timers_that_ran_out_not_the_stand_ins_moves(
+    live: InlineScheduler,
+) -> None:
+    """A study's drop-out rule counts timers (studies.playing): one timer, then
+    the stand-in's quick moves while the player is away, is one; "I'm back"
+    and a second timer make two in a row; their own move ends the run (the
+    most in a row is kept)."""
+    table = make_table("HHHH", rules=NO_BLIND, stand_in_bots=True)
+    away = matches.load_match(table).round.to_act
+    live.run_timers()  # their timer runs out: the stand-in bids
+    seat = _seat(table, away)
+    assert (seat.missed_in_a_row, seat.most_missed_in_a_row) == (1, 1)
+    assert seat.away and seat.away_since is not None
+    went_away = seat.away_since
+    for _ in range(12):  # around the table thrice: the stand-in moves at once for them
+        table.refresh_from_db()
+        seat_to_act, action = _legal(table)
+        master.submit(table.pk, seat_to_act, action, table.version)
+    seat = _seat(table, away)
+    assert Action.objects.filter(table=table, seat=away, by_stand_in=True).count() >= 3
+    assert (seat.missed_in_a_row, seat.away_since) == (1, went_away)
+    assert seating.mark_back(table, away)
+    assert _seat(table, away).away_since is None
+    table.refresh_from_db()
+    while matches.load_match(table).round.to_act != away:
+        seat_to_act, action = _legal(table)
+        master.submit(table.pk, seat_to_act, action, table.version)
+        table.refresh_from_db()
+    live.run_timers()  # back, but their timer runs out again
+    seat = _seat(table, away)
+    assert (seat.missed_in_a_row, seat.most_missed_in_a_row) == (2, 2) and seat.away
+    assert seating.mark_back(table, away)
+    table.refresh_from_db()
+    while matches.load_match(table).round.to_act != away:
+        seat_to_act, action = _legal(table)
+        master.submit(table.pk, seat_to_act, action, table.version)
+        table.refresh_from_db()
+    seat_to_act, action = _legal(table)
+    master.submit(table.pk, away, action, table.version)  # their own move
+    seat = _seat(table, away)
+    assert (seat.missed_in_a_row, seat.most_missed_in_a_row) == (0, 2)
+    assert not seat.away and seat.away_since is None
+
+
 async def test_the_back_frame(live: InlineScheduler) -> None:
     table = await database_sync_to_async(make_table)("HHHH", rules=NO_BLIND, stand_in_bots=True)
     first = (await database_sync_to_async(matches.load_match)(table)).round.to_act

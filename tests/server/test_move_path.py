@@ -465,6 +465,24 @@ def test_a_lost_turn_timer_restarts_for_the_time_left(live: InlineScheduler) -> 
     assert 9 <= delay <= 10.5
 
 
+def test_after_a_restart_a_human_gets_their_turn_again_not_a_stand_in(
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server was down longer than the turn timer: the player could not
+    play meanwhile, so their timer starts again when the server is back
+    (its own outage never counts as the player's absence)."""
+    table = make_table("HHHH", stand_in_bots=True)
+    live.timers.clear()  # the timer died with the process
+    started = timezone.now() - timedelta(seconds=600)
+    Table.objects.filter(pk=table.pk).update(turn_started_at=started)
+    monkeypatch.setattr(sweeper, "STARTED_AT", timezone.now() - timedelta(seconds=2))
+    assert sweeper.sweep() == []  # not overdue: the server is 2 s up
+    assert sweeper.resume_table(table) is True
+    [(delay, _, _)] = live.timers
+    assert table.turn_seconds - 3 <= delay <= table.turn_seconds
+    assert not Action.objects.filter(table=table).exists()
+
+
 def test_the_cached_state_frame_is_the_views_state_frame(live: InlineScheduler) -> None:
     table = make_table("HHHH", rules=QUICK_RULES)
     play_humans(table, random.Random(8), until_version=30)

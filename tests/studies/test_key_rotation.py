@@ -9,10 +9,18 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 from django.test import Client, override_settings
+from django.utils import timezone
 
 from game.models import Seat
 from studies import participants, playing
-from studies.models import Participant, RecruitmentId, Study, StudySeat, keyed_hash
+from studies.models import (
+    DroppedWhy,
+    Participant,
+    RecruitmentId,
+    Study,
+    StudySeat,
+    keyed_hash,
+)
 from tests.server.conftest import live as live  # the fixture
 from tests.server.inline import InlineScheduler
 from tests.studies.test_pages import link
@@ -20,6 +28,7 @@ from tests.studies.test_tables import cheap_study as cheap_study  # the fixture
 
 pytestmark = pytest.mark.django_db
 NEW_KEY = "a-new-secret-key-after-rotation-" + "k" * 30
+TIMEOUTS = {"dropout_missed_turns": 3, "dropout_absent_seconds": 120}
 RAW = {"PROLIFIC_PID": "ROTATE0001", "STUDY_ID": "s", "SESSION_ID": "x"}
 
 
@@ -58,7 +67,7 @@ def test_a_rotated_key_with_the_old_one_as_fallback_loses_no_participant(
         # Hashed again under the key in use: the old key may go once all are back.
         assert RecruitmentId.objects.get().key_hash == keyed_hash(cheap_study.slug,
                                                                   RAW["PROLIFIC_PID"])  # fmt: skip
-        assert not playing.has_dropped(seat, missed_turns=3)
+        assert playing.dropped_why(seat, TIMEOUTS, timezone.now()) is None
         # A new browser, the same link: their page, then their own seat at the table.
         browser = Client()
         assert browser.get(link(RAW))["Location"] == f"/study/{cheap_study.slug}/table/"
@@ -76,4 +85,4 @@ def test_a_rotation_without_the_old_key_would_make_strangers_of_them(cheap_study
     with override_settings(SECRET_KEY=NEW_KEY, SECRET_KEY_FALLBACKS=[]):
         assert participants.find(cheap_study, RAW["PROLIFIC_PID"]) is None
         seat = StudySeat.objects.select_related("study_table__table", "participant").get()
-        assert playing.has_dropped(seat, missed_turns=3)
+        assert playing.dropped_why(seat, TIMEOUTS, timezone.now()) == DroppedWhy.LEFT

@@ -18,9 +18,9 @@ from django.utils import timezone
 from game import seating
 from game.models import Action, Seat, Table
 from game.sockets import frames
-from studies import playing, views, waiting_room
+from studies import playing, sweep, views, waiting_room
 from studies.loading import load_study
-from studies.models import Participant, Study, StudySeat, StudyTable
+from studies.models import DroppedWhy, Participant, Study, StudySeat, StudyTable
 from studies.views import SESSION_KEY
 from tests.server.conftest import live as live  # the fixture
 from tests.server.helpers import play_humans
@@ -183,21 +183,32 @@ def test_a_finished_match_moves_the_participant_to_the_questionnaire(study: Stud
 
 
 @pytest.mark.django_db(transaction=True)
-def test_missed_turns_in_a_row_mark_the_participant_dropped(
+def test_one_timer_then_the_stand_in_is_not_a_drop_out_but_silence_is(
     cheap_study: Study, live: Any, settings: Any
 ) -> None:
+    """Their timer runs out once and the stand-in plays the match out for them
+    (many stand-in moves, one timer): not dropped. Whoever asks at the end
+    gets the questionnaire; one whose page stays quiet is dropped by the
+    sweep once away for ``absent_seconds``."""
     settings.SPADES_STAND_IN_BOT = CHEAP
-    p = poll(arrive(cheap_study, ONE))  # the bots move up to the participant's turn
-    table = StudyTable.objects.get().table
-    assert poll(p).stage == Stage.PLAYING
-    mine = Action.objects.filter(table=table, seat=2)
-    while mine.filter(by_stand_in=True).count() < 3:
-        assert live.run_timers()  # their timer runs out; away, the stand-in goes on
-    p = poll(p)
-    assert p.stage == Stage.DROPPED
-    assert StudySeat.objects.get(participant=p).dropped
-    seat = Seat.objects.get(table=table, position=2)  # still theirs, the stand-in's to play
-    assert seat.kind == Seat.Kind.HUMAN and seat.away
+    people = [poll(arrive(cheap_study, ONE)) for _ in range(2)]
+    tables = [StudySeat.objects.get(participant=p).study_table.table for p in people]
+    while any(Table.objects.get(pk=t.pk).status == Table.Status.PLAYING for t in tables):
+        assert live.run_timers()  # a timer runs out; away, the stand-in plays on
+    for table in tables:
+        seat = Seat.objects.get(table=table, position=2)
+        assert (seat.most_missed_in_a_row, seat.away) == (1, True)
+        assert Action.objects.filter(table=table, seat=2, by_stand_in=True).count() > 3
+    back, quiet = people
+    assert poll(back).stage == Stage.QUESTIONNAIRE  # their page asked
+    absent = cheap_study.definition["timeouts"]["dropout_absent_seconds"]
+    Seat.objects.filter(table=tables[1], position=2).update(
+        away_since=timezone.now() - timedelta(seconds=absent + 1)
+    )
+    assert sweep.sweep().moved == 1
+    quiet = Participant.objects.get(pk=quiet.pk)
+    assert quiet.stage == Stage.DROPPED and quiet.dropped_why == DroppedWhy.AWAY
+    assert StudySeat.objects.get(participant=quiet).dropped
 
 
 @pytest.mark.django_db(transaction=True)
@@ -315,25 +326,6 @@ def test_after_the_match_the_table_page_leads_back_to_the_study_not_to_a_rematch
     assert Table.objects.count() == 1
     assert client.get(back)["Location"] == views.page_url(Participant.objects.get(pk=p.pk))
     assert Participant.objects.get(pk=p.pk).stage == Stage.QUESTIONNAIRE
-
-
-@pytest.mark.django_db
-def test_only_missed_turns_in_a_row_count_as_dropping_out(study: Study) -> None:
-    p = poll(arrive(study, ONE))
-    seat = StudySeat.objects.get(participant=p)
-    table = seat.study_table.table
-    log = [True, True, False, True, True]  # the stand-in's moves for them, or their own
-    for version, by_stand_in in enumerate(log, 1):
-        Action.objects.create(
-            table=table, version=version, round_number=1, seat=2, action={}, by_stand_in=by_stand_in
-        )
-        Action.objects.create(table=table, version=version + 100, round_number=1, seat=3, action={})
-    assert not playing.has_dropped(seat, 3) and playing.has_dropped(seat, 2)
-    assert poll(p).stage == Stage.PLAYING
-    Action.objects.create(
-        table=table, version=6, round_number=1, seat=2, action={}, by_stand_in=True
-    )
-    assert playing.has_dropped(seat, 3) and poll(p).stage == Stage.DROPPED
 
 
 @pytest.mark.django_db

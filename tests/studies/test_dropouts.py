@@ -1,0 +1,151 @@
+"""Drop-outs and returns by one rule (studies.playing.dropped_why), judged over
+all of a participant's matches, and moved on by the study's sweep
+(studies.sweep) when their page has gone quiet; the server's own outage never
+counts as anyone's absence. The move path's count of timers is tested in
+tests/server/test_away.py."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from game.models import Action, Seat, Table
+from studies import clock, playing, sweep
+from studies.models import DroppedWhy, Participant, Study, StudyMatch, StudyOutage, StudySeat
+from tests.studies.test_tables import ONE, arrive, poll
+from tests.studies.test_tables import study as study  # the fixture
+
+pytestmark = pytest.mark.django_db
+Stage = Participant.Stage
+
+
+def seated(study: Study) -> tuple[Participant, StudySeat]:
+    p = poll(arrive(study, ONE))
+    assert p.stage == Stage.PLAYING
+    return p, StudySeat.objects.select_related("study_table__table").get(participant=p)
+
+
+def own_seat(seat: StudySeat, table: Table | None = None):  # type: ignore[no-untyped-def]
+    return Seat.objects.filter(table=table or seat.study_table.table, position=seat.position)
+
+
+def now_of(p: Participant) -> Participant:
+    return Participant.objects.get(pk=p.pk)
+
+
+def test_one_timer_and_the_stand_ins_quick_moves_do_not_drop_anyone(study: Study) -> None:
+    p, seat = seated(study)
+    table = seat.study_table.table
+    # One timer ran out, then the stand-in made five quick moves while they were away.
+    for version in range(1, 7):
+        Action.objects.create(
+            table=table, version=version, round_number=1, seat=seat.position, action={},
+            by_stand_in=True,
+        )  # fmt: skip
+    own_seat(seat).update(missed_in_a_row=1, most_missed_in_a_row=1)
+    assert poll(p).stage == Stage.PLAYING
+    own_seat(seat).update(missed_in_a_row=0, most_missed_in_a_row=2)  # came back after two
+    assert poll(p).stage == Stage.PLAYING
+    own_seat(seat).update(most_missed_in_a_row=3)  # three timers in a row at some point
+    dropped = poll(p)
+    assert dropped.stage == Stage.DROPPED and dropped.dropped_why == DroppedWhy.TIMERS
+    assert StudySeat.objects.get(pk=seat.pk).dropped
+
+
+def test_a_returner_who_finishes_gets_the_questionnaire(study: Study) -> None:
+    p, seat = seated(study)
+    own_seat(seat).update(missed_in_a_row=0, most_missed_in_a_row=2, away=False)
+    Table.objects.filter(pk=seat.study_table.table_id).update(status=Table.Status.FINISHED)
+    assert poll(p).stage == Stage.QUESTIONNAIRE
+
+
+def test_dropping_is_decided_over_all_their_matches(study: Study) -> None:
+    """Another participant's Continue started the next match before this one's
+    page asked: the timers of the first match still count."""
+    p, seat = seated(study)
+    first = seat.study_table.table
+    own_seat(seat).update(most_missed_in_a_row=3)
+    Table.objects.filter(pk=first.pk).update(status=Table.Status.FINISHED)
+    assert playing.next_match(seat.study_table, matches=2)  # another's poll
+    assert StudyMatch.objects.filter(study_table=seat.study_table).count() == 2
+    seat = StudySeat.objects.select_related("study_table__table").get(pk=seat.pk)
+    assert seat.study_table.table != first and not own_seat(seat).get().most_missed_in_a_row
+    assert [s.table_id for s in playing.match_seats(seat)] == [first.pk, seat.study_table.table_id]
+    dropped = poll(p)
+    assert dropped.stage == Stage.DROPPED and dropped.dropped_why == DroppedWhy.TIMERS
+
+
+def test_the_sweep_drops_a_participant_away_too_long_and_no_one_sooner(study: Study) -> None:
+    p, seat = seated(study)
+    absent = study.definition["timeouts"]["dropout_absent_seconds"]
+    own_seat(seat).update(
+        away=True, missed_in_a_row=1, most_missed_in_a_row=1,
+        away_since=timezone.now() - timedelta(seconds=absent - 20),
+    )  # fmt: skip
+    assert sweep.sweep().moved == 0 and now_of(p).stage == Stage.PLAYING
+    own_seat(seat).update(away_since=timezone.now() - timedelta(seconds=absent + 5))
+    swept = sweep.sweep()
+    assert (swept.playing, swept.moved) == (1, 1)
+    dropped = now_of(p)
+    assert dropped.stage == Stage.DROPPED and dropped.dropped_why == DroppedWhy.AWAY
+    assert sweep.sweep().moved == 0  # nothing twice
+
+
+def test_an_outage_does_not_count_as_time_away(study: Study) -> None:
+    p, seat = seated(study)
+    absent = study.definition["timeouts"]["dropout_absent_seconds"]
+    now = timezone.now()
+    own_seat(seat).update(away=True, missed_in_a_row=1, away_since=now - timedelta(seconds=400))
+    # The site was down for 350 of those 400 s (as the clock credited it).
+    StudyOutage.objects.create(
+        started_at=now - timedelta(seconds=380), ended_at=now - timedelta(seconds=30)
+    )
+    assert clock.absent_for(now - timedelta(seconds=400), now) == pytest.approx(50, abs=1)
+    assert clock.absent_for(now - timedelta(seconds=10), now) == pytest.approx(10, abs=1)
+    assert absent > 50
+    sweep.sweep()
+    assert now_of(p).stage == Stage.PLAYING
+
+
+def test_a_finished_match_waits_for_one_still_away_until_they_ask_or_are_dropped(
+    study: Study,
+) -> None:
+    p, seat = seated(study)
+    own_seat(seat).update(away=True, missed_in_a_row=1, away_since=timezone.now())
+    Table.objects.filter(pk=seat.study_table.table_id).update(status=Table.Status.FINISHED)
+    sweep.sweep()
+    assert now_of(p).stage == Stage.PLAYING  # they may come back for their questionnaire
+    assert poll(p).stage == Stage.QUESTIONNAIRE  # their own page asked: they are back
+
+
+def test_the_sweep_drops_a_waiter_whose_page_never_polled(study: Study) -> None:
+    absent = study.definition["timeouts"]["dropout_absent_seconds"]
+    p = arrive(study, 1, waited=absent + 10)  # the two-person condition: alone, waiting
+    Participant.objects.filter(pk=p.pk).update(updated_at=timezone.now() - timedelta(hours=1))
+    swept = sweep.sweep()
+    assert swept.rooms == 1 and swept.moved == 1
+    gone = now_of(p)
+    assert gone.stage == Stage.DROPPED and gone.dropped_why == DroppedWhy.WAITING
+
+
+def test_the_command_and_beat_sweep_the_studies(study: Study, capsys) -> None:  # type: ignore[no-untyped-def]
+    from spadesite.celery import app
+
+    seated(study)
+    call_command("sweep_studies")
+    assert "1 playing participant(s) looked at; 0 moved on" in capsys.readouterr().out
+    entry = app.conf.beat_schedule["sweep-studies"]
+    assert entry["task"] == "studies.sweep" and entry["schedule"] <= 30
+    from studies import tasks
+
+    assert tasks.sweep_studies.name == entry["task"]
+    assert tasks.sweep_studies() == 0
+
+
+def test_the_embedded_server_sweeps_the_studies_with_its_tables() -> None:
+    from game.driver import sweeper
+
+    assert sweep.sweep in sweeper._others  # registered by studies.apps
