@@ -18,6 +18,9 @@ GUEST_NAME_MAX = 40
 # {table public id: URL}: where the player goes when that table's match is
 # over, instead of a rematch (a study's next page, set by the study).
 AFTER_MATCH_KEY = "after_match"
+# What happens to the session's player if they stay away, by table public id
+# (a study's rule, set by the study): the table page says it when they are away.
+AWAY_NOTE_KEY = "away_note"
 # The public id of the one table this session may play at (a study
 # participant's, set by the study): every other table's page, seats and
 # socket, and new tables, are refused it (``lobby``), with BOUND_MESSAGE.
@@ -52,6 +55,13 @@ def after_match_url(session: Mapping[str, Any] | None, public_id: str) -> str:
     if session is None:
         return ""
     return str((session.get(AFTER_MATCH_KEY) or {}).get(public_id) or "")
+
+
+def away_note(session: Mapping[str, Any] | None, public_id: str) -> str:
+    """What the flow that seated the session says of staying away ('': nothing)."""
+    if session is None:
+        return ""
+    return str((session.get(AWAY_NOTE_KEY) or {}).get(public_id) or "")
 
 
 def bound_table(session: Mapping[str, Any] | None) -> str:

@@ -90,6 +90,7 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
             "after_match_url": after_match_url,
             "silent": silent,
             "in_study": in_study,
+            "away_note": identity.away_note(request.session, table.public_id),
             "guest_form": GuestForm(),
             "config": {
                 "id": table.public_id,

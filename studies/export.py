@@ -43,6 +43,7 @@ from studies.export_rounds import ROUNDS, round_rows_of
 from studies.models import (
     Answer,
     Assignment,
+    DroppedWhy,
     Participant,
     Study,
     StudyMatch,
@@ -92,6 +93,12 @@ PARTICIPANTS = ExportFile(
             "how their study ended: completed, failed_quiz or dropped; empty: under way",
         ),
         col("outcome_at", TIME, "when they reached the outcome; empty: under way"),
+        col(
+            "dropped_why",
+            "text",
+            "why a dropped participant's session ended: "
+            + ", ".join(f"{w.value} ({w.label.lower()})" for w in DroppedWhy),
+        ),
         *(
             col(f"entered_{stage}", TIME, f"when the stage {stage} was entered; empty: never")
             for stage in Stage.values
@@ -266,6 +273,7 @@ def participant_rows(people: list[Participant]) -> Iterator[dict[str, Any]]:
             "stage": p.stage,
             "outcome": outcomes.outcome_of(p),
             "outcome_at": outcomes.outcome_at(p),
+            "dropped_why": p.dropped_why,
             **times,
             "quiz_attempts": p.quiz_attempts,
             "stand_in_seats": filled.get(p.pk, ""),

@@ -110,6 +110,23 @@ def sit_in_session(session: Any, participant: Participant) -> None:
         "studies:table", args=[participant.study.slug]
     )
     session[identity.AFTER_MATCH_KEY] = after
+    notes = dict(session.get(identity.AWAY_NOTE_KEY) or {})
+    notes[seat.study_table.table.public_id] = away_note(participant.study.definition["timeouts"])
+    session[identity.AWAY_NOTE_KEY] = notes
+
+
+def _duration(seconds: int) -> str:
+    return f"{seconds // 60} minutes" if seconds % 60 == 0 else f"{seconds} seconds"
+
+
+def away_note(timeouts: Mapping[str, Any]) -> str:
+    """The drop-out rule as the table page tells a participant who is away."""
+    away = _duration(int(timeouts["dropout_absent_seconds"]))
+    return (
+        f'Press "I\'m back" to play on. If you stay away for {away}, or your time runs '
+        f"out {timeouts['dropout_missed_turns']} times in a row, you stop taking part in "
+        "the study, and the computer player finishes the match in your place."
+    )
 
 
 def match_seats(seat: StudySeat) -> list[Seat]:
@@ -211,3 +228,27 @@ def check(participant: Participant, *, by_them: bool = True) -> None:
         return  # another poll moved them first
     if to == Stage.DROPPED:
         log.info("study participant %s dropped out (%s)", participant.pseudonym, why)
+
+
+def dropped_text(participant: Participant) -> str:
+    """Why their session ended, as their end page says it ('' if not dropped)."""
+    if participant.stage != Stage.DROPPED:
+        return ""
+    timeouts = participant.study.definition["timeouts"]
+    away = _duration(int(timeouts["dropout_absent_seconds"]))
+    texts = {
+        DroppedWhy.WAITING: f"The waiting room's page was closed for more than {away}, "
+        "so your place in the study was given up.",
+        DroppedWhy.TIMERS: f"Your time to play ran out {timeouts['dropout_missed_turns']} "
+        "times in a row, so a computer player finished the match in your place.",
+        DroppedWhy.AWAY: f"You were away from the table for more than {away}, so a "
+        "computer player finished the match in your place.",
+        DroppedWhy.LEFT: "You stopped taking part, so a computer player finished the "
+        "match in your place.",
+        DroppedWhy.RESEARCHER: "The researchers ended your session.",
+    }
+    text = texts.get(participant.dropped_why, "")
+    return (
+        f"{text} The study's information says what this means for your payment; if you "
+        "think this is a mistake, write to the researchers and quote your reference below."
+    ).strip()

@@ -299,6 +299,7 @@ def end(request: HttpRequest, study: Study, participant: Participant) -> HttpRes
         "redirect_url": (completion.get("redirects") or {}).get(participant.stage, ""),
         # What a withdrawal request quotes (manage.py withdraw_participant).
         "reference": participant.pseudonym,
+        "dropped": playing.dropped_text(participant),
     }
     if stand_in.dropped_after_deception(participant):
         # Shown bots under players' names, then dropped: told here, as nowhere else.

@@ -6,16 +6,31 @@ tests/server/test_away.py."""
 
 from __future__ import annotations
 
+import csv
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 from django.utils import timezone
 
 from game.models import Action, Seat, Table
-from studies import clock, playing, sweep
-from studies.models import DroppedWhy, Participant, Study, StudyMatch, StudyOutage, StudySeat
-from tests.studies.test_tables import ONE, arrive, poll
+from studies import clock, export, playing, stages, sweep
+from studies.models import (
+    DroppedWhy,
+    Participant,
+    Study,
+    StudyClock,
+    StudyMatch,
+    StudyOutage,
+    StudySeat,
+)
+from studies.views import SESSION_KEY
+from tests.server.conftest import live as live  # the fixture
+from tests.studies.test_tables import CHEAP, ONE, arrive, poll
+from tests.studies.test_tables import cheap_study as cheap_study  # the fixture
 from tests.studies.test_tables import study as study  # the fixture
 
 pytestmark = pytest.mark.django_db
@@ -78,7 +93,9 @@ def test_dropping_is_decided_over_all_their_matches(study: Study) -> None:
     assert dropped.stage == Stage.DROPPED and dropped.dropped_why == DroppedWhy.TIMERS
 
 
-def test_the_sweep_drops_a_participant_away_too_long_and_no_one_sooner(study: Study) -> None:
+def test_the_sweep_drops_a_participant_away_too_long_and_no_one_sooner(
+    study: Study, tmp_path: Path
+) -> None:
     p, seat = seated(study)
     absent = study.definition["timeouts"]["dropout_absent_seconds"]
     own_seat(seat).update(
@@ -92,6 +109,10 @@ def test_the_sweep_drops_a_participant_away_too_long_and_no_one_sooner(study: St
     dropped = now_of(p)
     assert dropped.stage == Stage.DROPPED and dropped.dropped_why == DroppedWhy.AWAY
     assert sweep.sweep().moved == 0  # nothing twice
+    export.export_study(study, tmp_path)
+    with (tmp_path / "participants.csv").open() as f:
+        [row] = list(csv.DictReader(f))
+    assert (row["outcome"], row["dropped_why"]) == ("dropped", "away")
 
 
 def test_an_outage_does_not_count_as_time_away(study: Study) -> None:
@@ -149,3 +170,80 @@ def test_the_embedded_server_sweeps_the_studies_with_its_tables() -> None:
     from game.driver import sweeper
 
     assert sweep.sweep in sweeper._others  # registered by studies.apps
+
+
+@pytest.mark.parametrize(
+    ("why", "said"),
+    [
+        (DroppedWhy.WAITING, "page was closed for more than 2 minutes"),
+        (DroppedWhy.TIMERS, "ran out 3 times in a row"),
+        (DroppedWhy.AWAY, "away from the table for more than 2 minutes"),
+        (DroppedWhy.LEFT, "You stopped taking part"),
+        (DroppedWhy.RESEARCHER, "The researchers ended your session"),
+    ],
+)
+def test_the_end_page_says_why_their_session_ended(study: Study, why: str, said: str) -> None:
+    p = arrive(study, 1)
+    stages.move(p, Stage.WAITING, Stage.DROPPED, why=why)
+    client = Client()
+    session = client.session
+    session[SESSION_KEY] = {study.slug: p.pseudonym}
+    session.save()
+    text = client.get(f"/study/{study.slug}/end/").content.decode()
+    assert 'id="why-ended"' in text and said in text and "what this means for your payment" in text
+
+
+def test_the_table_page_tells_one_who_is_away_the_rule(study: Study) -> None:
+    p, seat = seated(study)
+    client = Client()
+    session = client.session
+    session[SESSION_KEY] = {study.slug: p.pseudonym}
+    session.save()
+    url = client.get(f"/study/{study.slug}/table/")["Location"]
+    page = client.get(url).content.decode()
+    assert 'id="away-rule"' in page and "stay away for 2 minutes" in page
+    assert "runs out 3 times in a row" in page and "a computer player is playing" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_server_stop_longer_than_absent_and_turn_seconds_drops_no_one(
+    cheap_study: Study, live: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every server process stopped for 200 s (absent_seconds 120, turn_seconds
+    45) with one participant waiting and two at their tables, one of them on
+    turn. Back up: the game's sweep and the seat's socket resume the tables,
+    the study's sweep and the waiter's poll run, and no one is dropped, no
+    seat changes hands and no stand-in moves for the player on turn: their
+    timer starts again."""
+    from game.driver import sweeper
+
+    settings.SPADES_STAND_IN_BOT = CHEAP
+    waiter = arrive(cheap_study, 1)  # the two-person condition: waits alone
+    people = [poll(arrive(cheap_study, ONE)) for _ in range(2)]
+    seats = [StudySeat.objects.select_related("study_table__table").get(participant=p)
+             for p in people]  # fmt: skip
+    tables = [s.study_table.table for s in seats]
+    on_turn = tables[0]
+    assert live.pending_timers() == 2  # both on turn, their timers running
+    live.timers.clear()  # the processes died, and their timers with them
+    down = timezone.now() - timedelta(seconds=200)
+    Table.objects.filter(pk__in=[t.pk for t in tables]).update(turn_started_at=down)
+    Participant.objects.filter(pk=waiter.pk).update(last_seen=down)
+    StudyClock.objects.update_or_create(pk=1, defaults={"alive_at": down})
+    restarted = timezone.now() - timedelta(seconds=1)
+    monkeypatch.setattr(clock, "_STARTED_AT", restarted)
+    monkeypatch.setattr(sweeper, "STARTED_AT", restarted)
+    actions = Action.objects.count()
+    assert sweeper.sweep() == []  # nothing overdue: the server is a second up
+    assert sweeper.resume_table(on_turn)  # their socket reconnects: the timer again
+    [(delay, _, _)] = live.timers
+    assert delay > on_turn.turn_seconds - 5
+    sweep.sweep()
+    poll(waiter)
+    assert Action.objects.count() == actions  # no stand-in moved
+    stages_now = dict(Participant.objects.values_list("pk", "stage"))
+    assert Stage.DROPPED not in stages_now.values(), stages_now
+    for seat in seats:
+        assert playing.held_guest_id(seat) is not None
+        assert not Seat.objects.get(table=seat.study_table.table, position=seat.position).away
+    assert StudyClock.objects.get().outage_seconds == pytest.approx(200, abs=3)
