@@ -169,7 +169,11 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.last_visit = time.monotonic()
         guest_id, _ = identity.guest_of(self.scope.get("session"))
         self.rate_key = limits.player_key(self.scope.get("user"), guest_id)
-        self.address = str((self.scope.get("client") or ("unknown",))[0])
+        self.address = limits.counted_address(
+            str((self.scope.get("client") or ("unknown",))[0]),
+            self.rate_key,
+            bound=bool(identity.bound_table(self.scope.get("session"))),
+        )
         self.last_version = -1
         self.offer = (-1, 0.0)
         await self.accept()

@@ -18,7 +18,9 @@ is the player's, not the proxy's.
 | ``tables`` | tables created ("Play now" or the form) | 10 | 30 | 600 s |
 
 Open sockets are capped too: 8 per player and 40 per address
-(:data:`MAX_SOCKETS`). The environment overrides the defaults:
+(:data:`MAX_SOCKETS`). A study's participant (a session bound to its table)
+is counted as a player only (:func:`counted_address`): a lab session puts
+every participant behind one address. The environment overrides the defaults:
 ``SPADES_LIMITS="chat=5/10/20,tables=10/600/30"`` (kind=count/seconds/
 per-address, :func:`parse_limits`) and ``SPADES_MAX_SOCKETS="8/40"``;
 ``SPADES_RATE_LIMITS=0`` turns the limits off (``bench_server``: its
@@ -124,9 +126,20 @@ def player_key(user: Any, guest_id: str) -> str:
     return f"g{guest_id}" if guest_id else ""
 
 
+def counted_address(address: str, player: str, *, bound: bool) -> str:
+    """The address a player's limits count, '' for none: a player the site
+    bound to one table (a study's participant) is counted as a player only.
+    In a lab session every participant sits behind one address, and the
+    study caps its own numbers (places per condition, ``studies.intake``)."""
+    return "" if bound and player else address
+
+
 def _keys(kind: str, player: str, address: str, window: int) -> list[tuple[str, str]]:
-    """(key, which limit) for the player (if known) and the address."""
-    keys = [(f"{KEY_PREFIX}{kind}:a:{address}:{window}", "address")]
+    """(key, which limit) for the player (if known) and the address (unless
+    '': :func:`counted_address`)."""
+    keys = []
+    if address or not player:
+        keys.append((f"{KEY_PREFIX}{kind}:a:{address}:{window}", "address"))
     if player:
         keys.append((f"{KEY_PREFIX}{kind}:p:{player}:{window}", "player"))
     return keys
@@ -267,7 +280,7 @@ async def hit_async(kind: str, player: str, address: str) -> bool:
 
 
 def _socket_keys(player: str, address: str) -> list[tuple[str, str]]:
-    keys = [(f"{KEY_PREFIX}sockets:a:{address}", "address")]
+    keys = [(f"{KEY_PREFIX}sockets:a:{address}", "address")] if address or not player else []
     if player:
         keys.append((f"{KEY_PREFIX}sockets:p:{player}", "player"))
     return keys

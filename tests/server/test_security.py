@@ -251,6 +251,37 @@ async def test_a_player_may_open_only_so_many_sockets(live: InlineScheduler) -> 
         await c.disconnect()
 
 
+async def test_a_lab_sessions_participants_share_one_address_but_not_its_cap(
+    live: InlineScheduler, settings: Any
+) -> None:
+    """Study participants (sessions bound to their table) are counted as
+    players only: a lab puts them all behind one address. Anyone else from
+    that address still meets the address's cap."""
+    settings.SPADES_MAX_SOCKETS = (8, 3)
+    table = await database_sync_to_async(make_table)("HHHH")
+
+    async def socket(guest: str, bound: bool) -> tuple[WebsocketCommunicator, dict[str, Any]]:
+        comm = WebsocketCommunicator(
+            URLRouter(websocket_urlpatterns), f"/ws/table/{table.public_id}/"
+        )
+        comm.scope["user"] = AnonymousUser()
+        comm.scope["client"] = ("10.1.2.3", 40000)
+        comm.scope["session"] = {"guest_id": guest, "guest_name": guest}
+        if bound:
+            comm.scope["session"]["bound_table"] = table.public_id
+        assert (await comm.connect(timeout=TIMEOUT))[0]
+        return comm, await comm.receive_json_from(timeout=TIMEOUT)
+
+    lab = [await socket(f"g{n}", bound=True) for n in range(4)]  # four seats, one address
+    assert all(first["type"] == "state" for _, first in lab)
+    others = [await socket(f"x{n}", bound=False) for n in range(4)]
+    firsts = [first for _, first in others]
+    assert [f["type"] for f in firsts[:3]] == ["state"] * 3
+    assert firsts[3]["type"] == "error" and firsts[3]["code"] == "too_many_sockets"
+    for comm, _ in [*lab, *others[:3]]:
+        await comm.disconnect()
+
+
 async def test_a_resync_burst_is_refused_and_other_tables_keep_their_pace(
     live: InlineScheduler,
 ) -> None:
