@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+from tests import services
 
 
 @pytest.fixture(autouse=True)
@@ -14,6 +17,23 @@ def no_match_kept_from_another_test() -> None:
     from game.moves import matches
 
     matches.clear_cache()
+
+
+@pytest.fixture(scope="session")
+def repo_root(pytestconfig: pytest.Config) -> Path:
+    return Path(pytestconfig.rootpath)
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """URL of a reachable Redis (skips, or fails under CI, when there is none)."""
+    return services.redis_url()
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    """URL of a reachable PostgreSQL (skips, or fails under CI, when there is none)."""
+    return services.postgres_url()
 
 
 @pytest.fixture(autouse=True)
