@@ -9,6 +9,8 @@ so the codebook cannot disagree with the files:
 - ``conditions.csv``: the study's conditions, their seat plans and disclosure;
 - ``rounds.csv``: every finished round at those tables (``studies.export_rounds``);
 - ``actions.csv``: every action at every table a participant sat at;
+- ``chat.csv`` (only when the study file allows free chat): the table talk
+  (``studies.export_talk``);
 - ``audit.csv``: the researcher's hand on the study (the audit log: intake
   opened, paused or closed, participants seated, dropped, excluded or
   withdrawn, pilot resets), with each reason;
@@ -26,18 +28,16 @@ participants (and tables where only pilots sat) are left out unless
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from game.models import Action, Table
-from studies import outcomes, stand_in
+from studies import export_talk, outcomes, stand_in
 from studies.export_audit import AUDIT, audit_rows
-from studies.export_files import BOOL, PSEUDONYM, TIME, ExportFile, col
+from studies.export_files import BOOL, PSEUDONYM, TIME, ExportFile, col, write_csv
 from studies.export_payments import BULK_BONUS, PAYMENTS, bulk_bonus_rows, payment_rows
 from studies.export_rounds import ROUNDS, round_rows_of
 from studies.models import (
@@ -227,16 +227,6 @@ def study_tables(study: Study) -> list[StudyTableSeats]:
 # ----- the rows ------------------------------------------------------------------------
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return str(value)
-
-
 def participants_of(study: Study, include_pilot: bool) -> list[Participant]:
     # Withdrawn participants are never exported (studies.withdrawal).
     found = study.participants.filter(withdrawn=False).select_related("condition")
@@ -332,21 +322,6 @@ def action_rows(tables: Iterable[StudyTableSeats]) -> Iterator[dict[str, Any]]:
 # ----- writing -------------------------------------------------------------------------
 
 
-def write_csv(path: Path, spec: ExportFile, rows: Iterable[Mapping[str, Any]]) -> int:
-    """The rows under the file's header; each row must have exactly its columns."""
-    count = 0
-    with path.open("w", newline="", encoding="utf-8") as out:
-        writer = csv.writer(out)
-        if spec.header:
-            writer.writerow(spec.names)
-        for row in rows:
-            if list(row) != spec.names:
-                raise ValueError(f"{spec.name}: a row with {list(row)}, not {spec.names}")
-            writer.writerow([_cell(row[name]) for name in spec.names])
-            count += 1
-    return count
-
-
 def codebook(study: Study, files: Iterable[ExportFile], include_pilot: bool) -> str:
     lines = [
         f"# Codebook: {study.slug}",
@@ -382,6 +357,8 @@ def export_study(
         (ACTIONS, action_rows(tables)),
         (AUDIT, audit_rows(study)),
     ]
+    if export_talk.allows_chat(study.definition):
+        written.append((export_talk.CHAT, export_talk.chat_rows(tables)))
     if with_payments:
         payments = list(payment_rows(study, people))
         written += [(PAYMENTS, payments), (BULK_BONUS, bulk_bonus_rows(payments))]
