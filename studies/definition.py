@@ -31,6 +31,8 @@ from studies.study_types import (
     Questionnaire,
     Quiz,
     Recruitment,
+    Screening,
+    ScreeningQuestion,
     SeatPlan,
     Study,
     TextItem,
@@ -103,6 +105,7 @@ class _Reader(EndingsReader):
                 "conditions",
                 "consent",
                 "instructions",
+                "screening",
                 "quiz",
                 "questionnaire",
                 "recruitment",
@@ -125,6 +128,7 @@ class _Reader(EndingsReader):
         consent = self.value(self.section(data, "consent") or {}, ("consent",), "text", str)
         instructions_section = self.section(data, "instructions") or {}
         instructions = self.value(instructions_section, ("instructions",), "text", str)
+        screening = self.screening(self.section(data, "screening", required=False))
         quiz = self.quiz(self.section(data, "quiz", required=False))
         questionnaire = self.questionnaire(self.section(data, "questionnaire", required=False))
         recruitment = self.recruitment(self.section(data, "recruitment", required=False) or {})
@@ -152,6 +156,7 @@ class _Reader(EndingsReader):
             completion,
             timeouts,
             bonus,
+            screening,
         )
 
     def rules(self, data: dict) -> Rules | None:
@@ -283,6 +288,28 @@ class _Reader(EndingsReader):
         if PARTICIPANT not in seats and not missing:
             self.problem(path, f"the seat plan has no {PARTICIPANT!r} seat")
         return SeatPlan((seats[0], seats[1], seats[2], seats[3]))
+
+    def screening(self, data: dict | None) -> Screening | None:
+        if data is None:
+            return None
+        self.only(data, ("screening",), {"questions", "failure_text"})
+        failure_text = self.value(data, ("screening",), "failure_text", str, "")
+        questions = []
+        for path, question in self.tables(data, ("screening",), "questions"):
+            self.only(question, path, {"text", "options", "eligible"})
+            text = self.value(question, path, "text", str)
+            options = self.value(question, path, "options", list) or []
+            if len(options) < 2 or not all(isinstance(o, str) and o.strip() for o in options):
+                self.problem((*path, "options"), "options must be two or more non-empty texts")
+            eligible = self.value(question, path, "eligible", list) or []
+            if not eligible or any(e not in options for e in eligible):
+                self.problem(
+                    (*path, "eligible"), "eligible must list one or more of the options"
+                )
+            questions.append(ScreeningQuestion(text, tuple(options), tuple(eligible)))
+        if not questions:
+            self.problem(("screening",), "screening needs at least one [[screening.questions]]")
+        return Screening(tuple(questions), failure_text)
 
     def quiz(self, data: dict | None) -> Quiz | None:
         if data is None:

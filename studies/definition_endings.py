@@ -57,7 +57,7 @@ class EndingsReader(FileReader):
         return Completion(code, url, no_consent, codes, redirects)
 
     def outcome_map(self, data: dict, key: str) -> dict[str, str]:
-        """``codes`` or ``redirects``: texts by outcome (completed, failed_quiz, dropped)."""
+        """``codes`` or ``redirects``: texts by outcome (``OUTCOMES``)."""
         path = ("completion",)
         given = self.value(data, path, key, dict, {}) or {}
         out = {}

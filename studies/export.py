@@ -90,7 +90,8 @@ PARTICIPANTS = ExportFile(
         col(
             "outcome",
             "text",
-            "how their study ended: completed, failed_quiz or dropped; empty: under way",
+            "how their study ended: completed, screened_out, failed_quiz or dropped; empty: "
+            "under way",
         ),
         col("outcome_at", TIME, "when they reached the outcome; empty: under way"),
         col(
@@ -114,11 +115,13 @@ PARTICIPANTS = ExportFile(
 )
 ANSWERS = ExportFile(
     "answers.csv",
-    "Every answer: each quiz attempt's and the exit questionnaire's.",
+    "Every answer: the screening questions', each quiz attempt's and the exit "
+    "questionnaire's.",
     (
         PSEUDONYM,
-        col("kind", "text", "quiz or questionnaire"),
-        col("item_id", "text", "the quiz question (q1, q2...) or the questionnaire item's id"),
+        col("kind", "text", "screening, quiz or questionnaire"),
+        col("item_id", "text", "the screening (s1...) or quiz question (q1...), or the "
+            "questionnaire item's id"),  # fmt: skip
         col("attempt", "integer", "the quiz attempt, from 1; empty for the questionnaire"),
         col(
             "value",

@@ -25,7 +25,7 @@ PAYMENTS = ExportFile(
     (
         PSEUDONYM,
         col("recruitment_id", "text", "the raw recruitment ID (e.g. PROLIFIC_PID)"),
-        col("outcome", "text", "completed, failed_quiz or dropped; empty: under way"),
+        col("outcome", "text", "completed, screened_out, failed_quiz or dropped; empty: under way"),
         col("outcome_at", TIME, "when they reached the outcome"),
         col("completed", BOOL, "reached the completion page"),
         col("completion_code", "text", "the code of their outcome (empty: none)"),

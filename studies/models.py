@@ -114,6 +114,7 @@ class DroppedWhy(models.TextChoices):
 class Participant(models.Model):
     class Stage(models.TextChoices):
         CONSENTED = "consented"
+        SCREENING = "screening"
         INSTRUCTIONS = "instructions"
         QUIZ = "quiz"
         WAITING = "waiting"
@@ -122,6 +123,7 @@ class Participant(models.Model):
         DEBRIEF = "debrief"
         COMPLETED = "completed"
         FAILED_QUIZ = "failed_quiz", "Failed the quiz"
+        SCREENED_OUT = "screened_out", "Screened out"
         DROPPED = "dropped"
 
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
@@ -304,14 +306,15 @@ class StudySeat(models.Model):
 
 
 class Answer(models.Model):
-    """One answer of a participant: to a quiz question in one attempt, or to a
-    questionnaire item. ``value`` is the chosen option's text (quiz), the
-    Likert choice's number from 1, the lowest label (Likert item), or the
-    text written (text item)."""
+    """One answer of a participant: to a screening question (``s1``...), a quiz
+    question in one attempt, or a questionnaire item. ``value`` is the chosen
+    option's text (screening, quiz), the Likert choice's number from 1, the
+    lowest label (Likert item), or the text written (text item)."""
 
     class Kind(models.TextChoices):
         QUIZ = "quiz"
         QUESTIONNAIRE = "questionnaire"
+        SCREENING = "screening"
 
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="answers")
     kind = models.CharField(max_length=13, choices=Kind.choices)
@@ -354,14 +357,11 @@ class StudyClock(models.Model):
 
 
 class StudyOutage(models.Model):
-    """A gap in the site's life that ``studies.clock`` credited: no
-    participant's absence counts during it (waiting or away from a table)."""
+    """A gap in the site's life that ``studies.clock`` credited: no participant's
+    absence counts during it (waiting or away from a table)."""
 
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField()
-
-    class Meta:
-        ordering = ["started_at"]
 
     def __str__(self) -> str:
         return f"down {self.started_at:%Y-%m-%d %H:%M:%S} to {self.ended_at:%H:%M:%S}"

@@ -167,6 +167,7 @@ def snapshot(study: Study, page: int = 1) -> dict[str, Any]:
         "dropped_total": by_stage[Stage.DROPPED],
         "completed": by_stage[Stage.COMPLETED],
         "failed_quiz": by_stage[Stage.FAILED_QUIZ],
+        "screened_out": by_stage[Stage.SCREENED_OUT],
         "intake": study.intake,
         "audit": [
             {"at": e.at.isoformat(timespec="seconds"), "action": e.get_action_display(),

@@ -1,7 +1,7 @@
 """How a participant's study ended, and what that ending is paid.
 
 The outcome is the ending stage a participant reached (``completed``,
-``failed_quiz``, ``dropped``; empty while they are still under way), with the
+``screened_out``, ``failed_quiz``, ``dropped``; empty while they are still under way), with the
 time they reached it. Only a paid outcome earns the bonus: ``completed``,
 and, if the study file's ``[bonus] partial_after_rounds = N`` says so,
 ``dropped`` after N rounds at the table. Points are the participant's
@@ -25,7 +25,7 @@ Stage = Participant.Stage
 
 
 def outcome_of(participant: Participant) -> str:
-    """completed, failed_quiz or dropped; "" while under way."""
+    """completed, screened_out, failed_quiz or dropped; "" while under way."""
     return participant.stage if participant.stage in OUTCOMES else ""
 
 

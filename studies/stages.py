@@ -22,7 +22,9 @@ log = logging.getLogger(__name__)
 Stage = Participant.Stage
 
 MOVES: dict[str, frozenset[str]] = {
-    Stage.CONSENTED: frozenset({Stage.INSTRUCTIONS}),
+    # Through the screening questions first, where the study file has them.
+    Stage.CONSENTED: frozenset({Stage.INSTRUCTIONS, Stage.SCREENING}),
+    Stage.SCREENING: frozenset({Stage.INSTRUCTIONS, Stage.SCREENED_OUT}),
     # Straight to waiting: a study without a quiz.
     Stage.INSTRUCTIONS: frozenset({Stage.QUIZ, Stage.WAITING}),
     Stage.QUIZ: frozenset({Stage.WAITING, Stage.FAILED_QUIZ}),

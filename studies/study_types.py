@@ -55,6 +55,22 @@ class Question:
 
 
 @dataclass(frozen=True)
+class ScreeningQuestion:
+    text: str
+    options: tuple[str, ...]
+    eligible: tuple[str, ...]  # the answers that let a participant take part
+
+
+@dataclass(frozen=True)
+class Screening:
+    """Questions asked after consent: an answer outside a question's
+    ``eligible`` ends the study for the participant (``screened_out``)."""
+
+    questions: tuple[ScreeningQuestion, ...]
+    failure_text: str = ""  # "": the site's
+
+
+@dataclass(frozen=True)
 class Quiz:
     questions: tuple[Question, ...]
     attempts: int
@@ -92,7 +108,7 @@ class Recruitment:
 
 
 # The endings a participant can reach, each of which may have its own code.
-OUTCOMES = ("completed", "failed_quiz", "dropped")
+OUTCOMES = ("completed", "screened_out", "failed_quiz", "dropped")
 
 
 @dataclass(frozen=True)
@@ -156,6 +172,7 @@ class Study:
     completion: Completion
     timeouts: Timeouts
     bonus: Bonus | None
+    screening: Screening | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON values (decimals as strings), for storing and exports."""

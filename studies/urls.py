@@ -3,13 +3,14 @@
 
 from django.urls import path
 
-from studies import exit_pages, views, way_in
+from studies import exit_pages, screening, views, way_in
 
 app_name = "studies"
 
 urlpatterns = [
     path("<str:slug>/", way_in.entry, name="entry"),
     path("<str:slug>/declined/", way_in.declined, name="declined"),
+    path("<str:slug>/screening/", screening.screening, name="screening"),
     path("<str:slug>/instructions/", views.instructions, name="instructions"),
     path("<str:slug>/quiz/", views.quiz, name="quiz"),
     path("<str:slug>/waiting/", views.waiting, name="waiting"),

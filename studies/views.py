@@ -36,7 +36,9 @@ Stage = Participant.Stage
 # The page that shows each stage. Playing has no page of its own yet: the
 # waiting page says so. The way out's pages are in studies.exit_pages.
 PAGE_OF_STAGE: dict[str, str] = {
-    Stage.CONSENTED: "instructions",  # the instructions page enters "instructions"
+    # The instructions page enters "instructions" (or "screening", first).
+    Stage.CONSENTED: "instructions",
+    Stage.SCREENING: "screening",
     Stage.INSTRUCTIONS: "instructions",
     Stage.QUIZ: "quiz",
     Stage.WAITING: "waiting",
@@ -46,7 +48,12 @@ PAGE_OF_STAGE: dict[str, str] = {
     Stage.COMPLETED: "completion",
     Stage.FAILED_QUIZ: "end",
     Stage.DROPPED: "end",
+    Stage.SCREENED_OUT: "end",
 }
+DEFAULT_SCREENED_OUT_TEXT = (
+    "Thank you for your time. This study is looking for participants with other "
+    "answers to those questions, so it ends here for you."
+)
 DEFAULT_FAILURE_TEXT = (
     "Thank you for your time. The answers to the questions about the game were not "
     "all right within the attempts allowed, so this study ends here."
@@ -179,6 +186,9 @@ def instructions(request: HttpRequest, study: Study, participant: Participant) -
         participant = stages.move(participant, Stage.INSTRUCTIONS, after)
         return redirect(page_url(participant))
     if participant.stage == Stage.CONSENTED:
+        if study.definition.get("screening"):  # the screening questions come first
+            participant = stages.move(participant, Stage.CONSENTED, Stage.SCREENING)
+            return redirect(page_url(participant))
         # Entered when first shown: the stage's time is when reading began.
         participant = stages.move(participant, Stage.CONSENTED, Stage.INSTRUCTIONS)
     # The condition's own instructions where the file gives them (where it seats
@@ -290,6 +300,8 @@ def table(request: HttpRequest, study: Study, participant: Participant) -> HttpR
 def end(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
     failure = (study.definition.get("quiz") or {}).get("failure_text") or DEFAULT_FAILURE_TEXT
     completion = study.definition["completion"]
+    if participant.stage == Stage.SCREENED_OUT:
+        failure = study.definition["screening"]["failure_text"] or DEFAULT_SCREENED_OUT_TEXT
     context = {
         "study": study,
         "stage": participant.stage,

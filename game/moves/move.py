@@ -2,11 +2,10 @@
 
 A move is three steps, the same for every store (``game.moves.stores``):
 
-1. :func:`lock_steps` reads what the move needs, taking the table's lock by
-   a compare-and-swap on its version (the version goes up and the turn clock
-   restarts only if the table is still playing at the version the player
-   acted on): the table row, its seats, the match (cached, or the log's
-   tail replayed).
+1. :func:`lock_steps` reads what the move needs (the table row, its seats, the
+   match: cached, or the log's tail replayed), taking the table's lock by a
+   compare-and-swap on its version (up, and the turn clock restarted, only if
+   the table is still playing at the version the player acted on).
 2. :func:`step` does no I/O: the engine checks and applies the action, and
    an :class:`Outcome` says everything the move saves and announces (the
    action, a finished round's record row, a finished match's result).
@@ -15,14 +14,12 @@ A move is three steps, the same for every store (``game.moves.stores``):
    After the commit the store hands the outcome to the master
    (``game.master.TableMaster.after_commit``).
 
-A move of a table whose rows this process's moves left (:func:`known`) is
-first tried as the quick move (:func:`quick_move_steps`): stepped on those
-rows, saved by the compare-and-swap (a no-op unless the table is at that
-version with the same seats) and the INSERT, no row read. A round's last
-card inserts a pending round (its record row is written after the move:
-``game.research.round_rows``). A match's end, a seat change and a refused
-action take the full path (docs/architecture.md). Every statement is a
-``game.moves.rows`` query.
+A move of a table whose rows this process's moves left (:func:`known`) is first
+tried as the quick move (:func:`quick_move_steps`): stepped on those rows, saved
+by the compare-and-swap (a no-op unless the table is at that version with the
+same seats) and the INSERT, no row read. A round's last card inserts a pending
+round (its row is written later: ``game.research.round_rows``). A match's end, a
+seat change and a refused action take the full path (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -122,10 +119,9 @@ def _kept(done: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _away_change(
     seat: Seat | None, action: dict[str, Any], by_stand_in: bool, now: datetime
 ) -> Seat | None:
-    """The human seat as this move leaves it, if its away state changes: a
-    stand-in's move marks it away (and lists the action; if the seat was not
-    away, its timer ran out and is counted), the player's own move brings it
-    back and ends the run of timers."""
+    """The human seat as this move leaves it, if its away state changes: a stand-in's
+    move marks it away (lists the action; a seat not yet away: its timer ran out,
+    counted), the player's own move brings it back and ends the run of timers."""
     if seat is None or seat.kind != Seat.Kind.HUMAN:
         return None
     if by_stand_in:
@@ -140,8 +136,8 @@ def _away_change(
     if not seat.away and not seat.played_for and not seat.missed_in_a_row:
         return None  # the usual case: nothing to write
     changed = copy(seat)
-    changed.away, changed.played_for, changed.missed_in_a_row = False, [], 0
-    changed.away_since = None
+    changed.away, changed.played_for, changed.missed_in_a_row, changed.away_since = (
+        False, [], 0, None)  # fmt: skip
     return changed
 
 
@@ -383,10 +379,9 @@ def quick_move_steps(
     table_id: int, seat: int, parsed: EngineAction, expected_version: int, now: datetime,
     think: rows.Think | None = None,
 ) -> Generator[rows.Step, Any, Outcome | None]:  # fmt: skip
-    """The quick move on Django's connection: the compare-and-swap on the known
-    rows' seats, then the INSERT (a round's last card: its pending round too);
-    the table and seats are not read. None, having written nothing, when the
-    move takes the full path."""
+    """The quick move on Django's connection: the compare-and-swap on the known rows'
+    seats, then the INSERT (and a last card's pending round); no row read. None,
+    having written nothing, when the move takes the full path."""
     found = known(table_id, expected_version)
     if found is None:
         return None

@@ -1,10 +1,9 @@
 """The few statements of the move path, as prepared SQL instead of ORM querysets.
 
-A move's statements run for every card of every table. Building a queryset
-and compiling it to SQL cost more than running the statement (bench_server: two thirds of
-the move's database time in ``SQLCompiler``), so the move path's statements
-are written once here (per process), from the models' own metadata, and run
-directly.
+A move's statements run for every card of every table. Compiling a queryset to
+SQL cost more than running it (bench_server: two thirds of the move's database
+time in ``SQLCompiler``), so they are written once here (per process), from
+the models' own metadata, and run directly.
 
 Values still go through the fields' ``get_db_prep_save`` (but plain ints,
 strings and booleans, which it would return as they are) and the backend's
@@ -382,15 +381,9 @@ def _seat_away_sql() -> str:
 
 def seat_away_query(seat: Seat) -> Query:
     """A human seat went away (a stand-in moved for it) or came back."""
-    params = [
-        seat.away,
-        _prep(Seat, "played_for", seat.played_for),
-        seat.missed_in_a_row,
-        seat.most_missed_in_a_row,
-        _prep(Seat, "away_since", seat.away_since),
-        seat.pk,
-    ]
-    return Query(_seat_away_sql(), params, no_value)
+    played_for, since = _prep(Seat, "played_for", seat.played_for), seat.away_since
+    missed = [seat.missed_in_a_row, seat.most_missed_in_a_row, _prep(Seat, "away_since", since)]
+    return Query(_seat_away_sql(), [seat.away, played_for, *missed, seat.pk], no_value)
 
 
 @cache

@@ -349,7 +349,8 @@ def test_four_participants_through_the_example_study(
         times = [row[f"entered_{s}"] for s in entered]
         assert all(times) and times == sorted(times), (raw_id, times)
         missing = {k for k, v in row.items() if k.startswith("entered_") and not v}
-        assert missing == {f"entered_{s}" for s in ("failed_quiz", "dropped")} | (
+        never = ("screening", "failed_quiz", "screened_out", "dropped")
+        assert missing == {f"entered_{s}" for s in never} | (
             set() if raw_id in hidden else {"entered_debrief"}
         ), (raw_id, missing)
 
