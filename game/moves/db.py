@@ -44,14 +44,14 @@ import functools
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from asgiref.sync import SyncToAsync
-from django.db import InterfaceError, OperationalError, connection, connections
+from django.db import InterfaceError, OperationalError, connection
 
-from game.moves.rows import Steps, T
+from game.sql.connections import drop_broken_connections
+from game.sql.statements import Steps, T
 
 TUPLES_OK = psycopg.pq.ExecStatus.TUPLES_OK
 
@@ -134,43 +134,6 @@ def hold(task: asyncio.Future[Any]) -> asyncio.Future[Any]:
 
 _thread_pool: ThreadPoolExecutor | None = None
 _thread_pool_lock = threading.Lock()
-
-
-def drop_broken_connections() -> None:
-    """Close this thread's connections that saw an error and are no longer usable."""
-    for conn in connections.all(initialized_only=True):
-        if conn.connection is None or not conn.errors_occurred:
-            continue
-        if conn.in_atomic_block or not conn.is_usable():
-            conn.close()
-        else:
-            conn.errors_occurred = False
-
-
-@dataclass(frozen=True)
-class Features:
-    """What the site's code may use of this process's database beyond the ORM
-    (the research code, the studies' transactions), decided with the store by
-    ``game.builder``."""
-
-    copies_rows: bool = False  # COPY ... FROM STDIN (PostgreSQL)
-    reads_side_by_side: bool = False  # queries on a connection per thread at once
-    # Row locks (SELECT ... FOR UPDATE) and SET LOCAL lock_timeout (PostgreSQL);
-    # without them (SQLite) a transaction's first write takes the one write lock.
-    row_locks: bool = False
-
-
-_features = Features()
-
-
-def use_features(found: Features) -> None:
-    global _features
-    _features = found
-
-
-def features() -> Features:
-    """This process's database features (:class:`Features`)."""
-    return _features
 
 
 # Threads the consumers' calls run on (0: the event loop): set by game.builder.

@@ -61,6 +61,7 @@ from game.research.round_columns import (
     seat_bot_names,
     seat_kinds,
 )
+from game.sql.statements import Query, Step, insert_query
 
 TRICKS_PER_ROUND = 13
 
@@ -295,9 +296,7 @@ def quick_step(
 # ----- the move's statements ----------------------------------------------------------
 
 
-def lock_steps(
-    table_id: int, expected_version: int, now: datetime
-) -> Generator[rows.Step, Any, Loaded]:
+def lock_steps(table_id: int, expected_version: int, now: datetime) -> Generator[Step, Any, Loaded]:
     """Step 1: lock the table at ``expected_version`` and read what the move needs."""
     # One batch: the seats are read whether or not the version swapped, and
     # the asyncio runner sends the three statements in one round trip.
@@ -325,7 +324,7 @@ def lock_steps(
 
 def save_steps(
     outcome: Outcome, now: datetime, think: rows.Think | None = None
-) -> Generator[rows.Query, Any, None]:
+) -> Generator[Query, Any, None]:
     """Step 3: append the action to the log; store a finished round and match."""
     r = outcome.result
     yield rows.insert_action_query(
@@ -335,9 +334,9 @@ def save_steps(
         yield rows.seat_away_query(outcome.seat_change)
         yield rows.seats_changed_query(r.table_id)
     if outcome.round_row is not None:
-        yield rows.insert_query(outcome.round_row)  # not tallied yet: after_commit has it added
+        yield insert_query(outcome.round_row)  # not tallied yet: after_commit has it added
     if outcome.result_row is not None:
-        yield rows.insert_query(outcome.result_row)
+        yield insert_query(outcome.result_row)
         yield tallies.match_query(outcome.result_row)
         yield from ratings.match_steps(outcome.table, outcome.seats, outcome.result_row)
         yield rows.finish_table_query(r.table_id, now)
@@ -352,7 +351,7 @@ def move_steps(
     now: datetime,
     while_away: bool = False,
     think: rows.Think | None = None,
-) -> Generator[rows.Step, Any, Outcome]:
+) -> Generator[Step, Any, Outcome]:
     """Steps 1-3 as statements, to run in one transaction."""
     loaded = yield from lock_steps(table_id, expected_version, now)
     outcome = step(loaded, seat, action, by_stand_in, now, while_away)
@@ -374,7 +373,7 @@ def known(table_id: int, expected_version: int) -> tuple[matches.Rows, Match] | 
 def quick_move_steps(
     table_id: int, seat: int, parsed: EngineAction, expected_version: int, now: datetime,
     think: rows.Think | None = None,
-) -> Generator[rows.Step, Any, Outcome | None]:  # fmt: skip
+) -> Generator[Step, Any, Outcome | None]:  # fmt: skip
     """The quick move on Django's connection: the compare-and-swap on the known
     rows' seats, then the INSERT (a round's last card: its pending round too);
     the table and seats are not read. None, having written nothing, when the
@@ -393,5 +392,5 @@ def quick_move_steps(
         r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, now, think
     )
     if outcome.pending_round is not None:
-        yield rows.insert_query(outcome.pending_round)  # its row: written after the move
+        yield insert_query(outcome.pending_round)  # its row: written after the move
     return outcome

@@ -8,52 +8,36 @@ directly.
 
 Values still go through the fields' ``get_db_prep_save`` (but plain ints,
 strings and booleans, which it would return as they are) and the backend's
-converters (``game.moves.row_instances``), as the ORM would, so the same code
+converters (``game.sql.instances``), as the ORM would, so the same code
 serves SQLite and PostgreSQL and gives model instances indistinguishable
 from a queryset's.
 
-Each statement is a :class:`Query` (SQL, parameters, and how to read its
-result), so that the move path can be run by Django's connection
-(``game.moves.rows.run_steps``) or, on PostgreSQL in the server, by an asyncio
+Each statement is a ``game.sql`` :class:`Query` (SQL, parameters, and how to
+read its result), so that the move path can be run by Django's connection
+(``game.sql.statements.run_steps``) or, on PostgreSQL in the server, by an asyncio
 connection on the event loop (``game.moves.db.run_steps_async``).
 """
 
 from __future__ import annotations
 
 import datetime
-import re
-from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection, models
-from django.db.models import Field, Model
+from django.db.models import Model
 
 from game.models import Action, Seat, Table
-from game.moves import row_instances
-
-
-@dataclass(frozen=True)
-class Query:
-    """One statement of the move path: ``read(rowcount, rows)`` gives its value.
-
-    A step may also yield a tuple of queries (a batch) and gets a tuple of
-    their values: the asyncio runner sends a batch in one round trip
-    (``game.moves.db.run_steps_async``)."""
-
-    sql: str
-    params: list[Any]
-    read: Callable[[int, list[tuple[Any, ...]]], Any]
-
-    @property
-    def wants_result(self) -> bool:
-        """False for a write whose outcome is only known at the commit."""
-        return self.read is not no_value
-
-
-Step = Query | tuple[Query, ...]
+from game.sql import instances
+from game.sql.instances import dialect, quote
+from game.sql.statements import (
+    Query,
+    insert_columns,
+    insert_query,
+    names_and_marks,
+    no_value,
+)
 
 
 @dataclass(frozen=True)
@@ -65,73 +49,17 @@ class Think:
     bound_ms: int
 
 
-T = TypeVar("T")
-Steps = Generator[Step, Any, T]
-
-
-def run_steps(steps: Steps[T]) -> T:
-    """Run a generator of statements on Django's connection (in the caller's
-    transaction): each yielded :class:`Query` is executed and its value sent
-    back (a batch's one by one, their values as a tuple); returns what the
-    generator returns."""
-
-    def value_of(query: Query) -> Any:
-        with connection.cursor() as cursor:
-            cursor.execute(query.sql, query.params)
-            fetched = cursor.fetchall() if cursor.description else []
-            return query.read(cursor.rowcount, fetched)
-
-    return drive(steps, value_of)
-
-
-def drive(steps: Steps[T], value_of: Callable[[Query], Any]) -> T:
-    """Run ``steps`` with ``value_of`` executing each statement."""
-    try:
-        step = next(steps)
-        while True:
-            if isinstance(step, tuple):
-                step = steps.send(tuple(value_of(query) for query in step))
-            else:
-                step = steps.send(value_of(step))
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-
-
-def with_marks(sql: str, mark: Callable[[int], str]) -> str:
-    """``sql`` with Django's ``%s`` placeholders written as ``mark(n)`` (n from
-    1) and ``%%`` as ``%``: for a driver's own placeholder style."""
-    count = iter(range(1, 1_000_000))
-    return _FORMAT_MARK.sub(lambda m: "%" if m.group() == "%%" else mark(next(count)), sql)
-
-
-_FORMAT_MARK = re.compile(r"%%|%s")
-
-
-def no_value(rowcount: int, fetched: list[tuple[Any, ...]]) -> None:
-    """The ``read`` of a write whose outcome only the commit tells."""
-    return None
-
-
-def _quote(name: str) -> str:
-    return row_instances.quote(name)
-
-
-def _names_and_marks(columns: tuple[str, ...]) -> tuple[str, str]:
-    """The quoted column list and as many placeholders, for an INSERT."""
-    return ", ".join(_quote(c) for c in columns), ", ".join(["%s"] * len(columns))
-
-
 def _prep(model: type[Model], attname: str, value: Any) -> Any:
     field = model._meta.get_field(attname.removesuffix("_id"))
-    return field.get_db_prep_save(value, row_instances.dialect())
+    return field.get_db_prep_save(value, dialect())
 
 
 @cache
 def _bump_sql() -> str:
     return (
-        f"UPDATE {_quote(Table._meta.db_table)} "
-        f"SET {_quote('version')} = {_quote('version')} + 1, {_quote('turn_started_at')} = %s "
-        f"WHERE {_quote('id')} = %s AND {_quote('version')} = %s AND {_quote('status')} = %s"
+        f"UPDATE {quote(Table._meta.db_table)} "
+        f"SET {quote('version')} = {quote('version')} + 1, {quote('turn_started_at')} = %s "
+        f"WHERE {quote('id')} = %s AND {quote('version')} = %s AND {quote('status')} = %s"
     )
 
 
@@ -149,12 +77,12 @@ def bump_version_query(table_pk: int, expected_version: int, now: datetime.datet
 
 @cache
 def _table_sql() -> str:
-    select, _, _ = row_instances.columns(Table, "t")
-    users, username = _quote(get_user_model()._meta.db_table), row_instances.username_column()
+    select, _, _ = instances.columns(Table, "t")
+    users, username = quote(get_user_model()._meta.db_table), instances.username_column()
     return (
-        f"SELECT {select}, h.{username} FROM {_quote(Table._meta.db_table)} t "
-        f"LEFT JOIN {users} h ON h.{_quote('id')} = t.{_quote('host_id')} "
-        f"WHERE t.{_quote('id')} = %s"
+        f"SELECT {select}, h.{username} FROM {quote(Table._meta.db_table)} t "
+        f"LEFT JOIN {users} h ON h.{quote('id')} = t.{quote('host_id')} "
+        f"WHERE t.{quote('id')} = %s"
     )
 
 
@@ -167,19 +95,19 @@ def _read_table(rowcount: int, fetched: list[tuple[Any, ...]]) -> Table | None:
     if not fetched:
         return None
     row = fetched[0]
-    table = row_instances.instance(Table, "t", row[:-1])
-    table.host = row_instances.user(table.host_id, row[-1])
+    table = instances.instance(Table, "t", row[:-1])
+    table.host = instances.user(table.host_id, row[-1])
     return table
 
 
 @cache
 def _seats_sql() -> str:
-    select, _, _ = row_instances.columns(Seat, "s")
-    users, username = _quote(get_user_model()._meta.db_table), row_instances.username_column()
+    select, _, _ = instances.columns(Seat, "s")
+    users, username = quote(get_user_model()._meta.db_table), instances.username_column()
     return (
-        f"SELECT {select}, u.{username} FROM {_quote(Seat._meta.db_table)} s "
-        f"LEFT JOIN {users} u ON u.{_quote('id')} = s.{_quote('user_id')} "
-        f"WHERE s.{_quote('table_id')} = %s"
+        f"SELECT {select}, u.{username} FROM {quote(Seat._meta.db_table)} s "
+        f"LEFT JOIN {users} u ON u.{quote('id')} = s.{quote('user_id')} "
+        f"WHERE s.{quote('table_id')} = %s"
     )
 
 
@@ -191,16 +119,16 @@ def fetch_seats_query(table_pk: int) -> Query:
 def _read_seats(rowcount: int, fetched: list[tuple[Any, ...]]) -> dict[int, Seat]:
     seats = {}
     for row in fetched:
-        seat = row_instances.instance(Seat, "s", row[:-1])
-        seat.user = row_instances.user(seat.user_id, row[-1])
+        seat = instances.instance(Seat, "s", row[:-1])
+        seat.user = instances.user(seat.user_id, row[-1])
         seats[seat.position] = seat
     return dict(sorted(seats.items()))
 
 
 @cache
 def _action_sql(columns: tuple[str, ...]) -> str:
-    names, marks = _names_and_marks(columns)
-    return f"INSERT INTO {_quote(Action._meta.db_table)} ({names}) VALUES ({marks})"
+    names, marks = names_and_marks(columns)
+    return f"INSERT INTO {quote(Action._meta.db_table)} ({names}) VALUES ({marks})"
 
 
 def _action_values(
@@ -243,7 +171,7 @@ def insert_action_query(
 
 @cache
 def _quick_swap_sql() -> str:
-    return f"{_bump_sql()} AND {_quote('seats_version')} = %s"
+    return f"{_bump_sql()} AND {quote('seats_version')} = %s"
 
 
 def quick_swap_query(table: Table, expected_version: int, now: datetime.datetime) -> Query:
@@ -255,14 +183,14 @@ def quick_swap_query(table: Table, expected_version: int, now: datetime.datetime
 
 @cache
 def _quick_move_sql(columns: tuple[str, ...], also: type[Model] | None = None) -> str:
-    names, marks = _names_and_marks(columns)
-    swap = f"WITH swapped AS ({_quick_swap_sql()} RETURNING {_quote('id')}) "
-    insert = f"INSERT INTO {_quote(Action._meta.db_table)} ({names}) SELECT {marks} FROM swapped"
+    names, marks = names_and_marks(columns)
+    swap = f"WITH swapped AS ({_quick_swap_sql()} RETURNING {quote('id')}) "
+    insert = f"INSERT INTO {quote(Action._meta.db_table)} ({names}) SELECT {marks} FROM swapped"
     if also is None:
         return swap + insert
     # A round's last card: its pending round too, inserted only if the swap was made.
-    names, marks = _names_and_marks(_insert_columns(also))
-    table = _quote(also._meta.db_table)
+    names, marks = names_and_marks(insert_columns(also))
+    table = quote(also._meta.db_table)
     return f"{swap}, moved AS ({insert}) INSERT INTO {table} ({names}) SELECT {marks} FROM swapped"
 
 
@@ -295,9 +223,9 @@ def quick_move_query(
 @cache
 def _stand_in_sql() -> str:
     return (
-        f"SELECT {_quote('round_number')}, {_quote('seat')}, {_quote('action')} "
-        f"FROM {_quote(Action._meta.db_table)} "
-        f"WHERE {_quote('table_id')} = %s AND {_quote('by_stand_in')} = %s"
+        f"SELECT {quote('round_number')}, {quote('seat')}, {quote('action')} "
+        f"FROM {quote(Action._meta.db_table)} "
+        f"WHERE {quote('table_id')} = %s AND {quote('by_stand_in')} = %s"
     )
 
 
@@ -309,7 +237,7 @@ def stand_in_actions_query(table_pk: int) -> Query:
 def _read_stand_ins(rowcount: int, fetched: list[tuple[Any, ...]]) -> list[tuple[int, int, str]]:
     field = Action._meta.get_field("action")
     col = field.get_col("a")
-    backend = row_instances.dialect()
+    backend = dialect()
     converters = backend.ops.get_db_converters(col) + field.get_db_converters(backend)
     out = []
     for round_number, seat, data in fetched:
@@ -319,48 +247,11 @@ def _read_stand_ins(rowcount: int, fetched: list[tuple[Any, ...]]) -> list[tuple
     return out
 
 
-# Fields whose value, of the type they hold, is what the database is sent: their
-# ``get_db_prep_save`` would only convert it to that type again.
-_PLAIN_FIELDS = {models.BooleanField: bool, models.CharField: str} | dict.fromkeys(
-    (models.IntegerField, models.PositiveIntegerField, models.PositiveSmallIntegerField,
-     models.SmallIntegerField), int,
-)  # fmt: skip
-
-
-@cache
-def _insert_sql(model: type[Model]) -> tuple[str, tuple[tuple[Field, type | None], ...]]:
-    fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
-    names, marks = _names_and_marks(_insert_columns(model))
-    sql = f"INSERT INTO {_quote(model._meta.db_table)} ({names}) VALUES ({marks})"
-    return sql, tuple((f, _PLAIN_FIELDS.get(type(f))) for f in fields)
-
-
-@cache
-def _insert_columns(model: type[Model]) -> tuple[str, ...]:
-    """The columns :func:`insert_query` writes, in the order of its values."""
-    return tuple(f.column for f in model._meta.concrete_fields if not f.primary_key)
-
-
-def insert_query(instance: Model) -> Query:
-    """INSERT a new model instance as ``save()`` would (defaults, auto_now), without
-    reading back its id: for the round and result rows written by a move."""
-    sql, fields = _insert_sql(type(instance))
-    values = []
-    for f, plain in fields:
-        value = getattr(instance, f.attname)
-        # A round row has some 60 columns: Django's preparation of each was a
-        # quarter of a round end's CPU (bench_server's round-end second).
-        if plain is None or type(value) is not plain:
-            value = f.get_db_prep_save(f.pre_save(instance, True), row_instances.dialect())
-        values.append(value)
-    return Query(sql, values, no_value)
-
-
 @cache
 def _finish_sql() -> str:
     return (
-        f"UPDATE {_quote(Table._meta.db_table)} "
-        f"SET {_quote('status')} = %s, {_quote('finished_at')} = %s WHERE {_quote('id')} = %s"
+        f"UPDATE {quote(Table._meta.db_table)} "
+        f"SET {quote('status')} = %s, {quote('finished_at')} = %s WHERE {quote('id')} = %s"
     )
 
 
@@ -373,8 +264,8 @@ def finish_table_query(table_pk: int, now: datetime.datetime) -> Query:
 @cache
 def _seat_away_sql() -> str:
     return (
-        f"UPDATE {_quote(Seat._meta.db_table)} "
-        f"SET {_quote('away')} = %s, {_quote('played_for')} = %s WHERE {_quote('id')} = %s"
+        f"UPDATE {quote(Seat._meta.db_table)} "
+        f"SET {quote('away')} = %s, {quote('played_for')} = %s WHERE {quote('id')} = %s"
     )
 
 
@@ -386,10 +277,10 @@ def seat_away_query(seat: Seat) -> Query:
 
 @cache
 def _seats_changed_sql() -> str:
-    version = _quote("seats_version")
+    version = quote("seats_version")
     return (
-        f"UPDATE {_quote(Table._meta.db_table)} SET {version} = {version} + 1 "
-        f"WHERE {_quote('id')} = %s"
+        f"UPDATE {quote(Table._meta.db_table)} SET {version} = {version} + 1 "
+        f"WHERE {quote('id')} = %s"
     )
 
 

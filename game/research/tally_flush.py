@@ -43,8 +43,8 @@ from django.db import close_old_connections, connection, transaction
 
 from game import master
 from game.models import RoundRecordRow
-from game.moves import db
 from game.research import round_rows, tallies
+from game.sql.connections import drop_broken_connections
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ def flush_here(tables: list[int]) -> None:
         rounds, pause = live_steps()
         flush_pending(rounds, tables, pause)
     finally:
-        db.drop_broken_connections()
+        drop_broken_connections()
         close_old_connections()
 
 

@@ -12,8 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from game.moves import db, rows
-from game.moves.rows import Query, Step, no_value
+from game.moves import db
+from game.sql import statements
+from game.sql.statements import Query, Step, no_value
 from tests import services
 
 
@@ -33,7 +34,7 @@ def _steps() -> Generator[Step, Any, list[Any]]:
 
 @pytest.mark.django_db
 def test_run_steps_answers_a_batch_with_a_tuple() -> None:
-    assert rows.run_steps(_steps()) == [1, (2, 42)]
+    assert statements.run_steps(_steps()) == [1, (2, 42)]
 
 
 @pytest.mark.stack

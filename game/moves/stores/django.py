@@ -10,8 +10,8 @@ from django.utils import timezone
 from game.master import Committed, Move
 from game.moves import db, move
 from game.moves.move import Outcome
-from game.moves.rows import run_steps
 from game.research import tally_flush
+from game.sql.statements import run_steps
 
 
 class DjangoStore:

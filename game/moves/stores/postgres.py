@@ -40,8 +40,8 @@ from psycopg.types.json import Jsonb
 from game.master import Committed, Move
 from game.moves import db, move, rows
 from game.moves.move import Outcome, quick_step
-from game.moves.rows import Query
 from game.moves.stores.django import DjangoStore
+from game.sql.statements import Query, with_marks
 
 DEFAULT_ASYNC_CONNECTIONS = 4
 APPLICATION_NAME = "spades moves"  # in pg_stat_activity
@@ -198,7 +198,7 @@ async def _prepared(conn: psycopg.AsyncConnection[Any], sql: str, types: tuple[i
 
 def _numbered(sql: str) -> str:
     """Django's ``%s`` placeholders as PostgreSQL's ``$1``, ``$2``, ..."""
-    return rows.with_marks(sql, lambda n: f"${n}")
+    return with_marks(sql, lambda n: f"${n}")
 
 
 async def _result(pgconn: psycopg.pq.abc.PGconn) -> psycopg.pq.abc.PGresult:

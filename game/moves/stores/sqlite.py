@@ -28,11 +28,11 @@ from django.db import connection
 from django.utils import timezone
 
 from game.master import Committed, Move
-from game.moves import db, move, rows
+from game.moves import db, move
 from game.moves.move import Outcome
-from game.moves.rows import Query, Steps, drive
 from game.moves.stores.django import DjangoStore
 from game.research import tally_flush
+from game.sql.statements import Query, Steps, drive, with_marks
 
 T = TypeVar("T")
 
@@ -118,7 +118,7 @@ def run_sqlite_transaction(steps: Steps[T | None], wait: bool = True) -> T | Non
 @functools.lru_cache(maxsize=256)
 def _qmark(sql: str) -> str:
     """A statement with Django's ``%s`` placeholders in SQLite's ``?`` style."""
-    return rows.with_marks(sql, lambda _: "?")
+    return with_marks(sql, lambda _: "?")
 
 
 class SqliteStore(DjangoStore):
