@@ -12,17 +12,14 @@ A move is three steps, the same for every store (``game.moves.stores``):
    action, a finished round's record row, a finished match's result).
 3. :func:`save_steps` writes it. Steps 1-3 run as one transaction
    (:func:`move_steps`); a :class:`~game.errors.ServiceError` rolls it back.
-   After the commit the store hands the outcome to the master
-   (``game.master.TableMaster.after_commit``).
 
-A move of a table whose rows this process's moves left (:func:`known`) is
-first tried as the quick move (:func:`quick_move_steps`): stepped on those
-rows, saved by the compare-and-swap (a no-op unless the table is at that
-version with the same seats) and the INSERT, no row read. A round's last
-card inserts a pending round (its record row is written after the move:
-``game.research.round_rows``). A match's end, a seat change and a refused
-action take the full path (docs/architecture.md). Every statement is a
-``game.moves.rows`` query.
+A move of a table whose rows this process's moves left (:func:`known`) may
+first be tried as the quick move (the master decides, ``game.master``):
+stepped on those rows (:func:`quick_step`), saved by the compare-and-swap (a
+no-op unless the table is at that version with the same seats) and the
+INSERT, no row read (:func:`quick_save_steps`). A round's last card inserts
+a pending round (its row written after the move: ``game.research.round_rows``).
+A match's end, a seat change and a refused action take the full path.
 """
 
 from __future__ import annotations
@@ -370,27 +367,33 @@ def known(table_id: int, expected_version: int) -> tuple[matches.Rows, Match] | 
     return None if entry is None else (known, entry.match)
 
 
-def quick_move_steps(
-    table_id: int, seat: int, parsed: EngineAction, expected_version: int, now: datetime,
-    think: rows.Think | None = None,
-) -> Generator[Step, Any, Outcome | None]:  # fmt: skip
-    """The quick move on Django's connection: the compare-and-swap on the known
+@dataclass(frozen=True)
+class Quick:
+    """A quick move stepped (:func:`quick_step`), to be saved: its outcome, the
+    known table row it was stepped on, the version acted on, when, and the
+    player's decision time."""
+
+    outcome: Outcome
+    table: Table
+    version: int
+    now: datetime
+    think: rows.Think | None = None
+
+
+def quick_save_steps(quick: Quick) -> Generator[Step, Any, Outcome | None]:
+    """The quick move's save as statements: the compare-and-swap on the known
     rows' seats, then the INSERT (a round's last card: its pending round too);
     the table and seats are not read. None, having written nothing, when the
-    move takes the full path."""
-    found = known(table_id, expected_version)
-    if found is None:
+    table moved on or its seats changed (the master then takes the full path).
+    PostgreSQL's asyncio store sends the same as one statement
+    (``rows.quick_move_query``)."""
+    if not (yield rows.quick_swap_query(quick.table, quick.version, quick.now)):
         return None
-    rows_known, match = found
-    outcome = quick_step(match, rows_known, seat, parsed, False, now)
-    if outcome is None:
-        return None
-    if not (yield rows.quick_swap_query(rows_known.table, expected_version, now)):
-        return None
-    r = outcome.result
+    r = quick.outcome.result
     yield rows.insert_action_query(
-        r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, now, think
-    )
-    if outcome.pending_round is not None:
-        yield insert_query(outcome.pending_round)  # its row: written after the move
-    return outcome
+        r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, quick.now,
+        quick.think,
+    )  # fmt: skip
+    if quick.outcome.pending_round is not None:
+        yield insert_query(quick.outcome.pending_round)  # its row: written after the move
+    return quick.outcome

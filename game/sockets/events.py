@@ -142,17 +142,17 @@ def table_event(
 
 
 class ChannelAnnouncer:
-    """The master's announcer: a committed move as one group message to its
-    table's sockets, on whichever channel layer is configured."""
+    """The master's announcer: a committed move, or a table's other change, as
+    one group message to its table's sockets, on whichever channel layer is
+    configured."""
 
     def announce(
         self, table_id: int, version: int, action: dict[str, Any], info: dict[str, Any]
     ) -> None:
         table_event(table_id, version, action, info)
 
-
-def table_changed(table_pk: int) -> None:
-    send_to_table(table_pk, {"type": "table.changed"})
+    def changed(self, table_id: int) -> None:
+        send_to_table(table_id, {"type": "table.changed"})
 
 
 # ----- the embedded default's channel layer ---------------------------------------------
