@@ -74,11 +74,6 @@ class Store(Protocol):
         """On the server's event loop, at its first socket: open what moves need."""
         ...
 
-    @property
-    def flush_steps(self) -> tuple[int, float]:
-        """(rounds, pause) of a live tally flush's steps on this database."""
-        ...
-
 
 class Announcer(Protocol):
     """Who tells a table's sockets what changed (the channel layer, ``game.sockets.events``)."""

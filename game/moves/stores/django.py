@@ -11,7 +11,6 @@ from django.db import transaction
 from game.moves import db, move
 from game.moves.move import Outcome, Quick
 from game.moves.port import Committed
-from game.research import tally_flush
 from game.sql.statements import Steps, run_steps
 
 
@@ -19,11 +18,6 @@ class DjangoStore:
     """Storage on Django's connection: each save in one ``transaction.atomic``,
     ``committed`` on its commit (the outermost one, should the caller hold a
     transaction)."""
-
-    @property
-    def flush_steps(self) -> tuple[int, float]:
-        """(rounds, pause) of a live tally flush's steps (``game.research.tally_flush``)."""
-        return tally_flush.LIVE_BATCH, tally_flush.LIVE_PAUSE
 
     def save_quick(self, quick: Quick, committed: Committed, wait: bool = True) -> bool:
         with transaction.atomic():

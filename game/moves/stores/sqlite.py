@@ -30,7 +30,6 @@ from game.moves import db, move
 from game.moves.move import Outcome, Quick
 from game.moves.port import Committed
 from game.moves.stores.django import DjangoStore
-from game.research import tally_flush
 from game.sql.statements import Query, Steps, drive, with_marks
 
 T = TypeVar("T")
@@ -124,11 +123,6 @@ class SqliteStore(DjangoStore):
     """SQLite: the quick move's save in a transaction of its own on the sqlite3
     connection (when the caller holds none); else, and for the full path,
     Django's."""
-
-    @property
-    def flush_steps(self) -> tuple[int, float]:
-        """Shorter steps: each holds the one write lock the moves wait for."""
-        return tally_flush.SQLITE_BATCH, tally_flush.SQLITE_PAUSE
 
     def save_quick(self, quick: Quick, committed: Committed, wait: bool = True) -> bool:
         if connection.in_atomic_block:
