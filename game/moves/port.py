@@ -39,7 +39,7 @@ class Move:
 
 
 # What a store calls once a move is committed, never before, never twice.
-Committed = Callable[[Outcome], None]
+OnCommit = Callable[[Outcome], None]
 
 
 class Store(Protocol):
@@ -47,25 +47,25 @@ class Store(Protocol):
     master decides which statements run; a store runs them in a transaction
     and says when it committed."""
 
-    def save_quick(self, quick: Quick, committed: Committed, wait: bool = True) -> bool:
+    def save_quick(self, quick: Quick, committed: OnCommit, wait: bool = True) -> bool:
         """The quick move's compare-and-swap save: True, and ``committed`` once
         it commits; False, having written nothing, when the table moved on or its
         seats changed. Not ``wait``: a store that would wait for a write lock may
         refuse at once (``game.moves.stores.WriteLockBusy``)."""
         ...
 
-    def run_full(self, steps: Callable[[], Steps[Outcome]], committed: Committed) -> Outcome:
+    def run_full(self, steps: Callable[[], Steps[Outcome]], committed: OnCommit) -> Outcome:
         """The full path's statements (``steps()``) in one transaction, then
         ``committed``; a ``ServiceError`` rolls it back."""
         ...
 
-    async def save_quick_on_loop(self, quick: Quick, committed: Committed) -> bool:
+    async def save_quick_on_loop(self, quick: Quick, committed: OnCommit) -> bool:
         """:meth:`save_quick` from the server's event loop, never blocking it
         for long; once started, it runs to its end."""
         ...
 
     async def run_full_on_loop(
-        self, steps: Callable[[], Steps[Outcome]], committed: Committed
+        self, steps: Callable[[], Steps[Outcome]], committed: OnCommit
     ) -> Outcome:
         """:meth:`run_full` from the server's event loop."""
         ...

@@ -15,7 +15,7 @@ from a queryset's.
 Each statement is a ``game.sql`` :class:`Query` (SQL, parameters, and how to
 read its result), so that the move path can be run by Django's connection
 (``game.sql.statements.run_steps``) or, on PostgreSQL in the server, by an asyncio
-connection on the event loop (``game.moves.db.run_steps_async``).
+connection on the event loop (``game.moves.stores.asyncio_steps``).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ class Query:
 
     A step may also yield a tuple of queries (a batch) and gets a tuple of
     their values: the asyncio runner sends a batch in one round trip
-    (``game.moves.db.run_steps_async``)."""
+    (``game.moves.stores.asyncio_steps``)."""
 
     sql: str
     params: list[Any]

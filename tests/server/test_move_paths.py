@@ -9,7 +9,8 @@ counters that time it for ``/metrics`` (``observe``), the
 libraries below the server (the engine, the bots, the model definitions,
 the SQL toolkit ``game/sql/``),
 and the broadcast's delivery to each socket, which every group message
-shares (``fanout``, ``frames``, ``pubsub_layer``, ``socket_writes``).
+shares (the layer, ``memory_layer`` or ``pubsub_layer``; ``fanout``, ``frames``,
+``socket_writes``).
 """
 
 from __future__ import annotations
@@ -44,10 +45,12 @@ TOOLKIT = "game/sql/"
 # What only measures a move for /metrics (a counter and a clock around it).
 INSTRUMENTS = {"game/observe.py"}
 DELIVERY = {
-    "game/sockets/fanout.py", "game/sockets/frames.py", "game/sockets/pubsub_layer.py",
-    "game/sockets/socket_writes.py",
+    "game/sockets/fanout.py", "game/sockets/frames.py", "game/sockets/memory_layer.py",
+    "game/sockets/pubsub_layer.py", "game/sockets/socket_writes.py",
 }  # fmt: skip
-EMBEDDED_DELIVERY = {"game/sockets/fanout.py", "game/sockets/frames.py"}
+EMBEDDED_DELIVERY = {
+    "game/sockets/memory_layer.py", "game/sockets/fanout.py", "game/sockets/frames.py"
+}  # fmt: skip
 MOST_FILES = 7
 
 # The lists docs/architecture.md gives, checked against the traces below.

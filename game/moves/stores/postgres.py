@@ -5,7 +5,7 @@ Other callers (Celery workers, views) move on Django's connection, as
 connection of the loop's :class:`ConnectionPool` (filled at the first
 socket); the quick move is one statement and one round trip
 (:func:`run_alone`), the full path one transaction of two round trips
-(``game.moves.db.run_steps_async``).
+(``asyncio_steps.run_steps_async``).
 
 **The quick move's one statement, with no cursor.** In Daphne's profile of the
 Redis stack, psycopg's cursor and its parameter dumpers cost more CPU than
@@ -38,7 +38,8 @@ from psycopg.types.json import Jsonb
 
 from game.moves import db, rows
 from game.moves.move import Outcome, Quick
-from game.moves.port import Committed
+from game.moves.port import OnCommit
+from game.moves.stores import asyncio_steps
 from game.moves.stores.django import DjangoStore
 from game.sql.statements import Query, Steps, with_marks
 
@@ -84,7 +85,7 @@ class ConnectionPool:
             self.idle.put_nowait(conn)
 
     def release(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        if conn.closed or conn.broken or conn.info.transaction_status != db.IDLE:
+        if conn.closed or conn.broken or conn.info.transaction_status != asyncio_steps.IDLE:
             self.opened -= 1
             db.hold(asyncio.ensure_future(conn.close()))  # the next acquire opens a fresh one
             if conn.closed or conn.broken:
@@ -278,11 +279,11 @@ class PostgresStore(DjangoStore):
     def warm_up(self) -> None:
         warm_up_pool()
 
-    async def save_quick_on_loop(self, quick: Quick, committed: Committed) -> bool:
+    async def save_quick_on_loop(self, quick: Quick, committed: OnCommit) -> bool:
         return await self._to_the_end(self._save_quick(quick, committed))  # type: ignore[no-any-return]
 
     async def run_full_on_loop(
-        self, steps: Callable[[], Steps[Outcome]], committed: Committed
+        self, steps: Callable[[], Steps[Outcome]], committed: OnCommit
     ) -> Outcome:
         return await self._to_the_end(self._run_full(steps, committed))  # type: ignore[no-any-return]
 
@@ -295,7 +296,7 @@ class PostgresStore(DjangoStore):
         running.add_done_callback(lambda done: done.cancelled() or done.exception())
         return await asyncio.shield(running)
 
-    async def _save_quick(self, quick: Quick, committed: Committed) -> bool:
+    async def _save_quick(self, quick: Quick, committed: OnCommit) -> bool:
         """The quick move's save as one statement and one round trip: the
         compare-and-swap and the INSERT (and a finished round's pending round),
         which change nothing if the table moved on or its seats changed since."""
@@ -320,13 +321,13 @@ class PostgresStore(DjangoStore):
             committed(quick.outcome)
         return bool(made)
 
-    async def _run_full(self, steps: Callable[[], Steps[Outcome]], committed: Committed) -> Outcome:
+    async def _run_full(self, steps: Callable[[], Steps[Outcome]], committed: OnCommit) -> Outcome:
         conns = pool()
         for attempt in (1, 2):
             conn = await conns.acquire(fresh=attempt > 1)
             try:
                 # One transaction; when it returns, the move is committed.
-                outcome = await db.run_steps_async(conn, steps())
+                outcome = await asyncio_steps.run_steps_async(conn, steps())
                 break
             except psycopg.OperationalError:
                 # A connection that died while idle (the server restarted, say): once

@@ -28,7 +28,7 @@ from django.db import connection
 
 from game.moves import db, move
 from game.moves.move import Outcome, Quick
-from game.moves.port import Committed
+from game.moves.port import OnCommit
 from game.moves.stores.django import DjangoStore
 from game.sql.statements import Query, Steps, drive, with_marks
 
@@ -124,7 +124,7 @@ class SqliteStore(DjangoStore):
     connection (when the caller holds none); else, and for the full path,
     Django's."""
 
-    def save_quick(self, quick: Quick, committed: Committed, wait: bool = True) -> bool:
+    def save_quick(self, quick: Quick, committed: OnCommit, wait: bool = True) -> bool:
         if connection.in_atomic_block:
             return super().save_quick(quick, committed)
         done = run_sqlite_transaction(move.quick_save_steps(quick), wait=wait)
@@ -141,13 +141,13 @@ class SqliteLoopStore(SqliteStore):
     the context the loop's database calls share (``game.moves.db.db_call``):
     the same connection, and no thread."""
 
-    async def save_quick_on_loop(self, quick: Quick, committed: Committed) -> bool:
+    async def save_quick_on_loop(self, quick: Quick, committed: OnCommit) -> bool:
         async def call(wait: bool) -> bool:
             return db.LOOP_CONTEXT.run(self.save_quick, quick, committed, wait)
 
         return await move_when_free(call)
 
     async def run_full_on_loop(
-        self, steps: Callable[[], Steps[Outcome]], committed: Committed
+        self, steps: Callable[[], Steps[Outcome]], committed: OnCommit
     ) -> Outcome:
         return db.LOOP_CONTEXT.run(self.run_full, steps, committed)
