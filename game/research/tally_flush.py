@@ -68,7 +68,10 @@ def live_steps() -> tuple[int, float]:
     return SQLITE_BATCH, SQLITE_PAUSE
 
 
-FLUSH_TASK = "game.tally_flush.flush_tables"
+FLUSH_TASK = "game.research.tally_flush.flush_tables"
+# The name the task had before game/research/: messages queued under it before
+# a deploy still run.
+FORMER_FLUSH_TASK = "game.tally_flush.flush_tables"
 
 
 def flush_pending(
@@ -172,8 +175,13 @@ def send_to_worker(tables: list[int]) -> None:
     current_app.send_task(FLUSH_TASK, args=[tables], queue="bots")
 
 
-@shared_task(name=FLUSH_TASK, ignore_result=True)
-def flush_tables(tables: list[int]) -> int:
+def _flush_tables(tables: list[int]) -> int:
     """A Celery worker's flush of a server process's batch (:class:`Flusher`)."""
     rounds, pause = live_steps()
     return flush_pending(rounds, tables, pause)
+
+
+flush_tables = shared_task(name=FLUSH_TASK, ignore_result=True)(_flush_tables)
+flush_tables_by_former_name = shared_task(name=FORMER_FLUSH_TASK, ignore_result=True)(
+    _flush_tables
+)
