@@ -14,6 +14,9 @@ The layers (docs/architecture.md), lowest first:
    with their management commands: it may import everything, and nothing of
    the site (layers 0-4) imports it.
 
+Inside the server (``game``) the layers are finer: :data:`GAME_LAYERS`, the
+one place they are defined (docs/architecture.md cites it).
+
 Every import counts, those inside functions too: a lazy import still ties
 two modules together, and is how loops hide.
 """
