@@ -29,15 +29,11 @@ from django.contrib.auth import get_user_model
 from django.db.models import Model
 
 from game.models import Action, Seat, Table
-from game.sql import instances
-from game.sql.instances import dialect, quote
-from game.sql.statements import (
-    Query,
-    insert_columns,
-    insert_query,
-    names_and_marks,
-    no_value,
-)
+from game.sql import instances as row_instances
+from game.sql.instances import quote as _quote
+from game.sql.statements import Query, insert_query, no_value
+from game.sql.statements import insert_columns as _insert_columns
+from game.sql.statements import names_and_marks as _names_and_marks
 
 
 @dataclass(frozen=True)
@@ -51,15 +47,15 @@ class Think:
 
 def _prep(model: type[Model], attname: str, value: Any) -> Any:
     field = model._meta.get_field(attname.removesuffix("_id"))
-    return field.get_db_prep_save(value, dialect())
+    return field.get_db_prep_save(value, row_instances.dialect())
 
 
 @cache
 def _bump_sql() -> str:
     return (
-        f"UPDATE {quote(Table._meta.db_table)} "
-        f"SET {quote('version')} = {quote('version')} + 1, {quote('turn_started_at')} = %s "
-        f"WHERE {quote('id')} = %s AND {quote('version')} = %s AND {quote('status')} = %s"
+        f"UPDATE {_quote(Table._meta.db_table)} "
+        f"SET {_quote('version')} = {_quote('version')} + 1, {_quote('turn_started_at')} = %s "
+        f"WHERE {_quote('id')} = %s AND {_quote('version')} = %s AND {_quote('status')} = %s"
     )
 
 
@@ -77,12 +73,12 @@ def bump_version_query(table_pk: int, expected_version: int, now: datetime.datet
 
 @cache
 def _table_sql() -> str:
-    select, _, _ = instances.columns(Table, "t")
-    users, username = quote(get_user_model()._meta.db_table), instances.username_column()
+    select, _, _ = row_instances.columns(Table, "t")
+    users, username = _quote(get_user_model()._meta.db_table), row_instances.username_column()
     return (
-        f"SELECT {select}, h.{username} FROM {quote(Table._meta.db_table)} t "
-        f"LEFT JOIN {users} h ON h.{quote('id')} = t.{quote('host_id')} "
-        f"WHERE t.{quote('id')} = %s"
+        f"SELECT {select}, h.{username} FROM {_quote(Table._meta.db_table)} t "
+        f"LEFT JOIN {users} h ON h.{_quote('id')} = t.{_quote('host_id')} "
+        f"WHERE t.{_quote('id')} = %s"
     )
 
 
@@ -95,19 +91,19 @@ def _read_table(rowcount: int, fetched: list[tuple[Any, ...]]) -> Table | None:
     if not fetched:
         return None
     row = fetched[0]
-    table = instances.instance(Table, "t", row[:-1])
-    table.host = instances.user(table.host_id, row[-1])
+    table = row_instances.instance(Table, "t", row[:-1])
+    table.host = row_instances.user(table.host_id, row[-1])
     return table
 
 
 @cache
 def _seats_sql() -> str:
-    select, _, _ = instances.columns(Seat, "s")
-    users, username = quote(get_user_model()._meta.db_table), instances.username_column()
+    select, _, _ = row_instances.columns(Seat, "s")
+    users, username = _quote(get_user_model()._meta.db_table), row_instances.username_column()
     return (
-        f"SELECT {select}, u.{username} FROM {quote(Seat._meta.db_table)} s "
-        f"LEFT JOIN {users} u ON u.{quote('id')} = s.{quote('user_id')} "
-        f"WHERE s.{quote('table_id')} = %s"
+        f"SELECT {select}, u.{username} FROM {_quote(Seat._meta.db_table)} s "
+        f"LEFT JOIN {users} u ON u.{_quote('id')} = s.{_quote('user_id')} "
+        f"WHERE s.{_quote('table_id')} = %s"
     )
 
 
@@ -119,16 +115,16 @@ def fetch_seats_query(table_pk: int) -> Query:
 def _read_seats(rowcount: int, fetched: list[tuple[Any, ...]]) -> dict[int, Seat]:
     seats = {}
     for row in fetched:
-        seat = instances.instance(Seat, "s", row[:-1])
-        seat.user = instances.user(seat.user_id, row[-1])
+        seat = row_instances.instance(Seat, "s", row[:-1])
+        seat.user = row_instances.user(seat.user_id, row[-1])
         seats[seat.position] = seat
     return dict(sorted(seats.items()))
 
 
 @cache
 def _action_sql(columns: tuple[str, ...]) -> str:
-    names, marks = names_and_marks(columns)
-    return f"INSERT INTO {quote(Action._meta.db_table)} ({names}) VALUES ({marks})"
+    names, marks = _names_and_marks(columns)
+    return f"INSERT INTO {_quote(Action._meta.db_table)} ({names}) VALUES ({marks})"
 
 
 def _action_values(
@@ -171,7 +167,7 @@ def insert_action_query(
 
 @cache
 def _quick_swap_sql() -> str:
-    return f"{_bump_sql()} AND {quote('seats_version')} = %s"
+    return f"{_bump_sql()} AND {_quote('seats_version')} = %s"
 
 
 def quick_swap_query(table: Table, expected_version: int, now: datetime.datetime) -> Query:
@@ -183,14 +179,14 @@ def quick_swap_query(table: Table, expected_version: int, now: datetime.datetime
 
 @cache
 def _quick_move_sql(columns: tuple[str, ...], also: type[Model] | None = None) -> str:
-    names, marks = names_and_marks(columns)
-    swap = f"WITH swapped AS ({_quick_swap_sql()} RETURNING {quote('id')}) "
-    insert = f"INSERT INTO {quote(Action._meta.db_table)} ({names}) SELECT {marks} FROM swapped"
+    names, marks = _names_and_marks(columns)
+    swap = f"WITH swapped AS ({_quick_swap_sql()} RETURNING {_quote('id')}) "
+    insert = f"INSERT INTO {_quote(Action._meta.db_table)} ({names}) SELECT {marks} FROM swapped"
     if also is None:
         return swap + insert
     # A round's last card: its pending round too, inserted only if the swap was made.
-    names, marks = names_and_marks(insert_columns(also))
-    table = quote(also._meta.db_table)
+    names, marks = _names_and_marks(_insert_columns(also))
+    table = _quote(also._meta.db_table)
     return f"{swap}, moved AS ({insert}) INSERT INTO {table} ({names}) SELECT {marks} FROM swapped"
 
 
@@ -223,9 +219,9 @@ def quick_move_query(
 @cache
 def _stand_in_sql() -> str:
     return (
-        f"SELECT {quote('round_number')}, {quote('seat')}, {quote('action')} "
-        f"FROM {quote(Action._meta.db_table)} "
-        f"WHERE {quote('table_id')} = %s AND {quote('by_stand_in')} = %s"
+        f"SELECT {_quote('round_number')}, {_quote('seat')}, {_quote('action')} "
+        f"FROM {_quote(Action._meta.db_table)} "
+        f"WHERE {_quote('table_id')} = %s AND {_quote('by_stand_in')} = %s"
     )
 
 
@@ -237,7 +233,7 @@ def stand_in_actions_query(table_pk: int) -> Query:
 def _read_stand_ins(rowcount: int, fetched: list[tuple[Any, ...]]) -> list[tuple[int, int, str]]:
     field = Action._meta.get_field("action")
     col = field.get_col("a")
-    backend = dialect()
+    backend = row_instances.dialect()
     converters = backend.ops.get_db_converters(col) + field.get_db_converters(backend)
     out = []
     for round_number, seat, data in fetched:
@@ -250,8 +246,8 @@ def _read_stand_ins(rowcount: int, fetched: list[tuple[Any, ...]]) -> list[tuple
 @cache
 def _finish_sql() -> str:
     return (
-        f"UPDATE {quote(Table._meta.db_table)} "
-        f"SET {quote('status')} = %s, {quote('finished_at')} = %s WHERE {quote('id')} = %s"
+        f"UPDATE {_quote(Table._meta.db_table)} "
+        f"SET {_quote('status')} = %s, {_quote('finished_at')} = %s WHERE {_quote('id')} = %s"
     )
 
 
@@ -264,8 +260,8 @@ def finish_table_query(table_pk: int, now: datetime.datetime) -> Query:
 @cache
 def _seat_away_sql() -> str:
     return (
-        f"UPDATE {quote(Seat._meta.db_table)} "
-        f"SET {quote('away')} = %s, {quote('played_for')} = %s WHERE {quote('id')} = %s"
+        f"UPDATE {_quote(Seat._meta.db_table)} "
+        f"SET {_quote('away')} = %s, {_quote('played_for')} = %s WHERE {_quote('id')} = %s"
     )
 
 
@@ -277,10 +273,10 @@ def seat_away_query(seat: Seat) -> Query:
 
 @cache
 def _seats_changed_sql() -> str:
-    version = quote("seats_version")
+    version = _quote("seats_version")
     return (
-        f"UPDATE {quote(Table._meta.db_table)} SET {version} = {version} + 1 "
-        f"WHERE {quote('id')} = %s"
+        f"UPDATE {_quote(Table._meta.db_table)} SET {version} = {version} + 1 "
+        f"WHERE {_quote('id')} = %s"
     )
 
 
