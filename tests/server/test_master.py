@@ -62,7 +62,6 @@ OWN_CONFIGURATION = {
     "SPADES_HEALTH_QUEUES": {"spadesite/health.py"},
     "SPADES_METRICS_ALLOW": {"spadesite/metrics.py"},
     "SPADES_METRICS_TOKEN": {"spadesite/metrics.py"},
-    "BASE_DIR": {"game/research/league_table.py"},
     "SPADES_BOT_LEVELS": {"lobby/levels.py"},
     "SPADES_LEADERBOARD_MIN_MATCHES": {"lobby/player_pages.py"},
     "SPADES_CSP": {"spadesite/security.py"},
