@@ -307,8 +307,7 @@ def upward_imports_in_game(edges: Mapping[str, Iterable[str]]) -> list[str]:
         for a, targets in edges.items()
         if a.split(".")[0] == "game"
         for b in targets
-        if b.split(".")[0] == "game"
-        and game_layer(b) > game_layer(a)
+        if b.split(".")[0] == "game" and game_layer(b) > game_layer(a)
     )
 
 

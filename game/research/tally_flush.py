@@ -182,6 +182,4 @@ def _flush_tables(tables: list[int]) -> int:
 
 
 flush_tables = shared_task(name=FLUSH_TASK, ignore_result=True)(_flush_tables)
-flush_tables_by_former_name = shared_task(name=FORMER_FLUSH_TASK, ignore_result=True)(
-    _flush_tables
-)
+by_former_name = shared_task(name=FORMER_FLUSH_TASK, ignore_result=True)(_flush_tables)
