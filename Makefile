@@ -59,7 +59,7 @@ run: install
 # search and Celery beat, against DATABASE_URL and REDIS_URL (default: the
 # local PostgreSQL database `spades` and Redis). Ctrl-C stops them all.
 stack: install proxy
-	@exec $(BIN)/python scripts/stack.py
+	@exec $(BIN)/python lab/stack/run.py
 
 # Browser tests use Debian's Chromium (Playwright's own browser download is not
 # available everywhere). Without it they skip locally and fail under CI=true.

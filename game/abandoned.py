@@ -7,8 +7,8 @@ the page's heartbeat keeps up; those a process gathers and writes together,
 ``game.sockets.visits``). An open or playing table whose last visit is
 older than ``SPADES_ABANDON_MINUTES`` (default 60) is *abandoned*: it leaves
 the lobby at once (:func:`cutoff` filters the list), and the next sweep sets
-its status to ``abandoned``, which stops its bots (a move needs a playing
-table) and tells any socket still open. The sweep runs from the lobby page
+its status to ``abandoned`` through the table master, which stops its bots
+(a move needs a playing table) and tells any socket still open. The sweep runs from the lobby page
 at most once a minute per process, and from ``manage.py close_abandoned_tables``
 for a cron job.
 """
@@ -21,11 +21,11 @@ import time
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
+from game import master
+from game.master import Changed
 from game.models import Table
-from game.sockets import events
 
 TOUCH_EVERY = 60.0  # seconds between two visits a socket records
 SWEEP_EVERY = 60.0  # seconds between two sweeps from the lobby, per process
@@ -61,15 +61,17 @@ def close_abandoned(now: datetime | None = None) -> list[int]:
     returns their primary keys. Sockets still open get the closed table's state."""
     now = now or timezone.now()
     stale = Table.objects.filter(status__in=LIVE, last_human_at__lt=cutoff(now))
-    with transaction.atomic():
+
+    def write() -> Changed[list[int]]:
         pks = list(stale.select_for_update().values_list("pk", flat=True))
         if pks:
             # The filter again: a visit between the read and the lock keeps a table.
             Table.objects.filter(pk__in=pks, last_human_at__lt=cutoff(now)).update(
                 status=Table.Status.ABANDONED, finished_at=now
             )
-            for pk in pks:
-                transaction.on_commit(lambda pk=pk: events.table_changed(pk), robust=True)
+        return Changed(pks, pks)
+
+    pks = master.get().change(write)
     if pks:
         log.info("closed %d abandoned table(s)", len(pks))
     return pks

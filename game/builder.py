@@ -34,6 +34,7 @@ from game.moves import db, sqlite_wal, stores
 from game.replays import child as replay_child
 from game.sockets import limits, watchers
 from game.sockets.events import ChannelAnnouncer
+from game.sql import connections
 
 # The settings the master is built from: a change builds it again.
 READS = frozenset({
@@ -114,10 +115,10 @@ def hand_in() -> None:
     share_state(getattr(settings, "REDIS_URL", None) or None)
 
 
-def database_features(engine: str) -> db.Features:
+def database_features(engine: str) -> connections.Features:
     """What the research code may use of a database ``engine`` beyond the ORM."""
     postgresql = "postgresql" in engine
-    return db.Features(
+    return connections.Features(
         copies_rows=postgresql, reads_side_by_side=postgresql, row_locks=postgresql
     )
 
@@ -136,7 +137,7 @@ def _settings_changed(setting: str, **kwargs: Any) -> None:
     if setting == "SPADES_DB_THREADS":
         db.use_threads(int(getattr(settings, "SPADES_DB_THREADS", 1)))
     if setting == "DATABASES":
-        db.use_features(database_features(settings.DATABASES["default"]["ENGINE"]))
+        connections.use_features(database_features(settings.DATABASES["default"]["ENGINE"]))
     if setting in HANDED_IN:
         hand_in()
     if setting in READS:
@@ -154,7 +155,7 @@ def install() -> None:
     master.configure(build)
     hand_in()
     db.use_threads(int(getattr(settings, "SPADES_DB_THREADS", 1)))
-    db.use_features(database_features(settings.DATABASES["default"]["ENGINE"]))
+    connections.use_features(database_features(settings.DATABASES["default"]["ENGINE"]))
     setting_changed.connect(_settings_changed, dispatch_uid="spades-master")
     if sqlite():
         connection_created.connect(on_new_connection, dispatch_uid="spades-sqlite-wal")

@@ -1,20 +1,25 @@
 """The table master: the one write path of every table, with what it writes to handed in.
 
 Every move of a table, whoever makes it (a player's socket, the bot driver,
-a stand-in, a seat command), goes through :meth:`TableMaster.submit` (sync
-callers: Celery workers, the bot threads, views) or
-:meth:`TableMaster.submit_on_loop` (the websockets, on the server's event
-loop). Both hand the move to the **store**, which runs the move's statements
-(``game.moves.move``) in one transaction on its database and calls
-:meth:`TableMaster.after_commit` once the move is committed, never before;
-``after_commit`` remembers the state, has the **announcer** broadcast it and
-the **scheduler** run what follows (the round's tallies, the bot or
-stand-in that is due: :func:`after_move`, :func:`next_turn`).
+a stand-in), goes through :meth:`TableMaster.submit` (sync callers: Celery
+workers, the bot threads, views) or :meth:`TableMaster.submit_on_loop` (the
+websockets, on the server's event loop). The master owns the move: it tries
+the quick move where it may (:func:`quick_move`), has the **store** save it
+(a compare-and-swap), falls back to the full path (``game.moves.move``'s
+statements in one transaction) when the quick move cannot be or was not
+saved, and once the store says it committed, never before,
+:meth:`TableMaster.after_commit` remembers the state, has the **announcer**
+broadcast it and the **scheduler** run what follows (the round's tallies, the
+bot or stand-in that is due: :func:`after_move`, :func:`next_turn`). Every
+other change of a live table (seating, starting, handing over, coming back,
+closing) goes through :meth:`TableMaster.change`: one transaction, then the
+same announcer and scheduler after its commit.
 
 The three are chosen once, from the settings, by ``game.builder`` (the only
 code that reads the run-time switches: the bots' pace is handed in through
 ``game.switches``) and installed when the app starts (``game.apps``): a process
-has one master. The model is boardgame.io's master (one ``onUpdate``,
+has one master. Their protocols live below both, in ``game.moves.port``. The
+model is boardgame.io's master (one ``onUpdate`` owning the algorithm,
 storage and transport handed in) and lichess's round (one owner of a game,
 a pure progress step, then one save).
 """
@@ -23,89 +28,26 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from datetime import datetime
+from functools import partial
+from typing import Any, Generic, TypeVar
+
+from django.db import transaction
+from django.utils import timezone
 
 from game import observe, switches
 from game.engine import Action as EngineAction
 from game.models import Seat, Table
-from game.moves import matches
-from game.moves.move import Outcome, SubmitResult, parse_submission
+from game.moves import matches, move
+from game.moves.move import Outcome, Quick, SubmitResult, parse_submission
+from game.moves.port import Announcer, Move, Scheduler, Store, TurnPlan
 from game.moves.rows import Think
+from game.sql.statements import Steps
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Move:
-    """One submitted move: ``action`` for ``seat`` if the table is still at ``version``."""
-
-    table_id: int
-    seat: int
-    action: EngineAction
-    version: int
-    by_stand_in: bool = False
-    while_away: bool = False
-    think: Think | None = None  # a player's decision time (the consumer measures it)
-
-    @property
-    def may_be_quick(self) -> bool:
-        """A stand-in's move changes a seat (away): it takes the full path."""
-        return not (self.by_stand_in or self.while_away)
-
-
-Committed = Callable[[Outcome], None]
-
-
-class Store(Protocol):
-    """Where moves are written: one class per database (``game.moves.stores``)."""
-
-    def move(self, submitted: Move, committed: Committed, wait: bool = True) -> Outcome:
-        """The move in one transaction; ``committed(outcome)`` once it commits.
-        Not ``wait``: a store that would wait for a write lock may refuse at once
-        (``game.moves.stores.WriteLockBusy``), having written nothing."""
-        ...
-
-    async def move_on_loop(self, submitted: Move, committed: Committed) -> Outcome:
-        """:meth:`move` from the server's event loop, never blocking it for long."""
-        ...
-
-    def warm_up(self) -> None:
-        """On the server's event loop, at its first socket: open what moves need."""
-        ...
-
-    @property
-    def flush_steps(self) -> tuple[int, float]:
-        """(rounds, pause) of a live tally flush's steps on this database."""
-        ...
-
-
-class Announcer(Protocol):
-    """Who tells a table's sockets what changed (the channel layer, ``game.sockets.events``)."""
-
-    def announce(self, table_id: int, version: int, action: dict[str, Any],
-                 info: dict[str, Any]) -> None: ...  # fmt: skip
-
-
-class Scheduler(Protocol):
-    """Who runs what follows a move, and when (``game.driver.scheduling``)."""
-
-    def turn(self, plan: TurnPlan) -> None:
-        """Have the plan's bot or stand-in move made, after its delay."""
-        ...
-
-    def search(self, job: Any) -> str:
-        """A searching bot's move within its budget (``game.driver.bot_turns.Search``)."""
-        ...
-
-    def flush_soon(self, table_id: int) -> None:
-        """Have the table's finished rounds added to the tallies soon."""
-        ...
-
-    def start_sweeping(self) -> None:
-        """Sweep for lost moves periodically, if nothing else does."""
-        ...
+T = TypeVar("T")
 
 
 # ----- who moves next, when it is not a human at the keyboard -------------------------------
@@ -113,19 +55,6 @@ class Scheduler(Protocol):
 # A bot that leads the next trick waits this many times its delay more, so the
 # players see the finished trick gathered to its winner first (table.js).
 TRICK_PAUSE = 1.5
-
-
-@dataclass(frozen=True)
-class TurnPlan:
-    """Have ``seat`` move at ``version`` after ``delay`` seconds (a stand-in if
-    ``stand_in``; ``away``: for a player marked away, who may come back first)."""
-
-    table_id: int
-    seat: int
-    version: int
-    delay: float
-    stand_in: bool
-    away: bool = False
 
 
 def bot_delay_for(table: Table) -> float:
@@ -182,6 +111,38 @@ def after_move(outcome: Outcome) -> TurnPlan | None:
     )
 
 
+def quick_move(m: Move, now: datetime) -> Quick | None:
+    """The quick move, stepped, if it may be tried: a table whose rows this
+    process's moves left, at a version whose state it holds; not a stand-in's
+    move (it marks a seat away), nor one the step would refuse or that ends
+    the match. None: the full path."""
+    if m.by_stand_in or m.while_away:
+        return None
+    found = move.known(m.table_id, m.version)
+    if found is None:
+        return None
+    rows_known, match = found
+    outcome = move.quick_step(match, rows_known, m.seat, m.action, False, now)
+    return None if outcome is None else Quick(outcome, rows_known.table, m.version, now, m.think)
+
+
+def full_steps(m: Move, now: datetime) -> Steps[Outcome]:
+    """The full path's statements: lock and read, step, save."""
+    return move.move_steps(
+        m.table_id, m.seat, m.action, m.version, m.by_stand_in, now, m.while_away, m.think
+    )
+
+
+@dataclass(frozen=True)
+class Changed(Generic[T]):
+    """What a change of a table that is not a move leaves to do after its
+    commit: the tables whose sockets are told, and the bot or stand-in move due."""
+
+    value: T
+    tables: Collection[int] = ()
+    turn: TurnPlan | None = None
+
+
 @dataclass
 class TableMaster:
     store: Store
@@ -205,9 +166,13 @@ class TableMaster:
         ``IllegalMove``, ``BadAction``, ``NotPlaying``, ``TableNotFound``) and
         changes nothing when the action cannot be taken.
         """
-        parsed = parse_submission(seat, action, version)
-        submitted = Move(table_id, seat, parsed, version, by_stand_in, while_away)
-        return self.store.move(submitted, self.after_commit).result
+        m = Move(table_id, seat, parse_submission(seat, action, version), version,
+                 by_stand_in, while_away)  # fmt: skip
+        now = timezone.now()
+        quick = quick_move(m, now)
+        if quick is not None and self.store.save_quick(quick, self.after_commit):
+            return quick.outcome.result
+        return self.store.run_full(partial(full_steps, m, now), self.after_commit).result
 
     @observe.timed_move
     async def submit_on_loop(
@@ -223,9 +188,14 @@ class TableMaster:
     ) -> SubmitResult:
         """:meth:`submit` on the server's event loop (a player's socket, with the
         player's decision time)."""
-        parsed = parse_submission(seat, action, version)
-        submitted = Move(table_id, seat, parsed, version, by_stand_in, while_away, think)
-        return (await self.store.move_on_loop(submitted, self.after_commit)).result
+        m = Move(table_id, seat, parse_submission(seat, action, version), version,
+                 by_stand_in, while_away, think)  # fmt: skip
+        now = timezone.now()
+        quick = quick_move(m, now)
+        if quick is not None and await self.store.save_quick_on_loop(quick, self.after_commit):
+            return quick.outcome.result
+        full = partial(full_steps, m, now)
+        return (await self.store.run_full_on_loop(full, self.after_commit)).result
 
     def after_commit(self, outcome: Outcome) -> None:
         """What follows a committed move, whichever store made it: remember the
@@ -245,12 +215,34 @@ class TableMaster:
                 self.scheduler.flush_soon(table.pk)
             except Exception:  # the round stays pending: the sweep adds it
                 log.exception("adding the round of table %s to the tallies failed", table.pk)
-        plan = after_move(outcome)
-        if plan is not None:
+        self._schedule(after_move(outcome))
+
+    def change(self, write: Callable[[], Changed[T]]) -> T:
+        """A change of live tables that is not a move (seats, a start, a
+        hand-over, a return, closing): ``write`` in one transaction (the
+        caller's, if it holds one); after its commit, never before, the
+        announcer tells the tables' sockets and the scheduler has the move
+        that is due made. A refusal raised by ``write`` rolls it back."""
+        with transaction.atomic():
+            done = write()
+            transaction.on_commit(partial(self.after_change, done), robust=True)
+        return done.value
+
+    def after_change(self, done: Changed[Any]) -> None:
+        for table_id in done.tables:
             try:
-                self.scheduler.turn(plan)
+                self.announcer.changed(table_id)
             except Exception:
-                log.exception("scheduling a bot move at table %s failed", table.pk)
+                log.exception("telling table %s of its change failed", table_id)
+        self._schedule(done.turn)
+
+    def _schedule(self, plan: TurnPlan | None) -> None:
+        if plan is None:
+            return
+        try:
+            self.scheduler.turn(plan)
+        except Exception:
+            log.exception("scheduling a bot move at table %s failed", plan.table_id)
 
 
 # ----- the process's master ---------------------------------------------------------------

@@ -1,8 +1,11 @@
 """Tables and seats before play: create, seat players and bots, start, rematch.
 
-Every change runs in a transaction that locks the table row and is refused
-(:class:`~game.errors.SeatError`) once the match has started; the table's
-sockets hear of it after the commit (a ``table.changed`` event).
+Every change of a table runs through the table master
+(:meth:`game.master.TableMaster.change`): one transaction that locks the
+table row, refused (:class:`~game.errors.SeatError`) once the match has
+started; after the commit the master's announcer tells the table's sockets
+(a ``table.changed`` event) and its scheduler has the bot or stand-in that
+is due move.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from bots.registry import DEFAULT_BOT, UnknownBot, make_bot
 from game import abandoned, master, switches
 from game.engine import Rules, RulesError
 from game.errors import NotPlaying, SeatError, ServiceError, TableNotFound
+from game.master import Changed, TurnPlan
 from game.models import Seat, Table
 from game.moves.matches import load_match
 from game.ratings import bands
-from game.sockets import events
 
 
 def _rules_dict(rules: Rules | dict[str, Any] | None) -> dict[str, Any]:
@@ -80,10 +83,6 @@ def _check_position(position: int) -> None:
         raise SeatError("a seat is 0..3 (North, East, South, West)")
 
 
-def _announce_change(table_pk: int) -> None:
-    transaction.on_commit(lambda: events.table_changed(table_pk), robust=True)
-
-
 def take_seat(
     table: Table | int | str,
     position: int,
@@ -97,23 +96,25 @@ def take_seat(
     is_user = user is not None and getattr(user, "is_authenticated", False)
     if not is_user and not guest_id:
         raise SeatError("sign in or choose a guest name to take a seat")
+
+    def write() -> Changed[Seat]:
+        locked = _open_table_locked(table)
+        mine = Seat.objects.filter(table=locked)
+        mine = mine.filter(user=user) if is_user else mine.filter(guest_id=guest_id)
+        if mine.exists():
+            raise SeatError("you already have a seat at this table")
+        seat = Seat.objects.create(
+            table=locked,
+            position=position,
+            kind=Seat.Kind.HUMAN,
+            user=user if is_user else None,
+            guest_id="" if is_user else guest_id,
+            guest_name="" if is_user else guest_name[:40],
+        )
+        return Changed(seat, (locked.pk,))
+
     try:
-        with transaction.atomic():
-            locked = _open_table_locked(table)
-            mine = Seat.objects.filter(table=locked)
-            mine = mine.filter(user=user) if is_user else mine.filter(guest_id=guest_id)
-            if mine.exists():
-                raise SeatError("you already have a seat at this table")
-            seat = Seat.objects.create(
-                table=locked,
-                position=position,
-                kind=Seat.Kind.HUMAN,
-                user=user if is_user else None,
-                guest_id="" if is_user else guest_id,
-                guest_name="" if is_user else guest_name[:40],
-            )
-            _announce_change(locked.pk)
-            return seat
+        return master.get().change(write)
     except IntegrityError:
         raise SeatError("that seat is taken") from None
 
@@ -126,29 +127,35 @@ def add_bot(table: Table | int | str, position: int, bot_name: str | None = None
         make_bot(name)
     except UnknownBot as e:
         raise SeatError(str(e)) from None
+
+    def write() -> Changed[Seat]:
+        locked = _open_table_locked(table)
+        seat = Seat.objects.create(
+            table=locked, position=position, kind=Seat.Kind.BOT, bot_name=name
+        )
+        return Changed(seat, (locked.pk,))
+
     try:
-        with transaction.atomic():
-            locked = _open_table_locked(table)
-            seat = Seat.objects.create(
-                table=locked, position=position, kind=Seat.Kind.BOT, bot_name=name
-            )
-            _announce_change(locked.pk)
-            return seat
+        return master.get().change(write)
     except IntegrityError:
         raise SeatError("that seat is taken") from None
 
 
 def leave_seat(table: Table | int | str, position: int) -> None:
     _check_position(position)
-    with transaction.atomic():
+
+    def write() -> Changed[None]:
         locked = _open_table_locked(table)
         Seat.objects.filter(table=locked, position=position).delete()
-        _announce_change(locked.pk)
+        return Changed(None, (locked.pk,))
+
+    master.get().change(write)
 
 
 def start_table(table: Table | int | str) -> Table:
     """Start the match once the four seats are taken; schedules the first bot."""
-    with transaction.atomic():
+
+    def write() -> Changed[Table]:
         pk = get_table(table).pk
         locked = Table.objects.select_for_update().get(pk=pk)
         if locked.status != Table.Status.OPEN:
@@ -165,10 +172,9 @@ def start_table(table: Table | int | str) -> Table:
                                    "band_ns", "band_ew"])  # fmt: skip
         match = load_match(locked)
         plan = master.next_turn(locked, seats, match.round.to_act, locked.version)
-        _announce_change(pk)
-        if plan is not None:
-            transaction.on_commit(lambda: master.get().scheduler.turn(plan), robust=True)
-    return locked
+        return Changed(locked, (pk,), plan)
+
+    return master.get().change(write)
 
 
 def hand_over(table: Table | int | str, position: int) -> Seat:
@@ -177,11 +183,9 @@ def hand_over(table: Table | int | str, position: int) -> Seat:
     Refused at a table without stand-in bots (the match would stall)."""
     _check_position(position)
     pk = table if isinstance(table, int) else get_table(table).pk
-    with transaction.atomic():
-        # The write lock first (SQLite), and a seat change that a remembered
-        # table's quick move must notice (game/moves/move.py).
-        Table.objects.filter(pk=pk).update(seats_version=F("seats_version") + 1)
-        locked = Table.objects.select_for_update().get(pk=pk)
+
+    def write() -> Changed[Seat]:
+        locked = _seats_change_locked(pk)
         if locked.status != Table.Status.PLAYING:
             raise NotPlaying("the match is not being played")
         if not locked.stand_in_bots:
@@ -193,14 +197,33 @@ def hand_over(table: Table | int | str, position: int) -> Seat:
         seat.user, seat.guest_id, seat.guest_name = None, "", ""
         seat.away, seat.played_for = False, []
         seat.save()
-        match = load_match(locked)
-        if not match.is_over and match.round.to_act == position:
-            seats = {s.position: s for s in locked.seats.all()}
-            plan = master.next_turn(locked, seats, position, locked.version)
-            if plan is not None:
-                transaction.on_commit(lambda: master.get().scheduler.turn(plan), robust=True)
-        _announce_change(pk)
-    return seat
+        return Changed(seat, (pk,), _turn_if_due(locked, position))
+
+    return master.get().change(write)
+
+
+def _seats_change_locked(pk: int) -> Table:
+    """The table locked for a seat change during play. A write first, so that
+    SQLite takes its write lock before any read (a read lock cannot be
+    upgraded while a move holds the write lock); it is the seat change a
+    remembered table's quick move must notice (``game.moves.move``)."""
+    Table.objects.filter(pk=pk).update(seats_version=F("seats_version") + 1)
+    return Table.objects.select_for_update().get(pk=pk)
+
+
+def _turn_if_due(locked: Table, position: int, restart_clock: bool = False) -> TurnPlan | None:
+    """The bot or stand-in move due now if it is ``position``'s turn (its turn
+    clock restarted first if ``restart_clock``)."""
+    if locked.status != Table.Status.PLAYING:
+        return None
+    match = load_match(locked)
+    if match.is_over or match.round.to_act != position:
+        return None
+    if restart_clock:
+        locked.turn_started_at = timezone.now()
+        locked.save(update_fields=["turn_started_at"])
+    seats = {s.position: s for s in locked.seats.all()}
+    return master.next_turn(locked, seats, position, locked.version)
 
 
 def stand_in_bot_name() -> str:
@@ -212,28 +235,17 @@ def mark_back(table: Table | int | str, position: int) -> bool:
     of what was played for them cleared, and if it is their turn, their own
     turn timer starts now. Returns whether they were away."""
     pk = table if isinstance(table, int) else get_table(table).pk
-    with transaction.atomic():
-        # A write first, so that SQLite takes its write lock before any read
-        # (a read lock cannot be upgraded while a move holds the write lock);
-        # it is the seat change a remembered table's quick move must notice.
-        Table.objects.filter(pk=pk).update(seats_version=F("seats_version") + 1)
-        locked = Table.objects.select_for_update().get(pk=pk)
+
+    def write() -> Changed[bool]:
+        locked = _seats_change_locked(pk)
         seat = Seat.objects.filter(table=locked, position=position, kind=Seat.Kind.HUMAN).first()
         if seat is None or not (seat.away or seat.played_for):
-            return False
+            return Changed(False)
         seat.away, seat.played_for, seat.away_since = False, [], None
         seat.save(update_fields=["away", "played_for", "away_since"])
-        if locked.status == Table.Status.PLAYING:
-            match = load_match(locked)
-            if not match.is_over and match.round.to_act == position:
-                locked.turn_started_at = timezone.now()
-                locked.save(update_fields=["turn_started_at"])
-                seats = {s.position: s for s in locked.seats.all()}
-                plan = master.next_turn(locked, seats, position, locked.version)
-                if plan is not None:
-                    transaction.on_commit(lambda: master.get().scheduler.turn(plan), robust=True)
-        _announce_change(pk)
-    return True
+        return Changed(True, (pk,), _turn_if_due(locked, position, restart_clock=True))
+
+    return master.get().change(write)
 
 
 def seat_of(

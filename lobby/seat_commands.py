@@ -1,8 +1,10 @@
 """The seat commands of a table page, one function each (``seat_action`` runs them).
 
 A command checks who may ask for it and turns it into calls of
-``game.seating``; a refusal is a :class:`LobbyError` (or the service's own
-``ServiceError``) and changes nothing.
+``game.seating``; every change goes through the table master (its announcer
+tells the table's sockets after the commit). A refusal is a
+:class:`LobbyError` (or the service's own ``ServiceError``) and changes
+nothing.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from django.db import transaction
 from django.http import HttpRequest
 
 from bots.registry import DEFAULT_BOT
-from game import seating
+from game import master, seating
+from game.master import Changed
 from game.models import Seat, Table
-from game.sockets import events
 from lobby.models import TableListing
 from lobby.players import Player, invited, is_host, player_of, seat_of
 
@@ -120,9 +122,13 @@ def _hold(a: Asked, held: bool) -> None:
     reserved = [x for x in a.listing.reserved if x != position]
     if held:
         reserved.append(position)
-    a.listing.reserved = sorted(reserved)
-    a.listing.save(update_fields=["reserved"])
-    events.table_changed(a.table.pk)
+
+    def write() -> Changed[None]:
+        a.listing.reserved = sorted(reserved)
+        a.listing.save(update_fields=["reserved"])
+        return Changed(None, (a.table.pk,))
+
+    master.get().change(write)
 
 
 def reserve(a: Asked) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
@@ -18,10 +17,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from bots.registry import DEFAULT_BOT, bot_groups
-from game import identity, seating
+from game import identity, master, seating
 from game.errors import ServiceError
+from game.master import Changed
 from game.models import Table
-from game.sockets import events
 from lobby import seat_commands
 from lobby.forms import GuestForm
 from lobby.models import TableListing
@@ -176,20 +175,23 @@ def rematch(request: HttpRequest, public_id: str) -> HttpResponse:
     if table.status != Table.Status.FINISHED:
         messages.error(request, "the match is not over yet")
         return redirect("lobby:table", table.public_id)
-    with transaction.atomic():
+
+    def write() -> Changed[Table]:
         listing_of(table)
         listing = TableListing.objects.select_for_update().get(table=table)
-        if listing.rematch is None:
-            new = seating.create_rematch(table)
-            TableListing.objects.create(
-                table=new,
-                private=listing.private,
-                host_guest_id=listing.host_guest_id,
-                host_name=listing.host_name,
-            )
-            listing.rematch = new
-            listing.save(update_fields=["rematch"])
-            # Told after the commit: a socket that hears of the rematch then finds it.
-            transaction.on_commit(lambda: events.table_changed(table.pk), robust=True)
-        target = listing.rematch
+        if listing.rematch is not None:
+            return Changed(listing.rematch)
+        new = seating.create_rematch(table)
+        TableListing.objects.create(
+            table=new,
+            private=listing.private,
+            host_guest_id=listing.host_guest_id,
+            host_name=listing.host_name,
+        )
+        listing.rematch = new
+        listing.save(update_fields=["rematch"])
+        # Told after the commit: a socket that hears of the rematch then finds it.
+        return Changed(new, (table.pk,))
+
+    target = master.get().change(write)
     return redirect("lobby:table", target.public_id)

@@ -14,7 +14,7 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-IN_MEMORY_CHANNEL_LAYER = "game.sockets.events.TableChannelLayer"
+IN_MEMORY_CHANNEL_LAYER = "game.sockets.memory_layer.TableChannelLayer"
 # channels_redis' pub/sub layer (about half the CPU per broadcast of its core
 # Redis layer, and twice the sockets held in our measurements:
 # docs/architecture.md), handing group messages straight to the table sockets.

@@ -33,7 +33,7 @@ from typing import ParamSpec, TypeVar
 
 from django.db import OperationalError, connection, transaction
 
-from game.moves import db
+from game.sql.connections import features
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -62,7 +62,7 @@ def is_conflict(error: BaseException) -> bool:
 def atomic() -> Iterator[None]:
     """``transaction.atomic`` with the lock time-out on PostgreSQL."""
     with transaction.atomic():
-        if db.features().row_locks:
+        if features().row_locks:
             with connection.cursor() as cursor:
                 cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
         yield

@@ -35,7 +35,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from game import seating
-from game.moves import db
+from game.sql.connections import features
 from studies import clock, playing, stages, transactions
 from studies.models import (
     Condition,
@@ -189,7 +189,7 @@ def group_waiting(condition: Condition) -> list[StudyTable]:
 @transactions.retried
 def _group(condition_pk: int, now: datetime) -> list[StudyTable]:
     with transactions.atomic():
-        if not db.features().row_locks:
+        if not features().row_locks:
             # A write first: SQLite's write lock, taken before anything is read (a
             # read lock cannot be upgraded while another poll holds the write lock).
             Condition.objects.filter(pk=condition_pk).update(position=F("position"))

@@ -14,6 +14,9 @@ The layers (docs/architecture.md), lowest first:
    with their management commands: it may import everything, and nothing of
    the site (layers 0-4) imports it.
 
+Inside the server (``game``) the layers are finer: :data:`GAME_LAYERS`, the
+one place they are defined (docs/architecture.md cites it).
+
 Every import counts, those inside functions too: a lazy import still ties
 two modules together, and is how loops hide.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Mapping
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +79,7 @@ def imports_of(name: str, path: Path, known: Mapping[str, Path]) -> set[str]:
     return out
 
 
+@cache
 def graph() -> dict[str, set[str]]:
     known = modules()
     return {name: imports_of(name, path, known) for name, path in known.items()}
@@ -249,3 +254,84 @@ def test_no_server_module_outgrows_one_sitting() -> None:
             if lines > MAX_LINES:
                 long[str(path.relative_to(ROOT))] = lines
     assert long == {}
+
+
+# ----- the layers inside the server (game/) -----------------------------------------
+
+# The server's layers, lowest first: a module is in the layer of the longest
+# prefix that names it, and imports only from its own layer and those below.
+# docs/architecture.md ("The server, by layer") cites this table.
+GAME_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("the rules", ("game.engine",)),
+    ("plain services: errors, switches, counters, guests, Redis clients, the SQL toolkit",
+     ("game.errors", "game.switches", "game.observe", "game.identity", "game.redis_clients",
+      "game.sql")),
+    ("the models", ("game.models", "game.ratings.models", "game.research.tally_model",
+                    "game.replays.models")),
+    ("what a finished round or match stores: its columns, tallies and ratings",
+     ("game.ratings", "game.research.round_columns", "game.research.tally_keys",
+      "game.research.tallies", "game.research.study_keys", "game.research.league_table",
+      "game.research.intervals")),
+    ("the move path and its storage", ("game.moves",)),
+    ("the table master", ("game.master",)),
+    ("a table's other changes", ("game.abandoned", "game.seating")),
+    ("the research data read and written off the move path", ("game.research",)),
+    ("the replays and their analysis", ("game.replays",)),
+    ("the bot driver and the schedulers", ("game.driver",)),
+    ("the websockets", ("game.sockets",)),
+    ("start-up, the builder, the admin, the commands",
+     ("game", "game.builder", "game.apps", "game.admin", "game.management",
+      "game.templatetags")),
+)  # fmt: skip
+# The framework's model discovery (Django finds every model through the app's
+# models module, which imports the subpackages' models) needs no exception:
+# the model modules are one layer.
+
+
+def game_layer(name: str) -> int:
+    """The layer of a module of ``game/`` (its index in :data:`GAME_LAYERS`)."""
+    best, found = -1, -1
+    for n, (_, prefixes) in enumerate(GAME_LAYERS):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), n
+    if found < 0:
+        raise KeyError(f"{name} is in no layer of GAME_LAYERS")
+    return found
+
+
+def upward_imports_in_game(edges: Mapping[str, Iterable[str]]) -> list[str]:
+    """Every import inside ``game/`` from a lower layer to a higher one."""
+    return sorted(
+        f"{a} -> {b}"
+        for a, targets in edges.items()
+        if a.split(".")[0] == "game"
+        for b in targets
+        if b.split(".")[0] == "game" and game_layer(b) > game_layer(a)
+    )
+
+
+def test_every_module_of_the_server_has_a_layer() -> None:
+    for name in graph():
+        if name.split(".")[0] == "game":
+            game_layer(name)
+
+
+def test_inside_the_server_imports_only_point_down() -> None:
+    """The table master above its stores and their port, the SQL toolkit below the
+    move path and the research code, the replays above the research data: no
+    module imports one of a higher layer (those inside functions included)."""
+    assert upward_imports_in_game(graph()) == []
+
+
+def test_the_server_layer_check_finds_an_upward_import() -> None:
+    planted = {
+        "game.moves.stores.sqlite": {"game.master", "game.moves.port"},
+        "game.research.tallies": {"game.sql.statements", "game.moves.rows"},
+        "game.research.exports": {"game.replays.analysis"},
+    }
+    assert upward_imports_in_game(planted) == [
+        "game.moves.stores.sqlite -> game.master",
+        "game.research.exports -> game.replays.analysis",
+        "game.research.tallies -> game.moves.rows",
+    ]

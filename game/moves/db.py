@@ -1,18 +1,12 @@
-"""Where the server's database work runs, and how a move's statements are run.
+"""Where the websocket consumers' database calls run (:func:`db_call`), with
+connections that are kept.
 
-Two kinds of work:
-
-- **Statements of the move path** (``game.moves.rows``), produced by generators
-  such as ``game.moves.move.move_steps``: :func:`run_steps` runs them on Django's
-  connection (Celery workers, HTTP views, SQLite, in-process bots) and
-  :func:`run_steps_async` on an asyncio connection of :class:`ConnectionPool`
-  (the websockets' moves on PostgreSQL). Both run the very same statements.
-- **Other ORM calls of the websocket consumers** (:func:`db_call`), with
-  connections that are kept. Channels' ``database_sync_to_async`` closes the
-  connection after every call (``CONN_MAX_AGE`` is 0, as Django advises under
-  ASGI); keeping it saves opening one per call (a quarter of Daphne's CPU in
-  ``bench_server``). A connection that has failed is closed so that the next
-  call reconnects.
+Channels' ``database_sync_to_async`` closes the connection after every call
+(``CONN_MAX_AGE`` is 0, as Django advises under ASGI); keeping it saves
+opening one per call (a quarter of Daphne's CPU in ``bench_server``). A
+connection that has failed is closed so that the next call reconnects. The
+full path's transaction on PostgreSQL's asyncio connections is
+``game.moves.stores.asyncio_steps``'s.
 
 Where ``db_call`` runs is ``SPADES_DB_THREADS`` (which ``game.builder`` hands
 to :func:`use_threads`):
@@ -38,86 +32,18 @@ threads, 58% with the same statements on the loop).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import functools
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
-import psycopg
 from asgiref.sync import SyncToAsync
-from django.db import InterfaceError, OperationalError, connection, connections
+from django.db import InterfaceError, OperationalError, connection
 
-from game.moves.rows import Steps, T
-
-TUPLES_OK = psycopg.pq.ExecStatus.TUPLES_OK
-
-# ----- statements on asyncio connections (PostgreSQL) ---------------------------------
-
-IDLE = psycopg.pq.TransactionStatus.IDLE
-
-
-async def run_steps_async(conn: psycopg.AsyncConnection[Any], steps: Steps[T]) -> T:
-    """:func:`run_steps` as one transaction on an asyncio connection (autocommit),
-    one round trip per value the generator waits for, plus the commit.
-
-    Statements are bound on the client (psycopg's ``ClientCursor``: its
-    literals are quoted by libpq's rules) and sent together as one
-    simple-protocol message: ``BEGIN`` with the first batch that wants a
-    value, writes nobody reads with the next message, ``COMMIT`` last. A move
-    (BEGIN, the version's compare-and-swap, the table and its seats; then the
-    INSERT and COMMIT) is two messages and two round trips. The extended
-    protocol's pipeline mode also took two round trips, but its per-statement
-    messages and result bookkeeping cost Daphne about twice the CPU (1.16 ms
-    against 0.64 ms a move, docs/scaling.md). A failure rolls the transaction
-    back before it is raised: nothing is half-written."""
-    cursor = psycopg.AsyncClientCursor(conn)
-    unsent = ["BEGIN"]
-    try:
-        step = next(steps)
-        while True:
-            batch = step if isinstance(step, tuple) else (step,)
-            unsent.extend(cursor.mogrify(query.sql, query.params) for query in batch)
-            values: list[Any] = [None] * len(batch)
-            if any(query.wants_result for query in batch):
-                await cursor.execute("; ".join(unsent))
-                # Results in order: what was waiting to be sent, then the batch's.
-                for _ in range(len(unsent) - len(batch)):
-                    cursor.nextset()
-                for n, query in enumerate(batch):
-                    if n:
-                        cursor.nextset()
-                    if query.wants_result:
-                        result = cursor.pgresult
-                        rows_out = result is not None and result.status == TUPLES_OK
-                        fetched = await cursor.fetchall() if rows_out else []
-                        values[n] = query.read(cursor.rowcount, fetched)
-                unsent = []
-            step = steps.send(tuple(values) if isinstance(step, tuple) else values[0])
-    except StopIteration as done:
-        unsent.append("COMMIT")
-        try:
-            await cursor.execute("; ".join(unsent))
-        except BaseException:
-            await _roll_back(conn)
-            raise
-        return done.value  # type: ignore[no-any-return]
-    except BaseException:
-        await _roll_back(conn)
-        raise
-
-
-async def _roll_back(conn: psycopg.AsyncConnection[Any]) -> None:
-    """End a failed move's transaction block, if the connection still has one
-    (a broken connection is dropped by the pool instead)."""
-    if conn.closed or conn.broken or conn.info.transaction_status == IDLE:
-        return
-    with contextlib.suppress(psycopg.Error):
-        await conn.execute("ROLLBACK")
-
+from game.sql.connections import drop_broken_connections
+from game.sql.statements import T
 
 # Tasks started on the loop and awaited by no one: the loop keeps only weak
 # references to tasks, so they are held here until done.
@@ -134,43 +60,6 @@ def hold(task: asyncio.Future[Any]) -> asyncio.Future[Any]:
 
 _thread_pool: ThreadPoolExecutor | None = None
 _thread_pool_lock = threading.Lock()
-
-
-def drop_broken_connections() -> None:
-    """Close this thread's connections that saw an error and are no longer usable."""
-    for conn in connections.all(initialized_only=True):
-        if conn.connection is None or not conn.errors_occurred:
-            continue
-        if conn.in_atomic_block or not conn.is_usable():
-            conn.close()
-        else:
-            conn.errors_occurred = False
-
-
-@dataclass(frozen=True)
-class Features:
-    """What the site's code may use of this process's database beyond the ORM
-    (the research code, the studies' transactions), decided with the store by
-    ``game.builder``."""
-
-    copies_rows: bool = False  # COPY ... FROM STDIN (PostgreSQL)
-    reads_side_by_side: bool = False  # queries on a connection per thread at once
-    # Row locks (SELECT ... FOR UPDATE) and SET LOCAL lock_timeout (PostgreSQL);
-    # without them (SQLite) a transaction's first write takes the one write lock.
-    row_locks: bool = False
-
-
-_features = Features()
-
-
-def use_features(found: Features) -> None:
-    global _features
-    _features = found
-
-
-def features() -> Features:
-    """This process's database features (:class:`Features`)."""
-    return _features
 
 
 # Threads the consumers' calls run on (0: the event loop): set by game.builder.

@@ -23,8 +23,8 @@ from typing import Any
 from game.engine import ActionError, IllegalAction, Match, Rules, action_from_dict
 from game.errors import CorruptLog
 from game.models import Action, Seat, Table
-from game.moves.row_instances import dialect, quote
-from game.moves.rows import Query, run_steps
+from game.sql.instances import dialect, quote
+from game.sql.statements import Query, run_steps
 
 CACHE_SIZE = 512
 TAIL = 8  # a cached version this close below the one asked for is replayed forward
@@ -137,7 +137,7 @@ def latest_version(table_pk: int) -> int:
 
 
 def match_steps(table: Table, version: int) -> Generator[Query, Any, Match]:
-    """:func:`load_match` as statements (see ``game.moves.rows.run_steps``): the cached
+    """:func:`load_match` as statements (see ``game.sql.statements.run_steps``): the cached
     match, or a cached version a few moves back with the log's tail replayed,
     or the whole log replayed."""
     entry = cached(table.pk, version)

@@ -6,20 +6,19 @@ A move is three steps, the same for every store (``game.moves.stores``):
    match: cached, or the log's tail replayed), taking the table's lock by a
    compare-and-swap on its version (up, and the turn clock restarted, only if
    the table is still playing at the version the player acted on).
-2. :func:`step` does no I/O: the engine checks and applies the action, and
-   an :class:`Outcome` says everything the move saves and announces (the
-   action, a finished round's record row, a finished match's result).
+2. :func:`step` does no I/O: the engine checks and applies the action, and an
+   :class:`Outcome` says all the move saves and announces (the action, a
+   finished round's record row, a finished match's result, a seat's change).
 3. :func:`save_steps` writes it. Steps 1-3 run as one transaction
    (:func:`move_steps`); a :class:`~game.errors.ServiceError` rolls it back.
-   After the commit the store hands the outcome to the master
-   (``game.master.TableMaster.after_commit``).
 
-A move of a table whose rows this process's moves left (:func:`known`) is first
-tried as the quick move (:func:`quick_move_steps`): stepped on those rows, saved
-by the compare-and-swap (a no-op unless the table is at that version with the
-same seats) and the INSERT, no row read. A round's last card inserts a pending
-round (its row is written later: ``game.research.round_rows``). A match's end, a
-seat change and a refused action take the full path (docs/architecture.md).
+A move of a table whose rows this process's moves left (:func:`known`) may first
+be tried as the quick move (the master decides, ``game.master``): stepped on
+those rows (:func:`quick_step`), saved by the compare-and-swap (a no-op unless
+the table is at that version with the same seats) and the INSERT, no row read
+(:func:`quick_save_steps`). A round's last card inserts a pending round (its row
+written later: ``game.research.round_rows``). A match's end, a seat change and a
+refused action take the full path.
 """
 
 from __future__ import annotations
@@ -58,6 +57,7 @@ from game.research.round_columns import (
     seat_bot_names,
     seat_kinds,
 )
+from game.sql.statements import Query, Step, insert_query
 
 TRICKS_PER_ROUND = 13
 
@@ -127,11 +127,10 @@ def _away_change(
     if by_stand_in:
         changed = copy(seat)
         if not seat.away:  # not yet away: the player's own timer ran out
-            changed.missed_in_a_row = seat.missed_in_a_row + 1
-            changed.most_missed_in_a_row = max(seat.most_missed_in_a_row, changed.missed_in_a_row)
+            changed.missed_in_a_row = missed = seat.missed_in_a_row + 1
+            changed.most_missed_in_a_row = max(seat.most_missed_in_a_row, missed)
             changed.away_since = now
-        changed.away = True
-        changed.played_for = _kept([*seat.played_for, action])
+        changed.away, changed.played_for = True, _kept([*seat.played_for, action])
         return changed
     if not seat.away and not seat.played_for and not seat.missed_in_a_row:
         return None  # the usual case: nothing to write
@@ -160,15 +159,9 @@ def parse_submission(
 
 
 def finished_round_row(
-    table: Table,
-    r: RoundState,
-    stand_ins: Iterable[StandIn],
-    last: StandIn | None,
-    version: int,
-    kinds: str,
-    bot_names: list[str | None],
-    finished_at: datetime,
-) -> RoundRecordRow:
+    table: Table, r: RoundState, stand_ins: Iterable[StandIn], last: StandIn | None,
+    version: int, kinds: str, bot_names: list[str | None], finished_at: datetime,
+) -> RoundRecordRow:  # fmt: skip
     """The record row (not tallied yet) of the finished round ``r``, with its
     stand-in moves from the match's ``stand_ins`` (the log's) and ``last``,
     its last card if a stand-in's not in the log yet; the table's study and
@@ -299,9 +292,7 @@ def quick_step(
 # ----- the move's statements ----------------------------------------------------------
 
 
-def lock_steps(
-    table_id: int, expected_version: int, now: datetime
-) -> Generator[rows.Step, Any, Loaded]:
+def lock_steps(table_id: int, expected_version: int, now: datetime) -> Generator[Step, Any, Loaded]:
     """Step 1: lock the table at ``expected_version`` and read what the move needs."""
     # One batch: the seats are read whether or not the version swapped, and
     # the asyncio runner sends the three statements in one round trip.
@@ -329,7 +320,7 @@ def lock_steps(
 
 def save_steps(
     outcome: Outcome, now: datetime, think: rows.Think | None = None
-) -> Generator[rows.Query, Any, None]:
+) -> Generator[Query, Any, None]:
     """Step 3: append the action to the log; store a finished round and match."""
     r = outcome.result
     yield rows.insert_action_query(
@@ -339,9 +330,9 @@ def save_steps(
         yield rows.seat_away_query(outcome.seat_change)
         yield rows.seats_changed_query(r.table_id)
     if outcome.round_row is not None:
-        yield rows.insert_query(outcome.round_row)  # not tallied yet: after_commit has it added
+        yield insert_query(outcome.round_row)  # not tallied yet: after_commit has it added
     if outcome.result_row is not None:
-        yield rows.insert_query(outcome.result_row)
+        yield insert_query(outcome.result_row)
         yield tallies.match_query(outcome.result_row)
         yield from ratings.match_steps(outcome.table, outcome.seats, outcome.result_row)
         yield rows.finish_table_query(r.table_id, now)
@@ -356,7 +347,7 @@ def move_steps(
     now: datetime,
     while_away: bool = False,
     think: rows.Think | None = None,
-) -> Generator[rows.Step, Any, Outcome]:
+) -> Generator[Step, Any, Outcome]:
     """Steps 1-3 as statements, to run in one transaction."""
     loaded = yield from lock_steps(table_id, expected_version, now)
     outcome = step(loaded, seat, action, by_stand_in, now, while_away)
@@ -375,26 +366,33 @@ def known(table_id: int, expected_version: int) -> tuple[matches.Rows, Match] | 
     return None if entry is None else (known, entry.match)
 
 
-def quick_move_steps(
-    table_id: int, seat: int, parsed: EngineAction, expected_version: int, now: datetime,
-    think: rows.Think | None = None,
-) -> Generator[rows.Step, Any, Outcome | None]:  # fmt: skip
-    """The quick move on Django's connection: the compare-and-swap on the known rows'
-    seats, then the INSERT (and a last card's pending round); no row read. None,
-    having written nothing, when the move takes the full path."""
-    found = known(table_id, expected_version)
-    if found is None:
+@dataclass(frozen=True)
+class Quick:
+    """A quick move stepped (:func:`quick_step`), to be saved: its outcome, the
+    known table row it was stepped on, the version acted on, when, and the
+    player's decision time."""
+
+    outcome: Outcome
+    table: Table
+    version: int
+    now: datetime
+    think: rows.Think | None = None
+
+
+def quick_save_steps(quick: Quick) -> Generator[Step, Any, Outcome | None]:
+    """The quick move's save as statements: the compare-and-swap on the known
+    rows' seats, then the INSERT (a round's last card: its pending round too);
+    the table and seats are not read. None, having written nothing, when the
+    table moved on or its seats changed (the master then takes the full path).
+    PostgreSQL's asyncio store sends the same as one statement
+    (``rows.quick_move_query``)."""
+    if not (yield rows.quick_swap_query(quick.table, quick.version, quick.now)):
         return None
-    rows_known, match = found
-    outcome = quick_step(match, rows_known, seat, parsed, False, now)
-    if outcome is None:
-        return None
-    if not (yield rows.quick_swap_query(rows_known.table, expected_version, now)):
-        return None
-    r = outcome.result
+    r = quick.outcome.result
     yield rows.insert_action_query(
-        r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, now, think
-    )
-    if outcome.pending_round is not None:
-        yield rows.insert_query(outcome.pending_round)  # its row: written after the move
-    return outcome
+        r.table_id, r.version, r.round_number, r.seat, r.action, r.by_stand_in, quick.now,
+        quick.think,
+    )  # fmt: skip
+    if quick.outcome.pending_round is not None:
+        yield insert_query(quick.outcome.pending_round)  # its row: written after the move
+    return quick.outcome

@@ -7,52 +7,32 @@ the models' own metadata, and run directly.
 
 Values still go through the fields' ``get_db_prep_save`` (but plain ints,
 strings and booleans, which it would return as they are) and the backend's
-converters (``game.moves.row_instances``), as the ORM would, so the same code
+converters (``game.sql.instances``), as the ORM would, so the same code
 serves SQLite and PostgreSQL and gives model instances indistinguishable
 from a queryset's.
 
-Each statement is a :class:`Query` (SQL, parameters, and how to read its
-result), so that the move path can be run by Django's connection
-(``game.moves.rows.run_steps``) or, on PostgreSQL in the server, by an asyncio
-connection on the event loop (``game.moves.db.run_steps_async``).
+Each statement is a ``game.sql`` :class:`Query` (SQL, parameters, and how to
+read its result), so that the move path can be run by Django's connection
+(``game.sql.statements.run_steps``) or, on PostgreSQL in the server, by an asyncio
+connection on the event loop (``game.moves.stores.asyncio_steps``).
 """
 
 from __future__ import annotations
 
 import datetime
-import re
-from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection, models
-from django.db.models import Field, Model
+from django.db.models import Model
 
 from game.models import Action, Seat, Table
-from game.moves import row_instances
-
-
-@dataclass(frozen=True)
-class Query:
-    """One statement of the move path: ``read(rowcount, rows)`` gives its value.
-
-    A step may also yield a tuple of queries (a batch) and gets a tuple of
-    their values: the asyncio runner sends a batch in one round trip
-    (``game.moves.db.run_steps_async``)."""
-
-    sql: str
-    params: list[Any]
-    read: Callable[[int, list[tuple[Any, ...]]], Any]
-
-    @property
-    def wants_result(self) -> bool:
-        """False for a write whose outcome is only known at the commit."""
-        return self.read is not no_value
-
-
-Step = Query | tuple[Query, ...]
+from game.sql import instances as row_instances
+from game.sql.instances import quote as _quote
+from game.sql.statements import Query, insert_query, no_value
+from game.sql.statements import insert_columns as _insert_columns
+from game.sql.statements import names_and_marks as _names_and_marks
 
 
 @dataclass(frozen=True)
@@ -62,62 +42,6 @@ class Think:
 
     think_ms: int | None
     bound_ms: int
-
-
-T = TypeVar("T")
-Steps = Generator[Step, Any, T]
-
-
-def run_steps(steps: Steps[T]) -> T:
-    """Run a generator of statements on Django's connection (in the caller's
-    transaction): each yielded :class:`Query` is executed and its value sent
-    back (a batch's one by one, their values as a tuple); returns what the
-    generator returns."""
-
-    def value_of(query: Query) -> Any:
-        with connection.cursor() as cursor:
-            cursor.execute(query.sql, query.params)
-            fetched = cursor.fetchall() if cursor.description else []
-            return query.read(cursor.rowcount, fetched)
-
-    return drive(steps, value_of)
-
-
-def drive(steps: Steps[T], value_of: Callable[[Query], Any]) -> T:
-    """Run ``steps`` with ``value_of`` executing each statement."""
-    try:
-        step = next(steps)
-        while True:
-            if isinstance(step, tuple):
-                step = steps.send(tuple(value_of(query) for query in step))
-            else:
-                step = steps.send(value_of(step))
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-
-
-def with_marks(sql: str, mark: Callable[[int], str]) -> str:
-    """``sql`` with Django's ``%s`` placeholders written as ``mark(n)`` (n from
-    1) and ``%%`` as ``%``: for a driver's own placeholder style."""
-    count = iter(range(1, 1_000_000))
-    return _FORMAT_MARK.sub(lambda m: "%" if m.group() == "%%" else mark(next(count)), sql)
-
-
-_FORMAT_MARK = re.compile(r"%%|%s")
-
-
-def no_value(rowcount: int, fetched: list[tuple[Any, ...]]) -> None:
-    """The ``read`` of a write whose outcome only the commit tells."""
-    return None
-
-
-def _quote(name: str) -> str:
-    return row_instances.quote(name)
-
-
-def _names_and_marks(columns: tuple[str, ...]) -> tuple[str, str]:
-    """The quoted column list and as many placeholders, for an INSERT."""
-    return ", ".join(_quote(c) for c in columns), ", ".join(["%s"] * len(columns))
 
 
 def _prep(model: type[Model], attname: str, value: Any) -> Any:
@@ -316,43 +240,6 @@ def _read_stand_ins(rowcount: int, fetched: list[tuple[Any, ...]]) -> list[tuple
             data = convert(data, col, backend)
         out.append((round_number, seat, data.get("type", "")))
     return out
-
-
-# Fields whose value, of the type they hold, is what the database is sent: their
-# ``get_db_prep_save`` would only convert it to that type again.
-_PLAIN_FIELDS = {models.BooleanField: bool, models.CharField: str} | dict.fromkeys(
-    (models.IntegerField, models.PositiveIntegerField, models.PositiveSmallIntegerField,
-     models.SmallIntegerField), int,
-)  # fmt: skip
-
-
-@cache
-def _insert_sql(model: type[Model]) -> tuple[str, tuple[tuple[Field, type | None], ...]]:
-    fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
-    names, marks = _names_and_marks(_insert_columns(model))
-    sql = f"INSERT INTO {_quote(model._meta.db_table)} ({names}) VALUES ({marks})"
-    return sql, tuple((f, _PLAIN_FIELDS.get(type(f))) for f in fields)
-
-
-@cache
-def _insert_columns(model: type[Model]) -> tuple[str, ...]:
-    """The columns :func:`insert_query` writes, in the order of its values."""
-    return tuple(f.column for f in model._meta.concrete_fields if not f.primary_key)
-
-
-def insert_query(instance: Model) -> Query:
-    """INSERT a new model instance as ``save()`` would (defaults, auto_now), without
-    reading back its id: for the round and result rows written by a move."""
-    sql, fields = _insert_sql(type(instance))
-    values = []
-    for f, plain in fields:
-        value = getattr(instance, f.attname)
-        # A round row has some 60 columns: Django's preparation of each was a
-        # quarter of a round end's CPU (bench_server's round-end second).
-        if plain is None or type(value) is not plain:
-            value = f.get_db_prep_save(f.pre_save(instance, True), row_instances.dialect())
-        values.append(value)
-    return Query(sql, values, no_value)
 
 
 @cache

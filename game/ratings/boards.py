@@ -52,7 +52,7 @@ def people(min_matches: int, limit: int = 100) -> list[Shown]:
 
 def league_ratings() -> dict[str, tuple[float, float]]:
     """Each bot kind's league rating and its 95 % half-width (the league's
-    bidders with its player), from ``docs/league.json``."""
+    bidders with its player), from ``game/research/league.json``."""
     data = league_table.latest()
     if data is None:
         return {}

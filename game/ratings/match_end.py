@@ -20,11 +20,11 @@ from functools import cache
 from typing import Any
 
 from game.models import MatchResult, Seat, Table
-from game.moves import row_instances
-from game.moves.rows import Query, insert_query, no_value
 from game.ratings import compute
 from game.ratings.compute import Entrant
 from game.ratings.models import Rating, RatingChange
+from game.sql import instances
+from game.sql.statements import Query, insert_query, no_value
 
 NEW_COLUMNS = ("key", "kind", "user_id", "guest_id", "name", "mu", "sigma", "conservative",
                "matches", "wins")  # fmt: skip
@@ -32,7 +32,7 @@ Found = tuple[int, str, str, float, float]  # id, key, guest_id, mu, sigma
 
 
 def _q(name: str) -> str:
-    return row_instances.quote(name)
+    return instances.quote(name)
 
 
 def insert_new_query(entrants: list[Entrant]) -> Query:
@@ -51,7 +51,7 @@ def insert_new_query(entrants: list[Entrant]) -> Query:
 
 @cache
 def _lock_clause() -> str:
-    backend = row_instances.dialect()
+    backend = instances.dialect()
     return f" {backend.ops.for_update_sql()}" if backend.features.has_select_for_update else ""
 
 
@@ -86,7 +86,7 @@ def update_query(rating_id: int, mu: float, sigma: float, won: bool, now: dateti
         f"UPDATE {_q(Rating._meta.db_table)} SET {sets}, {matches} = {matches} + 1, "
         f"{wins} = {wins} + %s WHERE {_q('id')} = %s"
     )
-    when = Rating._meta.get_field("updated_at").get_db_prep_save(now, row_instances.dialect())
+    when = Rating._meta.get_field("updated_at").get_db_prep_save(now, instances.dialect())
     params = [mu, sigma, compute.conservative(mu, sigma), when, int(won), rating_id]
     return Query(sql, params, no_value)
 

@@ -28,6 +28,7 @@ from game.engine.record import replay
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
 from game.engine.tricks import trick_winner
+from game.research.tally_keys import seat_sums
 
 FORMAT = 1  # the stored analysis's format; a new one is analysed again
 # A card's mark by the points it gives away: 0 none; a bag or two, a point or
@@ -316,16 +317,6 @@ def alternatives_at(solver: Values, spot: Spot) -> list[dict[str, Any]]:
             )
     out.sort(key=lambda a: (a["points_lost"], a["tricks_lost"], a["card"]))
     return out
-
-
-def seat_sums(result: dict[str, Any]) -> dict[str, list[int]]:
-    """Per seat (N, E, S, W): the points and the tricks its cards gave away."""
-    points, tricks = [0, 0, 0, 0], [0, 0, 0, 0]
-    for c in result["cards"]:
-        s = SEATS.index(c["seat"])
-        points[s] += c["points_lost"]
-        tricks[s] += c["tricks_lost"]
-    return {"dd_points_lost": points, "dd_tricks_lost": tricks}
 
 
 def seat_losses(result: dict[str, Any]) -> dict[str, list[int]]:

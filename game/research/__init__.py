@@ -6,7 +6,7 @@ dashboard's rollups (``RoundTally``, in ``tally_model``), added after each
 round's move; ``study_keys`` names the studies their keys hold; the
 ``analytics_*`` modules and ``analytics`` compute the dashboard's figures
 from them, served by ``views_dashboard`` (``urls_dashboard``);
-``league_table`` reads the bidding league's results; ``exports``,
+``league_table`` reads the bidding league's results (``league.json``, beside it); ``exports``,
 ``imports`` and ``storage`` move rounds and whole matches in and out;
 ``intervals`` holds the confidence intervals every figure uses.
 """

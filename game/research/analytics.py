@@ -22,7 +22,6 @@ from django.db import connection, connections
 from django.db.models import Sum
 
 from game.models import RoundRecordRow, RoundTally
-from game.moves import db
 from game.research.analytics_bids import SeatGroup, bidding_accuracy, nil_bids, seat_bids
 from game.research.analytics_filters import (
     MAKEUP_LABELS,
@@ -44,6 +43,7 @@ from game.research.analytics_rounds import (
 from game.research.analytics_types import round_type_win_rates, round_types_by_condition
 from game.research.intervals import wilson_interval
 from game.research.tally_keys import ACCURACY, ALL_TIME, BID_SUM, MATCH
+from game.sql.connections import features
 
 __all__ = [
     "MAKEUP_LABELS",
@@ -103,7 +103,7 @@ def _in_own_connection(fn: Callable[[], Any]) -> Any:
 
 
 def _side_by_side() -> bool:
-    return db.features().reads_side_by_side and not connection.in_atomic_block
+    return features().reads_side_by_side and not connection.in_atomic_block
 
 
 def _run_all(jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:

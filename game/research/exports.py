@@ -28,11 +28,11 @@ from game.engine.cards import SEAT_LETTERS
 from game.engine.round_types import RoundType
 from game.models import MatchResult, RoundRecordRow, Seat
 from game.ratings.models import RatingChange
-from game.replays.analysis import seat_sums
 from game.replays.models import RoundAnalysis
 from game.research import round_rows
 from game.research.analytics import Filters
 from game.research.round_columns import NIL_CATEGORIES, SEATS, actor
+from game.research.tally_keys import seat_sums
 
 BATCH = 2000
 EXPORT_FORMAT = "spades-export/1"

@@ -1,8 +1,9 @@
 """The latest bidding league for the staff dashboard: the JSON file ``manage.py
-league`` writes (``docs/league.json`` beside ``docs/league.md``, committed with
-them; ``SPADES_LEAGUE_FILE`` to read another). A file and not a model: the
-league runs in ``bots/`` without the database, and the table is an artefact of
-a commit, reproduced by its seed, like the page it goes with."""
+league`` writes beside this module (``league.json``; its page is
+``docs/league.md``), committed with them; ``SPADES_LEAGUE_FILE`` to read
+another. A file and not a model: the league runs in ``bots/`` without the
+database, and the table is an artefact of a commit, reproduced by its seed,
+like the page it goes with."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from django.conf import settings
 
 def league_file() -> Path:
     path = getattr(settings, "SPADES_LEAGUE_FILE", None)
-    return Path(path) if path else Path(settings.BASE_DIR) / "docs" / "league.json"
+    return Path(path) if path else Path(__file__).with_name("league.json")
 
 
 def latest() -> dict[str, Any] | None:

@@ -36,8 +36,6 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from game.models import MatchResult, RoundRecordRow, RoundTally
-from game.moves import db
-from game.moves.rows import Query, no_value
 from game.replays.models import RoundAnalysis
 from game.research.round_columns import side_bot
 from game.research.tally_keys import (
@@ -50,6 +48,8 @@ from game.research.tally_keys import (
     quality_cells,
     round_cells,
 )
+from game.sql.connections import features
+from game.sql.statements import Query, no_value
 
 # The RoundRecordRow columns the tallies read.
 ROUND_COLUMNS = (
@@ -292,7 +292,7 @@ def rebuild() -> int:
     marked tallied in the same transaction."""
     q = connection.ops.quote_name
     with transaction.atomic():
-        if db.features().copies_rows:
+        if features().copies_rows:
             with connection.cursor() as cursor:
                 for model in (RoundRecordRow, MatchResult, RoundAnalysis):
                     cursor.execute(f"LOCK TABLE {q(model._meta.db_table)} IN SHARE MODE")

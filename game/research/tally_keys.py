@@ -225,3 +225,14 @@ def add(into: dict[Key, Sums], day: date, cells: Iterator[tuple[Key, Sums]]) -> 
             else:
                 for i, v in enumerate(sums):
                     have[i] += v
+
+
+def seat_sums(result: dict[str, Any]) -> dict[str, list[int]]:
+    """Per seat (N, E, S, W): the points and the tricks its cards gave away in a
+    round's double-dummy analysis (``game.replays.analysis``)."""
+    points, tricks = [0, 0, 0, 0], [0, 0, 0, 0]
+    for c in result["cards"]:
+        s = "NESW".index(c["seat"])
+        points[s] += c["points_lost"]
+        tricks[s] += c["tricks_lost"]
+    return {"dd_points_lost": points, "dd_tricks_lost": tricks}

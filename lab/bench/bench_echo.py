@@ -2,7 +2,7 @@
 
 ``daphne lab.bench.bench_echo:application`` serves ``ws/table/<id>/`` like the site,
 with the same Django settings and so the same channel layer (the in-memory
-``game.sockets.events.TableChannelLayer`` without ``REDIS_URL``, channels_redis'
+``game.sockets.memory_layer.TableChannelLayer`` without ``REDIS_URL``, channels_redis'
 pub/sub layer with it), but no engine, no database, no session, and Channels'
 queue per socket for group messages (it asks for no straight delivery,
 ``game.sockets.fanout``): each ``act``

@@ -10,7 +10,7 @@ Two stacks, as ``bench_server`` starts them (``lab.stack.stackprocs``):
 - ``redis``: a fresh PostgreSQL database and an empty Redis database number,
   ``processes`` Daphne processes behind nginx (``lab.stack.proxy``), Celery
   workers for the queues ``bots``, ``search`` and ``replays`` and Celery
-  beat, as ``make stack`` runs them (``scripts/stack.py``).
+  beat, as ``make stack`` runs them (``lab/stack/run.py``).
 
 Every process's output (Daphne's stderr included) goes to a log file of its
 own, scanned afterwards for PostgreSQL's ``deadlock detected`` and ``too

@@ -1,5 +1,6 @@
 """The production stack on one machine, for ``make stack``, the benchmarks and the
 multi-process tests: starting and stopping Daphne, Celery, Redis and
 PostgreSQL processes (``stackprocs``) and nginx in front of the Daphnes
-(``proxy``). Operations tooling: the deployed site does not import it.
+(``proxy``), and ``run.py``, the script ``make stack`` runs. Operations
+tooling: the deployed site does not import it.
 """

@@ -1,5 +1,5 @@
 """Smoke runs of the study commands no other test ran, at a tiny size: each runs end to
-end and writes its files (to tmp_path, never over the shipped data or docs/results).
+end and writes its files (to tmp_path, never over the shipped data or lab/results).
 Registered in tests/test_commands.py."""
 
 from __future__ import annotations

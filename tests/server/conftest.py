@@ -39,7 +39,8 @@ def live(settings: Any) -> Iterator[InlineScheduler]:
     settings.SPADES_BOTS_IN_PROCESS = True
     settings.SPADES_SCHEDULER = INLINE
     settings.SPADES_BOT_DELAY = 0
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "game.sockets.events.TableChannelLayer"}}
+    layer = "game.sockets.memory_layer.TableChannelLayer"
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": layer}}
     matches.clear_cache()
     inline = master.get().scheduler
     assert isinstance(inline, InlineScheduler)

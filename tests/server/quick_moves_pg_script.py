@@ -17,15 +17,15 @@ from game.engine import Play, Rules, replay, view_for
 from game.engine.state import Phase
 from game.errors import IllegalMove, StaleVersion
 from game.models import Action, PendingRound, RoundRecordRow, Seat, Table
-from game.moves import db, matches
-from game.moves.stores import postgres
+from game.moves import matches
+from game.moves.stores import asyncio_steps, postgres
 from game.research import round_rows
 from game.sockets import frames
 
 RULES = Rules(winning_goal=10_000, losing_goal=-10_000).to_dict()
 counts = {"quick": 0, "refused": 0, "full": 0}
 
-run_alone, run_steps_async = postgres.run_alone, db.run_steps_async
+run_alone, run_steps_async = postgres.run_alone, asyncio_steps.run_steps_async
 
 
 async def counted_alone(conn: Any, query: Any) -> Any:
@@ -39,7 +39,7 @@ async def counted_steps(conn: Any, steps: Any) -> Any:
     return await run_steps_async(conn, steps)
 
 
-postgres.run_alone, db.run_steps_async = counted_alone, counted_steps
+postgres.run_alone, asyncio_steps.run_steps_async = counted_alone, counted_steps
 
 
 def reset() -> None:

@@ -9,8 +9,9 @@ from django.db import connection
 
 from game.models import Table
 from game.moves import db, stores
-from game.moves.db import db_call, drop_broken_connections
+from game.moves.db import db_call
 from game.moves.stores import postgres
+from game.sql.connections import drop_broken_connections
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

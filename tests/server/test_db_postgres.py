@@ -15,8 +15,8 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from game.moves.rows import Query
 from game.moves.stores import postgres
+from game.sql.statements import Query
 from tests import services
 
 pytestmark = pytest.mark.stack

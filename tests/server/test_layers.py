@@ -1,4 +1,4 @@
-"""The embedded default's channel layer (game/sockets/events.py)."""
+"""The embedded default's channel layer (game/sockets/memory_layer.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from game.sockets import events as layers
-from game.sockets.events import TableChannelLayer
+from game.sockets import memory_layer
+from game.sockets.memory_layer import TableChannelLayer
 
 
 def test_group_send_reaches_every_member_in_order() -> None:
@@ -30,7 +31,7 @@ def test_group_send_reaches_every_member_in_order() -> None:
 
 
 def test_expired_messages_are_still_swept(monkeypatch) -> None:
-    monkeypatch.setattr(layers, "SWEEP_EVERY_SECONDS", 0.0)
+    monkeypatch.setattr(memory_layer, "SWEEP_EVERY_SECONDS", 0.0)
 
     async def scenario() -> bool:
         layer = TableChannelLayer(expiry=0)

@@ -12,10 +12,9 @@ from django.db import transaction
 from django.test import Client
 
 from bots.registry import DEFAULT_BOT, bot_groups, bot_names
-from game import seating
+from game import master, seating
 from game.models import Seat, Table
 from game.moves import matches
-from lobby import table_views
 from lobby.forms import TableForm, rule_field_names
 from lobby.models import TableListing
 from tests.server.helpers import SHORT_RULES, make_table, play_humans
@@ -358,7 +357,7 @@ def test_the_rematch_is_announced_after_its_commit(
     def changed(pk: int) -> None:
         told.append((pk, transaction.get_connection().in_atomic_block))
 
-    monkeypatch.setattr(table_views.events, "table_changed", changed)
+    monkeypatch.setattr(master.get().announcer, "changed", changed)
     client.post(f"/t/{table.public_id}/rematch/")
     assert (table.pk, False) in told  # the old table hears of its rematch
     assert not any(inside for _, inside in told)  # the new one's seats too, all after the commit

@@ -17,8 +17,9 @@ import pytest
 from game import builder, master, switches
 from game.driver import bot_turns
 from game.driver.scheduling import CeleryScheduler, ThreadScheduler
-from game.moves import db, stores
+from game.moves import stores
 from game.sockets.events import ChannelAnnouncer
+from game.sql import connections
 from tests.server.inline import InlineScheduler
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,7 +62,6 @@ OWN_CONFIGURATION = {
     "SPADES_HEALTH_QUEUES": {"spadesite/health.py"},
     "SPADES_METRICS_ALLOW": {"spadesite/metrics.py"},
     "SPADES_METRICS_TOKEN": {"spadesite/metrics.py"},
-    "BASE_DIR": {"game/research/league_table.py"},
     "SPADES_BOT_LEVELS": {"lobby/levels.py"},
     "SPADES_LEADERBOARD_MIN_MATCHES": {"lobby/player_pages.py"},
     "SPADES_CSP": {"spadesite/security.py"},
@@ -236,12 +236,14 @@ def test_the_tests_database_gets_sqlites_store() -> None:
 @pytest.mark.filterwarnings("ignore:Overriding setting DATABASES")
 def test_the_research_code_is_handed_the_databases_features(settings: Any) -> None:
     postgres = builder.database_features("django.db.backends.postgresql")
-    assert postgres == db.Features(copies_rows=True, reads_side_by_side=True, row_locks=True)
-    assert db.features() == db.Features()  # the tests' SQLite: the ORM alone
+    assert postgres == connections.Features(
+        copies_rows=True, reads_side_by_side=True, row_locks=True
+    )
+    assert connections.features() == connections.Features()  # the tests' SQLite: the ORM alone
     databases = {"default": {**settings.DATABASES["default"]}}
     databases["default"]["ENGINE"] = "django.db.backends.postgresql"
     settings.DATABASES = databases  # told to the builder (setting_changed), not connected
-    assert db.features() == postgres
+    assert connections.features() == postgres
 
 
 def test_the_scheduler_follows_where_bots_run(settings: Any) -> None:

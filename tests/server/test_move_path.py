@@ -22,6 +22,7 @@ from game.engine.state import Phase
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
 from game.moves import matches, rows
 from game.sockets import events, frames
+from game.sql import statements
 from tests.server.helpers import (
     QUICK_RULES,
     SHORT_RULES,
@@ -159,7 +160,7 @@ def test_a_finished_round_stores_a_record_that_replays(live: InlineScheduler) ->
 def test_a_stored_row_is_sent_as_djangos_own_preparation_would_send_it(
     live: InlineScheduler,
 ) -> None:
-    """rows.insert_query skips Django's preparation of plain columns: every value
+    """statements.insert_query skips Django's preparation of plain columns: every value
     it sends must be what that preparation gives."""
     for seed in (3, 4):
         play_humans(make_table("HBHB", rules=QUICK_RULES, bot="Random+Random"), random.Random(seed))
@@ -167,7 +168,7 @@ def test_a_stored_row_is_sent_as_djangos_own_preparation_would_send_it(
     assert len(stored) >= 4
     for instance in stored:
         instance.pk = None  # as a move's new row
-        sent = rows.insert_query(instance).params
+        sent = statements.insert_query(instance).params
         fields = [f for f in type(instance)._meta.concrete_fields if not f.primary_key]
         want = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
         assert [type(v) for v in sent] == [type(v) for v in want]

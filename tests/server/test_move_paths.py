@@ -6,9 +6,11 @@ the consumer's ``on_act`` (a player's move) or the bot driver's
 it) until it is announced. Counted: the server's own files. Named apart:
 the guards every frame passes first (``limits``, ``client_frames``), the
 counters that time it for ``/metrics`` (``observe``), the
-libraries below the server (the engine, the bots, the model definitions),
+libraries below the server (the engine, the bots, the model definitions,
+the SQL toolkit ``game/sql/``),
 and the broadcast's delivery to each socket, which every group message
-shares (``fanout``, ``frames``, ``pubsub_layer``, ``socket_writes``).
+shares (the layer, ``memory_layer`` or ``pubsub_layer``; ``fanout``, ``frames``,
+``socket_writes``).
 """
 
 from __future__ import annotations
@@ -36,13 +38,19 @@ SERVER = ("game", "lobby", "spadesite")
 # and fields, a bot task's count of starts (and whatever they call).
 GUARDS = {"game/sockets/limits.py", "game/sockets/client_frames.py", "game/driver/redelivery.py"}
 LIBRARIES = {"game/models.py"}  # and game/engine/, bots/
+# The SQL toolkit below the move path, the ratings and the research code: a
+# statement as a value and its runner, knowing no move (as the engine knows no
+# database), counted apart like the models.
+TOOLKIT = "game/sql/"
 # What only measures a move for /metrics (a counter and a clock around it).
 INSTRUMENTS = {"game/observe.py"}
 DELIVERY = {
-    "game/sockets/fanout.py", "game/sockets/frames.py", "game/sockets/pubsub_layer.py",
-    "game/sockets/socket_writes.py",
+    "game/sockets/fanout.py", "game/sockets/frames.py", "game/sockets/memory_layer.py",
+    "game/sockets/pubsub_layer.py", "game/sockets/socket_writes.py",
 }  # fmt: skip
-EMBEDDED_DELIVERY = {"game/sockets/fanout.py", "game/sockets/frames.py"}
+EMBEDDED_DELIVERY = {
+    "game/sockets/memory_layer.py", "game/sockets/fanout.py", "game/sockets/frames.py"
+}  # fmt: skip
 MOST_FILES = 7
 
 # The lists docs/architecture.md gives, checked against the traces below.
@@ -80,7 +88,9 @@ def server_files(paths: set[str]) -> set[str]:
             name = Path(path).resolve().relative_to(ROOT).as_posix()
         except ValueError:
             continue  # a library's
-        if not name.startswith(tuple(f"{p}/" for p in SERVER)) or name.startswith("game/engine/"):
+        if not name.startswith(tuple(f"{p}/" for p in SERVER)) or name.startswith(
+            ("game/engine/", TOOLKIT)
+        ):
             continue
         if name in LIBRARIES | DELIVERY | INSTRUMENTS or "/management/" in name:
             continue

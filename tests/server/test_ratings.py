@@ -22,6 +22,7 @@ from game.moves import rows
 from game.ratings import compute, match_end
 from game.ratings.models import Rating, RatingChange
 from game.ratings.rebuild import claim_guest
+from game.sql import statements
 from tests.server.helpers import human_move, make_table, play_humans
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -186,7 +187,7 @@ def _random_history(n: int, rng: random.Random) -> list[int]:
         if i == n // 2:  # a guest signs up half-way and keeps their rating
             assert claim_guest("guest0", users[0])
         with transaction.atomic():
-            rows.run_steps(match_end.match_steps(table, seats[table.pk], result))
+            statements.run_steps(match_end.match_steps(table, seats[table.pk], result))
     return [t.pk for t, r in zip(tables, results, strict=True) if not t.rated or r.stand_in_rounds]
 
 

@@ -23,7 +23,7 @@ def test_channel_layer_is_redis_pubsub_with_redis_url() -> None:
 @pytest.mark.parametrize("redis_url", [None, ""])
 def test_channel_layer_is_in_memory_without_redis_url(redis_url: str | None) -> None:
     layers = config.channel_layers(redis_url)
-    assert layers == {"default": {"BACKEND": "game.sockets.events.TableChannelLayer"}}
+    assert layers == {"default": {"BACKEND": "game.sockets.memory_layer.TableChannelLayer"}}
 
 
 def test_celery_uses_redis_when_given_and_memory_otherwise() -> None:

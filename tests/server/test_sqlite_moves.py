@@ -16,8 +16,8 @@ from game.engine import action_to_dict, view_for
 from game.errors import IllegalMove, StaleVersion
 from game.models import Action, Table
 from game.moves import matches
-from game.moves.rows import Query, no_value
 from game.moves.stores import sqlite
+from game.sql.statements import Query, no_value
 from tests.server.helpers import make_table
 from tests.server.inline import InlineScheduler
 

@@ -2,7 +2,7 @@
 
 The production stack as in ``test_stack_match``: a scratch PostgreSQL
 database, an empty Redis database, and two Celery workers as subprocesses, as
-``scripts/stack.py`` runs them: one for the ``bots`` queue (quick moves and the
+``lab/stack/run.py`` runs them: one for the ``bots`` queue (quick moves and the
 fallbacks) and one prefork worker for the ``search`` queue, where the hard and
 soft time limits apply. North plays ``BIS+UCT5``, South ``BIS+UCT5b`` (bid-informed
 sampling), East and West ``BIS+SRP``; a short match (200 / -200) with a 0.3 s

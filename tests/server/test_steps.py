@@ -1,5 +1,5 @@
-"""The move path's statement runners (game/moves/db.py): a step may yield one
-query or a batch, and gets back one value or a tuple; on an asyncio
+"""The statement runners (game/sql/statements.py, game/moves/stores/asyncio_steps.py):
+a step may yield one query or a batch, and gets back one value or a tuple; on an asyncio
 connection a batch goes to the server in one message, with the writes queued
 before it, inside one transaction that a failure rolls back."""
 
@@ -12,8 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from game.moves import db, rows
-from game.moves.rows import Query, Step, no_value
+from game.moves.stores import asyncio_steps
+from game.sql import statements
+from game.sql.statements import Query, Step, no_value
 from tests import services
 
 
@@ -33,7 +34,7 @@ def _steps() -> Generator[Step, Any, list[Any]]:
 
 @pytest.mark.django_db
 def test_run_steps_answers_a_batch_with_a_tuple() -> None:
-    assert rows.run_steps(_steps()) == [1, (2, 42)]
+    assert statements.run_steps(_steps()) == [1, (2, 42)]
 
 
 @pytest.mark.stack
@@ -67,7 +68,7 @@ def test_a_batch_is_one_message_and_the_write_goes_with_the_commit(
                 yield Query("INSERT INTO t VALUES (10, %s)", ["it's 100%; DROP"], no_value)
                 return changed, total, rows
 
-            values = await db.run_steps_async(conn, steps())
+            values = await asyncio_steps.run_steps_async(conn, steps())
             cursor = await conn.execute("SELECT sum(n), max(note) FROM t")
             row = await cursor.fetchone()
             assert row is not None and row[1] == "it's 100%; DROP"
@@ -101,9 +102,9 @@ def test_a_failure_rolls_the_whole_transaction_back() -> None:
                 yield Query("INSERT INTO t VALUES (3)", [], no_value)  # fails at the commit
 
             with pytest.raises(ValueError):
-                await db.run_steps_async(conn, refused())
+                await asyncio_steps.run_steps_async(conn, refused())
             with pytest.raises(psycopg.errors.UniqueViolation):
-                await db.run_steps_async(conn, conflicting())
+                await asyncio_steps.run_steps_async(conn, conflicting())
             cursor = await conn.execute("SELECT n FROM t")
             left = [row[0] for row in await cursor.fetchall()]
             return left, conn.info.transaction_status.name

@@ -25,11 +25,11 @@ from game import master, seating
 from game.driver import sweeper
 from game.engine import Rules
 from game.models import Action, MatchResult, Rating, RoundRecordRow, RoundTally, Table
-from game.moves import stores
 from game.research import analytics, exports, imports, tallies, tally_flush
 from game.research.analytics import Filters
 from game.research.round_columns import side_bot
 from game.research.storage import store_match
+from game.sql import connections
 from tests.server.helpers import QUICK_RULES, SHORT_RULES, human_move, make_table, play_humans
 from tests.server.test_exports import _random_match
 
@@ -553,9 +553,9 @@ def test_a_live_flush_adds_its_rounds_a_few_at_a_time(
 def test_a_live_flush_steps_shorter_on_sqlite_whose_one_write_lock_the_moves_wait_for(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    sqlite = tally_flush.live_steps()  # the test database's store
-    assert sqlite == stores.SqliteStore().flush_steps
-    postgres = stores.PostgresStore().flush_steps
+    sqlite = tally_flush.live_steps()  # the test database's features
+    monkeypatch.setattr(tally_flush, "features", lambda: connections.Features(row_locks=True))
+    postgres = tally_flush.live_steps()
     assert sqlite == (tally_flush.SQLITE_BATCH, tally_flush.SQLITE_PAUSE)
     assert postgres == (tally_flush.LIVE_BATCH, tally_flush.LIVE_PAUSE)
     assert sqlite[0] < postgres[0]

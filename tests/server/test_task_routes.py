@@ -3,6 +3,7 @@
 import pytest
 
 from game.driver import bot_turns
+from game.research import tally_flush
 from spadesite.celery import app
 
 
@@ -25,3 +26,11 @@ def test_bot_tasks_are_routed_to_their_queue(task: object, queue: str) -> None:
 def test_other_tasks_use_the_default_queue() -> None:
     route = app.amqp.router.route({}, "game.exports.export")
     assert route["queue"].name == app.conf.task_default_queue
+
+
+def test_the_tally_flush_task_is_named_after_its_module_and_answers_to_its_former_name() -> None:
+    """Renamed after game/research/tally_flush.py; a message queued under the
+    name from before the move still finds the same work."""
+    assert f"{tally_flush.__name__}.flush_tables" == tally_flush.FLUSH_TASK
+    now, before = app.tasks[tally_flush.FLUSH_TASK], app.tasks[tally_flush.FORMER_FLUSH_TASK]
+    assert now is not before and now.run is before.run

@@ -1,20 +1,21 @@
-"""The master's stores: where a move's statements run, one class per database.
+"""The master's stores: storage for moves, one class per database (``game.moves.port.Store``).
 
-Every store runs the same statements (``game.moves.move``: the quick move's, and
-the full path's load, step and save) in one transaction, and calls the
-master's ``committed`` once the move is committed, never before. They differ
-only in how they reach the database:
+The master decides the move (quick or full); a store saves it: the quick
+move's compare-and-swap (``game.moves.move.quick_save_steps``, or one
+statement of the same effect) and the full path's statements, each in one
+transaction, calling the master's ``on_commit`` once committed, never
+before. They differ only in how they reach the database:
 
 - :class:`DjangoStore`: Django's connection, ``transaction.atomic`` (any
   database; Celery workers, the bot threads, views). On the event loop its
-  moves go through ``game.moves.db.db_call``.
-- :class:`SqliteStore` (the embedded default): the quick move in a
-  transaction on the sqlite3 connection itself, without Django's layers
-  ; :class:`SqliteLoopStore` when the consumers'
-  calls run on the event loop, where a move never waits for the write lock.
+  saves go through ``game.moves.db.db_call``.
+- :class:`SqliteStore` (the embedded default): the quick save in a
+  transaction on the sqlite3 connection itself, without Django's layers;
+  :class:`SqliteLoopStore` when the consumers' calls run on the event loop,
+  where a move never waits for the write lock.
 - :class:`PostgresStore` (the production stack): the websockets' moves on
-  the event loop over asyncio connections , the quick
-  move as one statement and one round trip .
+  the event loop over asyncio connections (the full path's transaction in
+  ``asyncio_steps``), the quick save as one statement and one round trip.
 
 ``game.builder`` picks one from the settings.
 """

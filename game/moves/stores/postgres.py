@@ -5,7 +5,7 @@ Other callers (Celery workers, views) move on Django's connection, as
 connection of the loop's :class:`ConnectionPool` (filled at the first
 socket); the quick move is one statement and one round trip
 (:func:`run_alone`), the full path one transaction of two round trips
-(``game.moves.db.run_steps_async``).
+(``asyncio_steps.run_steps_async``).
 
 **The quick move's one statement, with no cursor.** In Daphne's profile of the
 Redis stack, psycopg's cursor and its parameter dumpers cost more CPU than
@@ -27,21 +27,21 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import Any
 
 import psycopg
 from django.conf import settings
 from django.db import connections
-from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from game.master import Committed, Move
-from game.moves import db, move, rows
-from game.moves.move import Outcome, quick_step
-from game.moves.rows import Query
+from game.moves import db, rows
+from game.moves.move import Outcome, Quick
+from game.moves.port import OnCommit
+from game.moves.stores import asyncio_steps
 from game.moves.stores.django import DjangoStore
+from game.sql.statements import Query, Steps, with_marks
 
 DEFAULT_ASYNC_CONNECTIONS = 4
 APPLICATION_NAME = "spades moves"  # in pg_stat_activity
@@ -85,7 +85,7 @@ class ConnectionPool:
             self.idle.put_nowait(conn)
 
     def release(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        if conn.closed or conn.broken or conn.info.transaction_status != db.IDLE:
+        if conn.closed or conn.broken or conn.info.transaction_status != asyncio_steps.IDLE:
             self.opened -= 1
             db.hold(asyncio.ensure_future(conn.close()))  # the next acquire opens a fresh one
             if conn.closed or conn.broken:
@@ -198,7 +198,7 @@ async def _prepared(conn: psycopg.AsyncConnection[Any], sql: str, types: tuple[i
 
 def _numbered(sql: str) -> str:
     """Django's ``%s`` placeholders as PostgreSQL's ``$1``, ``$2``, ..."""
-    return rows.with_marks(sql, lambda n: f"${n}")
+    return with_marks(sql, lambda n: f"${n}")
 
 
 async def _result(pgconn: psycopg.pq.abc.PGconn) -> psycopg.pq.abc.PGresult:
@@ -268,41 +268,66 @@ def _bind(params: list[Any]) -> tuple[list[bytes | None], tuple[int, ...]] | Non
 
 class PostgresStore(DjangoStore):
     """PostgreSQL with the websockets' moves on the event loop, over the pool's
-    asyncio connections; other callers (workers, threads) on Django's."""
+    asyncio connections; other callers (workers, threads) on Django's.
+
+    A save once started on the loop runs to its end even if its caller is
+    cancelled (its socket closed): a commit must never go unannounced."""
 
     def __init__(self) -> None:
-        self._running: set[asyncio.Future[Outcome]] = set()
-
-    async def move_on_loop(self, submitted: Move, committed: Committed) -> Outcome:
-        """A move once started runs to its end even if the caller is cancelled
-        (its socket closed): a commit must never go unannounced."""
-        running = asyncio.ensure_future(self._move_async(submitted, committed))
-        # The loop holds tasks only weakly: the moves under way are held here.
-        self._running.add(running)
-        running.add_done_callback(self._running.discard)
-        # A refusal nobody waits for any more is not an error to report.
-        running.add_done_callback(lambda done: done.cancelled() or done.exception())
-        return await asyncio.shield(running)  # type: ignore[no-any-return]
+        self._running: set[asyncio.Future[Any]] = set()
 
     def warm_up(self) -> None:
         warm_up_pool()
 
-    async def _move_async(self, submitted: Move, committed: Committed) -> Outcome:
+    async def save_quick_on_loop(self, quick: Quick, committed: OnCommit) -> bool:
+        return await self._to_the_end(self._save_quick(quick, committed))  # type: ignore[no-any-return]
+
+    async def run_full_on_loop(
+        self, steps: Callable[[], Steps[Outcome]], committed: OnCommit
+    ) -> Outcome:
+        return await self._to_the_end(self._run_full(steps, committed))  # type: ignore[no-any-return]
+
+    async def _to_the_end(self, saving: Coroutine[Any, Any, Any]) -> Any:
+        running = asyncio.ensure_future(saving)
+        # The loop holds tasks only weakly: the saves under way are held here.
+        self._running.add(running)
+        running.add_done_callback(self._running.discard)
+        # A refusal nobody waits for any more is not an error to report.
+        running.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return await asyncio.shield(running)
+
+    async def _save_quick(self, quick: Quick, committed: OnCommit) -> bool:
+        """The quick move's save as one statement and one round trip: the
+        compare-and-swap and the INSERT (and a finished round's pending round),
+        which change nothing if the table moved on or its seats changed since."""
         conns = pool()
-        quick = await self._quick_move(conns, submitted)
-        if quick is not None:
-            committed(quick)
-            return quick
+        conn = await conns.acquire()
+        try:
+            r = quick.outcome.result
+            query = rows.quick_move_query(
+                quick.table, quick.version, r.round_number, r.seat, r.action, r.by_stand_in,
+                quick.now, quick.outcome.pending_round, quick.think,
+            )  # fmt: skip
+            made = await run_alone(conn, query)
+        except psycopg.OperationalError:
+            # The full path tries again on a fresh connection; had this committed
+            # after all, its version check refuses the move as stale.
+            if not (conn.broken or conn.closed):
+                raise
+            return False
+        finally:
+            conns.release(conn)
+        if made:
+            committed(quick.outcome)
+        return bool(made)
+
+    async def _run_full(self, steps: Callable[[], Steps[Outcome]], committed: OnCommit) -> Outcome:
+        conns = pool()
         for attempt in (1, 2):
             conn = await conns.acquire(fresh=attempt > 1)
             try:
                 # One transaction; when it returns, the move is committed.
-                m = submitted
-                steps = move.move_steps(
-                    m.table_id, m.seat, m.action, m.version, m.by_stand_in, timezone.now(),
-                    m.while_away, m.think,
-                )  # fmt: skip
-                outcome = await db.run_steps_async(conn, steps)
+                outcome = await asyncio_steps.run_steps_async(conn, steps())
                 break
             except psycopg.OperationalError:
                 # A connection that died while idle (the server restarted, say): once
@@ -314,36 +339,3 @@ class PostgresStore(DjangoStore):
                 conns.release(conn)
         committed(outcome)
         return outcome
-
-    async def _quick_move(self, pool: ConnectionPool, submitted: Move) -> Outcome | None:
-        """The quick move as one statement and one round trip: the compare-and-swap
-        and the INSERT (and a finished round's pending round), which change
-        nothing if the table moved on or its seats changed since. None: take
-        the full path."""
-        found = (
-            move.known(submitted.table_id, submitted.version) if submitted.may_be_quick else None
-        )
-        if found is None:
-            return None
-        rows_known, match = found
-        now = timezone.now()
-        outcome = quick_step(match, rows_known, submitted.seat, submitted.action, False, now)
-        if outcome is None:
-            return None
-        conn = await pool.acquire()
-        try:
-            r = outcome.result
-            query = rows.quick_move_query(
-                rows_known.table, submitted.version, r.round_number, r.seat, r.action,
-                r.by_stand_in, now, outcome.pending_round, submitted.think,
-            )  # fmt: skip
-            made = await run_alone(conn, query)
-        except psycopg.OperationalError:
-            # The full path tries again on a fresh connection; had this committed
-            # after all, its version check refuses the move as stale.
-            if not (conn.broken or conn.closed):
-                raise
-            return None
-        finally:
-            pool.release(conn)
-        return outcome if made else None

@@ -25,14 +25,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from django.db import connection
-from django.utils import timezone
 
-from game.master import Committed, Move
-from game.moves import db, move, rows
-from game.moves.move import Outcome
-from game.moves.rows import Query, Steps, drive
+from game.moves import db, move
+from game.moves.move import Outcome, Quick
+from game.moves.port import OnCommit
 from game.moves.stores.django import DjangoStore
-from game.research import tally_flush
+from game.sql.statements import Query, Steps, drive, with_marks
 
 T = TypeVar("T")
 
@@ -118,41 +116,38 @@ def run_sqlite_transaction(steps: Steps[T | None], wait: bool = True) -> T | Non
 @functools.lru_cache(maxsize=256)
 def _qmark(sql: str) -> str:
     """A statement with Django's ``%s`` placeholders in SQLite's ``?`` style."""
-    return rows.with_marks(sql, lambda _: "?")
+    return with_marks(sql, lambda _: "?")
 
 
 class SqliteStore(DjangoStore):
-    """SQLite: the quick move in a transaction of its own on the sqlite3
+    """SQLite: the quick move's save in a transaction of its own on the sqlite3
     connection (when the caller holds none); else, and for the full path,
     Django's."""
 
-    @property
-    def flush_steps(self) -> tuple[int, float]:
-        """Shorter steps: each holds the one write lock the moves wait for."""
-        return tally_flush.SQLITE_BATCH, tally_flush.SQLITE_PAUSE
-
-    def move(self, submitted: Move, committed: Committed, wait: bool = True) -> Outcome:
-        if submitted.may_be_quick and not connection.in_atomic_block:
-            m = submitted
-            now = timezone.now()
-            steps = move.quick_move_steps(m.table_id, m.seat, m.action, m.version, now, m.think)
-            done = run_sqlite_transaction(steps, wait=wait)
-            if done is not None:
-                committed(done)
-                return done
-            # None, with nothing written: the full path.
-        return super().move(submitted, committed)
+    def save_quick(self, quick: Quick, committed: OnCommit, wait: bool = True) -> bool:
+        if connection.in_atomic_block:
+            return super().save_quick(quick, committed)
+        done = run_sqlite_transaction(move.quick_save_steps(quick), wait=wait)
+        if done is None:
+            return False  # nothing written: the full path
+        committed(done)
+        return True
 
 
 class SqliteLoopStore(SqliteStore):
     """:class:`SqliteStore` with the consumers' calls on the event loop
     (``SPADES_DB_THREADS`` 0): a socket's move never waits there for the write
-    lock; refused at once, it yields the loop and tries again."""
+    lock; refused at once, it yields the loop and tries again. Both run in
+    the context the loop's database calls share (``game.moves.db.db_call``):
+    the same connection, and no thread."""
 
-    async def move_on_loop(self, submitted: Move, committed: Committed) -> Outcome:
-        async def call(wait: bool) -> Outcome:
-            # In the context the loop's database calls share (game.moves.db.db_call):
-            # the same connection, and no thread.
-            return db.LOOP_CONTEXT.run(self.move, submitted, committed, wait)
+    async def save_quick_on_loop(self, quick: Quick, committed: OnCommit) -> bool:
+        async def call(wait: bool) -> bool:
+            return db.LOOP_CONTEXT.run(self.save_quick, quick, committed, wait)
 
         return await move_when_free(call)
+
+    async def run_full_on_loop(
+        self, steps: Callable[[], Steps[Outcome]], committed: OnCommit
+    ) -> Outcome:
+        return db.LOOP_CONTEXT.run(self.run_full, steps, committed)

@@ -1,7 +1,7 @@
 """``manage.py bid_stats``: bid accuracy, set rate and the trick-minus-bid histogram of
 both sides of a tournament, from its games log (``*.games.jsonl``).
 
-    python manage.py bid_stats docs/results/x.games.jsonl [--plot FILE.png] [--json FILE]
+    python manage.py bid_stats lab/results/x.games.jsonl [--plot FILE.png] [--json FILE]
 
 See ``lab.training.analysis`` for the definitions.
 """

@@ -2,7 +2,7 @@
 
     python manage.py league [--games 1000] [--seed 1] [--workers N | --celery]
         [--bidders BIS,BIS*,RB,...] [--logs artifacts/league]
-        [--markdown docs/league.md] [--json docs/league.json] [--report]
+        [--markdown docs/league.md] [--json game/research/league.json] [--report]
 
 A seeded, resumable round robin of duplicate matches (:mod:`lab.tournaments.league`):
 each pair's games are logged under ``--logs`` and a stopped league started
@@ -59,7 +59,7 @@ class Command(BaseCommand):
                             + ",".join(default_bidders()) + ")")  # fmt: skip
         parser.add_argument("--logs", default="artifacts/league", help="the pairs' game logs")
         parser.add_argument("--markdown", default="docs/league.md")
-        parser.add_argument("--json", default="docs/league.json")
+        parser.add_argument("--json", default="game/research/league.json")
         parser.add_argument("--goal", type=int, default=200)
         parser.add_argument("--lose", type=int, default=-100)
         parser.add_argument("--report", action="store_true", help="play nothing: tables only")

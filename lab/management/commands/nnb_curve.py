@@ -2,8 +2,8 @@
 
     python manage.py nnb_curve --sizes 1000,5000,25000,100000 --games 4000 --seed 1
         [--workers 2] [--epochs 20] [--data bots/data/nnb.samples.jsonl] [--chunk-rounds 100]
-        [--dir artifacts/nnb_curve] [--output docs/results/nnb_learning_curve.json]
-        [--plot docs/results/nnb_learning_curve.png]
+        [--dir artifacts/nnb_curve] [--output lab/results/nnb_learning_curve.json]
+        [--plot lab/results/nnb_learning_curve.png]
 
 For each size: NNB (asymmetric loss, seed ``--seed``) trained on the first
 that many rounds of the self-play log (``train_nnb`` makes and extends it),
@@ -74,7 +74,7 @@ class Command(BaseCommand):
             "a size is rounded up to whole chunks",
         )
         parser.add_argument("--dir", default="artifacts/nnb_curve")
-        parser.add_argument("--output", default="docs/results/nnb_learning_curve.json")
+        parser.add_argument("--output", default="lab/results/nnb_learning_curve.json")
         parser.add_argument("--plot", help="win rate by training size as a PNG")
 
     def handle(self, *args: Any, **opts: Any) -> None:

@@ -31,11 +31,11 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from lab.stack import proxy, stackprocs  # noqa: E402
 
-STATIC_ROOT = Path(__file__).resolve().parent.parent / "staticfiles"
+STATIC_ROOT = Path(__file__).resolve().parents[2] / "staticfiles"
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/spades"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
