@@ -41,6 +41,7 @@ from botapi.protocol import (
     time_left_ms,
 )
 from game import external_bots, master
+from game.driver import sweeper
 from game.errors import ServiceError, StaleVersion
 from game.models import Seat, Table
 from game.moves import matches
@@ -163,8 +164,12 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         assert self.account is not None
         self.ready = True
         await self.channel_layer.group_add(notify.group_of(self.account[1]), self.channel_name)
+        # A move lost in a restart would stall the bot's tables: schedule it again
+        # if overdue, as a table's socket does (game.driver.sweeper).
+        master.get().scheduler.start_sweeping()
         for pk, (public_id, seats) in (await db_call(_seats_of)(self.account[1])).items():
             await self.watch(pk, public_id, seats)
+            await db_call(sweeper.resume_table)(pk)
 
     async def on_action(self, frame: inbound.ActionFrame) -> None:
         w = next((w for w in self.tables.values() if w.public_id == frame.table), None)

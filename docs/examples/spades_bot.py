@@ -3,7 +3,7 @@
 It needs Python 3.11 and the ``websockets`` package, nothing of this
 repository. Run it with your bot's token (from the site's "Your bots" page):
 
-    SPADES_BOT_TOKEN=sbt_... python spades_bot.py ws://localhost:8000/ws/bot/
+    SPADES_BOT_TOKEN=sbt_... python spades_bot.py ws://localhost:8000/ws/bot/ [--matches N]
 
 It plays a random legal action at every decision. Write your own policy as a
 function ``policy(decision) -> action``: ``decision`` is the server's
@@ -16,11 +16,11 @@ docs/bot-protocol.md describes every frame.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import random
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -76,6 +76,16 @@ async def play(url: str, token: str, policy: Policy, matches: int = 0) -> BotSes
     return session
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(description="A random legal Spades bot (spades-bot/1).")
+    parser.add_argument("url", nargs="?", default="ws://localhost:8000/ws/bot/")
+    parser.add_argument("--matches", type=int, default=0, help="stop after this many (0: never)")
+    parser.add_argument("--seed", type=int, default=None, help="the random policy's seed")
+    args = parser.parse_args()
+    policy = random_policy(random.Random(args.seed))
+    session = asyncio.run(play(args.url, os.environ["SPADES_BOT_TOKEN"], policy, args.matches))
+    print(json.dumps({"matches": session.finished, "errors": session.errors}))
+
+
 if __name__ == "__main__":
-    address = sys.argv[1] if len(sys.argv) > 1 else "ws://localhost:8000/ws/bot/"
-    asyncio.run(play(address, os.environ["SPADES_BOT_TOKEN"], random_policy(random.Random())))
+    main()

@@ -350,3 +350,51 @@ def test_every_schema_is_checked_by_the_checker() -> None:
     assert schema_check.check_frame(bad, SCHEMAS) != []
     assert parse_card("AS") in cards_of(parse_card("AS") and (1 << parse_card("AS")))
     assert Seat.Kind.BOT == "bot" and master.get() is not None
+
+
+async def test_a_bot_and_a_browser_player_finish_a_rated_match_with_house_bots(
+    live: InlineScheduler, machine_speed: None
+) -> None:
+    """The Done-when's table: a person on the table socket, the reference
+    client, two house bots; the rounds name the bot, and its rating moves."""
+    from game.models import Rating
+    from tests.server.test_consumers import connect
+
+    token = await sync_to_async(_bot)()
+    table = await sync_to_async(_table)("HXBB", {1: "randy"})
+    person, state = await connect(table, guest="g0")
+    comm, sent = await _connect(token), []
+    session = client.BotSession(client.random_policy(random.Random(11)))
+    rng = random.Random(5)
+
+    async def person_moves(frame: dict[str, Any]) -> None:
+        view = frame["view"]
+        if frame["type"] == "state" and view.get("to_act") == 0 and view.get("legal_actions"):
+            act = {"type": "act", "action": rng.choice(view["legal_actions"]),
+                   "version": frame["version"]}  # fmt: skip
+            await person.send_json_to(act)
+
+    await person_moves(state)
+    while not session.finished:
+        try:
+            frame = await comm.receive_json_from(timeout=0.05)
+        except TimeoutError:
+            frame = None
+        if frame is not None:
+            assert schema_check.check_frame(frame, SCHEMAS) == [], frame
+            sent.append(frame)
+            for reply in session.handle(frame):
+                await comm.send_json_to(reply)
+        while not await person.receive_nothing(timeout=0.01):
+            got = await person.receive_json_from(timeout=TIMEOUT)
+            if got["type"] == "state":
+                await person_moves(got)
+    await comm.disconnect()
+    await person.disconnect()
+    await sync_to_async(table.refresh_from_db)()
+    assert table.status == Table.Status.FINISHED and session.errors == []
+    rows = await sync_to_async(list)(RoundRecordRow.objects.filter(table=table))
+    assert rows and all(r.seat_kinds == "HBBB" and r.bot_e == "ext:randy" for r in rows)
+    rating = await sync_to_async(Rating.objects.get)(key="b:ext:randy")
+    assert rating.matches == 1 and rating.mu != 25.0
+    assert await sync_to_async(_hidden_cards_seen)(sent, table) == []
