@@ -26,6 +26,8 @@ import contextlib
 import logging
 from typing import Any
 
+from channels.consumer import get_handler_name
+from channels.exceptions import AcceptConnection, DenyConnection, StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
@@ -54,6 +56,7 @@ log = logging.getLogger(__name__)
 CLOSE_BAD_PROTOCOL, CLOSE_BAD_TOKEN, CLOSE_WITHDRAWN = 4400, 4401, 4403
 CLOSE_TOO_MANY_SOCKETS, CLOSE_SERVER_ERROR = 4429, 4500
 LIVE = (Table.Status.OPEN, Table.Status.PLAYING)
+IGNORED = {"table_chat", "table_reaction", "table_watchers"}
 
 
 def _header(scope: dict[str, Any], name: bytes) -> str:
@@ -192,6 +195,26 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "accepted", **about, "new_version": done.version})
 
     # ----- group messages --------------------------------------------------------
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Run the message's handler; the table's talk and watchers are not a
+        bot's (chat is personal data, and nothing here answers it), and a
+        handler that fails costs the bot an error frame, not its socket."""
+        if get_handler_name(message) in IGNORED:
+            return
+        try:
+            await super().dispatch(message)
+        except (StopConsumer, AcceptConnection, DenyConnection):
+            raise
+        except Exception as e:
+            log.error("bot socket: %s failed: %r", message.get("type"), e)
+            with contextlib.suppress(Exception):
+                await self.send_json(
+                    error_frame(
+                        "server_error",
+                        "the server failed to update you; it tries again at the next move",
+                    )
+                )
 
     async def table_event(self, event: dict[str, Any]) -> None:
         w = self.tables.get(int(event.get("table", -1)))

@@ -385,6 +385,8 @@ async def test_a_bot_and_a_browser_player_finish_a_rated_match_with_house_bots(
             sent.append(frame)
             for reply in session.handle(frame):
                 await comm.send_json_to(reply)
+            if frame["type"] == "decision" and len(sent) < 8:  # talk is not the bot's to hear
+                await person.send_json_to({"type": "chat", "text": "hello bot"})
         while not await person.receive_nothing(timeout=0.01):
             got = await person.receive_json_from(timeout=TIMEOUT)
             if got["type"] == "state":
@@ -397,4 +399,8 @@ async def test_a_bot_and_a_browser_player_finish_a_rated_match_with_house_bots(
     assert rows and all(r.seat_kinds == "HBBB" and r.bot_e == "ext:randy" for r in rows)
     rating = await sync_to_async(Rating.objects.get)(key="b:ext:randy")
     assert rating.matches == 1 and rating.mu != 25.0
+    from game.ratings import boards
+
+    shown = await sync_to_async(boards.bots)()
+    assert [b["rating"].matches for b in shown if b["rating"].name == "ext:randy"] == [1]
     assert await sync_to_async(_hidden_cards_seen)(sent, table) == []
