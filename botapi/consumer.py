@@ -92,6 +92,15 @@ def _load(table_pk: int) -> matches.Committed | None:
     return matches.Committed(matches.load_match(table), matches.table_info(table, seats))
 
 
+_ready_here: dict[str, int] = {}  # bot name -> its sockets ready in this process
+
+
+def ready_here(name: str) -> int:
+    """How many sockets of bot ``name`` said ready in this process (the lab's
+    tournament waits for one before it deals)."""
+    return _ready_here.get(name, 0)
+
+
 class BotConsumer(AsyncJsonWebsocketConsumer):
     account: tuple[int, str, str] | None = None
     ready = False
@@ -128,6 +137,8 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         for w in self.tables.values():
             await self.channel_layer.group_discard(events.group_name(w.pk), self.channel_name)
         if self.account is not None and self.ready:
+            self.ready = False
+            _ready_here[self.account[1]] = ready_here(self.account[1]) - 1
             await self.channel_layer.group_discard(notify.group_of(self.account[1]),
                                                    self.channel_name)  # fmt: skip
         if self.counted:
@@ -139,7 +150,7 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None,
                       **kwargs: Any) -> None:  # fmt: skip
         try:
-            if not await limits.hit_async("frames", self.rate_key, self.address):
+            if not await limits.hit_async("bot_frames", self.rate_key, self.address):
                 raise FrameRefused("slow down: too many frames", "rate_limited")
             frame = inbound.parse(text_data)
             if isinstance(frame, inbound.Ready):
@@ -166,6 +177,7 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
             raise FrameRefused("already ready", "bad_frame")
         assert self.account is not None
         self.ready = True
+        _ready_here[self.account[1]] = ready_here(self.account[1]) + 1
         await self.channel_layer.group_add(notify.group_of(self.account[1]), self.channel_name)
         # A move lost in a restart would stall the bot's tables: schedule it again
         # if overdue, as a table's socket does (game.driver.sweeper).

@@ -245,7 +245,7 @@ async def test_refused_frames_change_nothing(live: InlineScheduler) -> None:
 
 
 async def test_over_the_frame_limit_is_refused(live: InlineScheduler, settings: Any) -> None:
-    settings.SPADES_LIMITS = {"frames": (3, 10.0, 50)}
+    settings.SPADES_LIMITS = {"bot_frames": (3, 10.0, 50)}
     token = await sync_to_async(_bot)()
     sent: list[dict[str, Any]] = []
     comm = await _connect(token)
