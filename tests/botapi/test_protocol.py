@@ -404,3 +404,21 @@ async def test_a_bot_and_a_browser_player_finish_a_rated_match_with_house_bots(
     shown = await sync_to_async(boards.bots)()
     assert [b["rating"].matches for b in shown if b["rating"].name == "ext:randy"] == [1]
     assert await sync_to_async(_hidden_cards_seen)(sent, table) == []
+
+
+async def test_over_the_sockets_per_bot_the_next_is_closed(
+    live: InlineScheduler, settings: Any
+) -> None:
+    settings.SPADES_MAX_SOCKETS = (1, 40)
+    token = await sync_to_async(_bot)()
+    first = await _connect(token)
+    assert (await first.receive_json_from(timeout=TIMEOUT))["type"] == "hello"
+    second = await _connect(token)
+    refused = await second.receive_json_from(timeout=TIMEOUT)
+    assert schema_check.check_frame(refused, SCHEMAS) == []
+    assert refused["code"] == "too_many_sockets"
+    assert (await second.receive_output(timeout=TIMEOUT))["code"] == 4429
+    await first.disconnect()
+    third = await _connect(token)  # the first one's place is free again
+    assert (await third.receive_json_from(timeout=TIMEOUT))["type"] == "hello"
+    await third.disconnect()
