@@ -8,6 +8,7 @@ the CSRF token, by the bot's owner, signed in.
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError, transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -37,8 +38,15 @@ def my_bots(request: HttpRequest) -> HttpResponse:
     form = RegisterForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
-        account, token = accounts.register(request.user, d["name"], d["description"], d["contact"])
-        return _shown_once(request, account, token)
+        try:
+            with transaction.atomic():
+                account, token = accounts.register(
+                    request.user, d["name"], d["description"], d["contact"]
+                )
+        except IntegrityError:  # the same name registered a moment ago
+            form.add_error("name", "A bot of that name is registered already.")
+        else:
+            return _shown_once(request, account, token)
     bots = BotAccount.objects.filter(owner=request.user)
     status = 400 if request.method == "POST" else 200
     return render(request, "botapi/bots.html", {"form": form, "bots": bots}, status=status)

@@ -129,3 +129,9 @@ def test_an_external_bot_is_rated_as_a_bot_kind_never_as_a_person(client: Client
     seating.add_bot(table, 0, "ext:deepspade")
     entrant = compute.entrant_of(table.seats.get(position=0))
     assert entrant is not None and (entrant.key, entrant.kind) == ("b:ext:deepspade", "bot")
+
+
+def test_a_signed_in_persons_profile_leads_to_their_bots(client: Client) -> None:
+    assert "/bots/" not in client.get("/profile/").content.decode()
+    _signed_in(client)
+    assert 'href="/bots/"' in client.get("/profile/").content.decode()
