@@ -44,12 +44,13 @@ from botapi.protocol import (
 )
 from game import external_bots, master
 from game.driver import sweeper
-from game.errors import ServiceError, StaleVersion
+from game.errors import ServiceError, StaleVersion, TryAgain
 from game.models import Seat, Table
 from game.moves import matches
 from game.moves.db import db_call
 from game.sockets import events, frames, limits
 from game.sockets.client_frames import FrameRefused
+from game.sockets.consumers import DB_FAILED
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +164,10 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_json({"type": "pong"})
         except FrameRefused as e:
             await self.send_json(error_frame(e.code, e.message))
+        except DB_FAILED as e:
+            log.error("bot %s: the database failed: %r", self.account and self.account[1], e)
+            await self.send_json(error_frame(TryAgain.code, "the server lost its database for "
+                                             "a moment; nothing changed: try again"))  # fmt: skip
         except Exception as e:
             log.error("bot %s: a frame failed: %r", self.account and self.account[1], e)
             await self.send_json(error_frame("server_error", "the server could not handle "
@@ -198,8 +203,10 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         w.mine[frame.seat] = frame.version
         try:
             done = await master.get().submit_on_loop(w.pk, frame.seat, frame.action, frame.version)
-        except ServiceError as e:
-            w.mine.pop(frame.seat, None)
+        except Exception as e:
+            w.mine.pop(frame.seat, None)  # not the bot's move after all
+            if not isinstance(e, ServiceError):
+                raise  # receive's: try_again or server_error
             await self.send_json(error_frame(e.code, e.message, **about))
             if isinstance(e, StaleVersion):
                 await self.catch_up(w, None, again=True)
@@ -212,10 +219,16 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         """Run the message's handler; the table's talk and watchers are not a
         bot's (chat is personal data, and nothing here answers it), and a
         handler that fails costs the bot an error frame, not its socket."""
-        if get_handler_name(message) in IGNORED:
+        name = get_handler_name(message)
+        if name in IGNORED:
             return
+        # The handler at once, as the table socket does (game.sockets.consumers):
+        # Channels' own dispatch hops to the sync thread before every message.
+        handler = getattr(self, name, None)
         try:
-            await super().dispatch(message)
+            if handler is None:
+                raise ValueError(f"no handler for message type {message['type']}")
+            await handler(message)
         except (StopConsumer, AcceptConnection, DenyConnection):
             raise
         except Exception as e:

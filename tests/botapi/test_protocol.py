@@ -422,3 +422,27 @@ async def test_over_the_sockets_per_bot_the_next_is_closed(
     third = await _connect(token)  # the first one's place is free again
     assert (await third.receive_json_from(timeout=TIMEOUT))["type"] == "hello"
     await third.disconnect()
+
+
+async def test_a_database_lost_under_an_action_asks_to_try_again(
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import OperationalError
+
+    token = await sync_to_async(_bot)()
+    table = await sync_to_async(_table)("XBBB", {0: "randy"})
+    sent: list[dict[str, Any]] = []
+    comm, d = await _ready_at_decision(token, sent)
+
+    async def lost(*args: Any, **kwargs: Any) -> None:
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(master.get(), "submit_on_loop", lost)
+    about = {"table": d["table"], "seat": 0, "version": d["version"]}
+    await comm.send_json_to({"type": "action", **about, "action": d["legal_actions"][0]})
+    assert (await _until(comm, sent, "error"))["code"] == "try_again"
+    assert (await sync_to_async(Table.objects.get)(pk=table.pk)).version == d["version"]
+    monkeypatch.undo()
+    await comm.send_json_to({"type": "action", **about, "action": d["legal_actions"][0]})
+    assert (await _until(comm, sent, "accepted"))["new_version"] == d["version"] + 1
+    await comm.disconnect()
