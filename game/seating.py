@@ -17,7 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from bots.registry import DEFAULT_BOT, UnknownBot, make_bot
-from game import abandoned, master, switches
+from game import abandoned, external_bots, master, switches
 from game.engine import Rules, RulesError
 from game.errors import NotPlaying, SeatError, ServiceError, TableNotFound
 from game.master import Changed, TurnPlan
@@ -124,7 +124,7 @@ def add_bot(table: Table | int | str, position: int, bot_name: str | None = None
     _check_position(position)
     name = bot_name or DEFAULT_BOT
     try:
-        make_bot(name)
+        external_bots.check(name) if external_bots.is_external(name) else make_bot(name)
     except UnknownBot as e:
         raise SeatError(str(e)) from None
 

@@ -14,6 +14,7 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
 from bots.registry import bot_groups
+from game import external_bots
 from game.engine.rules import FIRST_LEAD_CHOICES, Rules, RulesError
 from game.identity import GUEST_NAME_MAX, clean_guest_name
 from lobby.levels import LEVEL_PREFIX, bot_of, levels
@@ -85,12 +86,15 @@ def _rules_fields() -> dict[str, forms.Field]:
 
 def seat_choices() -> list[tuple[str, Any]]:
     """Me / Open / Reserved, the named bot levels with their ratings, then every
-    bot in one group per playing module."""
+    bot in one group per playing module, and the registered external bots."""
     named = ("Bot levels", [(LEVEL_PREFIX + lv.name, lv.label) for lv in levels()])
     bots = [
         (f"Bot — {title}", [(name, f"Bot: {name}") for name in names])
         for title, names in bot_groups()
     ]
+    outside = external_bots.choices()
+    if outside:
+        bots.append(("Bot — external (bot protocol)", [(n, f"Bot: {n}") for n in outside]))
     return [(SEAT_ME, "Me"), (SEAT_OPEN, "Open"), (SEAT_INVITE, "Reserved by invite"), named,
             *bots]  # fmt: skip
 

@@ -3,6 +3,7 @@
 import gc
 import os
 import sys
+from typing import Any
 
 from django.core.asgi import get_asgi_application
 
@@ -16,6 +17,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from botapi.routing import BOT_PATH, bot_socket  # noqa: E402
 from game.sockets.auth import auth_stack  # noqa: E402
 from game.sockets.routing import websocket_urlpatterns  # noqa: E402
 from game.sockets.socket_writes import install as write_frames_at_once  # noqa: E402
@@ -27,14 +29,27 @@ from spadesite.access_log import install as log_requests_without_query  # noqa: 
 # serves STATIC_ROOT from a web server in front.
 http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app
 
+
+def by_path(exact: dict[str, Any], rest: Any) -> Any:
+    """The websocket app of a path: the bots' socket takes no cookie and no
+    Origin (a program's token in its header), every other goes through the
+    browsers' checks."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        return await exact.get(scope["path"], rest)(scope, receive, send)
+
+    return app
+
+
+# Reject cross-site websocket handshakes (Origin not in ALLOWED_HOSTS), attach
+# the session user, then refuse sockets on private tables this browser may
+# not watch (the table page's rule); a bot's socket is apart (botapi).
 application = ProtocolTypeRouter(
     {
         "http": http_app,
-        # Reject cross-site websocket handshakes (Origin not in
-        # ALLOWED_HOSTS), attach the session user, then refuse sockets on
-        # private tables this browser may not watch (the table page's rule).
-        "websocket": AllowedHostsOriginValidator(
-            auth_stack(TableAccess(URLRouter(websocket_urlpatterns)))
+        "websocket": by_path(
+            {BOT_PATH: bot_socket},
+            AllowedHostsOriginValidator(auth_stack(TableAccess(URLRouter(websocket_urlpatterns)))),
         ),
     }
 )

@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "channels",
     "lobby",
     "studies",  # human-subject studies: consent, participants, assignment
+    "botapi",  # bring your own bot: bot accounts, tokens, the bot protocol
     "game",
     "game.replays",  # replays of finished rounds and their double-dummy analysis
     "bots",

@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("game.replays.urls")),
     path("admin/", admin.site.urls),
     path("study/", include("studies.urls")),
+    path("bots/", include("botapi.urls")),
     path("dashboard/studies/", include("studies.urls_monitor")),
     path("dashboard/", include("game.research.urls_dashboard")),
     # Browsers ask for /favicon.ico on pages without an icon link (the admin's).

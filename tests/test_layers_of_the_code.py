@@ -8,7 +8,8 @@ The layers (docs/architecture.md), lowest first:
 2. the server, ``game`` outside the engine — models, the move path, sockets,
    the bot driver, analyses and the commands that store into the database.
 3. ``lobby`` — pages, players, seats; ``studies`` beside it — human-subject
-   studies (consent, participants, assignment). The two never import each other.
+   studies (consent, participants, assignment); ``botapi`` beside them —
+   external bots' accounts and protocol. None of the three imports another.
 4. ``spadesite`` — settings, routing, the Celery app.
 5. ``lab`` — tournaments, training, benchmarks and the local stack's tooling,
    with their management commands: it may import everything, and nothing of
@@ -29,9 +30,9 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("game", "bots", "lobby", "studies", "spadesite", "lab")
+PACKAGES = ("game", "bots", "lobby", "studies", "botapi", "spadesite", "lab")
 # What runs when people play: all but the lab.
-SITE = ("game", "bots", "lobby", "studies", "spadesite")
+SITE = ("game", "bots", "lobby", "studies", "botapi", "spadesite")
 DJANGO_WORLD = ("django", "channels", "daphne", "celery", "asgiref", "psycopg", "redis")
 
 
@@ -88,7 +89,8 @@ def graph() -> dict[str, set[str]]:
 def layer(name: str) -> int:
     if name == "game.engine" or name.startswith("game.engine."):
         return 0
-    layers = {"bots": 1, "game": 2, "lobby": 3, "studies": 3, "spadesite": 4, "lab": 5}
+    layers = {"bots": 1, "game": 2, "lobby": 3, "studies": 3, "botapi": 3, "spadesite": 4,
+              "lab": 5}  # fmt: skip
     return layers[name.split(".")[0]]
 
 
@@ -190,6 +192,13 @@ def test_the_lobby_and_the_studies_never_import_each_other() -> None:
     assert imports_across(planted, "lobby", "studies") == ["studies.pages -> lobby.forms"]
 
 
+def test_the_bot_accounts_and_the_other_apps_never_import_each_other() -> None:
+    """``botapi`` reaches the game only through ``game.external_bots`` and the
+    master; the lobby offers its bots through the same hook."""
+    for other in ("lobby", "studies"):
+        assert imports_across(graph(), "botapi", other) == []
+
+
 def test_nothing_of_the_site_imports_the_lab() -> None:
     """game, bots, lobby and spadesite run without the lab: not one import of it,
     those inside functions included."""
@@ -244,9 +253,10 @@ MAX_LINES = 400
 
 def test_no_server_module_outgrows_one_sitting() -> None:
     """No module of the server (``game/``, the engine included, ``lobby/`` and
-    ``studies/``; migrations and management commands aside) over ``MAX_LINES`` lines."""
+    ``studies/``, ``botapi/``; migrations and management commands aside) over
+    ``MAX_LINES`` lines."""
     long = {}
-    for package in ("game", "lobby", "studies"):
+    for package in ("game", "lobby", "studies", "botapi"):
         for path in (ROOT / package).rglob("*.py"):
             if {"migrations", "management"} & set(path.parts):
                 continue

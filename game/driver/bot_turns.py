@@ -40,12 +40,13 @@ from bots.registry import DEFAULT_BOT, make_bot
 from bots.sim import SIM
 from bots.uct import UCT
 from game import master, redis_clients, switches
-from game.driver import redelivery, scheduling, sweeper
+from game.driver import external, redelivery, scheduling, sweeper
 from game.engine import Action, action_from_dict, action_to_dict, view_for
 from game.engine.actions import Bid, Play
 from game.engine.state import Phase
 from game.engine.view import SeatView
 from game.errors import IllegalMove, NotPlaying, StaleVersion, TableNotFound
+from game.external_bots import EXTERNAL_PREFIX
 from game.master import TurnPlan
 from game.models import Seat, Table
 from game.moves.matches import load_match
@@ -145,8 +146,12 @@ def play_turn(
     seat_row = Seat.objects.filter(table=table, position=seat).first()
     if seat_row is None:
         return NOT_DUE
+    # An external bot moves itself (game.driver.external): its clock only, then its stand-in.
+    outside = seat_row.kind == Seat.Kind.BOT and seat_row.bot_name.startswith(EXTERNAL_PREFIX)
+    if outside and not (stand_in or plain):
+        return external.await_bot(table, seat, version)
     if stand_in:
-        if seat_row.kind != Seat.Kind.HUMAN or not table.stand_in_bots:
+        if not (outside or (seat_row.kind == Seat.Kind.HUMAN and table.stand_in_bots)):
             return NOT_DUE
         if away and not seat_row.away:
             return NOT_DUE  # back in time: their own turn timer runs instead

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .actions import Action, action_to_dict
-from .cards import Card, Hand, Seat, cards_of, format_card, partner_of
+from .actions import Action, action_from_dict, action_to_dict
+from .cards import Card, Hand, Seat, cards_of, format_card, mask_of, parse_card, partner_of
 from .match import Match
 from .rules import Rules
 from .scoring import PartnershipScore
@@ -61,6 +61,63 @@ class SeatView:
     legal_actions: tuple[Action, ...]
     history: tuple[RoundSummary, ...] = ()  # earlier finished rounds of the match
     match_winner: int | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SeatView:
+        """The view ``to_dict`` gave (a bot written against ``SeatView`` playing
+        through the bot protocol, whose decisions carry that dict); other keys,
+        such as a frame's ``version`` and ``table``, are ignored."""
+
+        def cards(texts: list[str]) -> tuple[Card, ...]:
+            return tuple(parse_card(t) for t in texts)
+
+        def score(r: list[dict[str, Any]] | None) -> tuple[PartnershipScore, ...] | None:
+            keys = PartnershipScore.__dataclass_fields__
+            return None if r is None else tuple(
+                PartnershipScore(**{k: v for k, v in p.items() if k in keys}) for p in r
+            )  # fmt: skip
+
+        hand = data["hand"]
+        return cls(
+            seat=data["seat"],
+            rules=Rules.from_dict(data["rules"]),
+            round_number=data["round_number"],
+            dealer=data["dealer"],
+            phase=Phase(data["phase"]),
+            to_act=data["to_act"],
+            hand=None if hand is None else mask_of(cards(hand)),
+            hand_counts=tuple(data["hand_counts"]),  # type: ignore[arg-type]
+            bids=tuple(data["bids"]),
+            blind=tuple(data["blind"]),
+            bid_order=tuple(data["bid_order"]),
+            blind_nil_eligible=tuple(data["blind_nil_eligible"]),
+            passed=mask_of(cards(data["passed"])),
+            received=mask_of(cards(data["received"])),
+            exchanges_done=data["exchanges_done"],
+            leader=data["leader"],
+            trick=cards(data["trick"]),
+            tricks=tuple(
+                Trick(t["leader"], cards(t["cards"]), t["winner"]) for t in data["tricks"]
+            ),
+            tricks_won=tuple(data["tricks_won"]),  # type: ignore[arg-type]
+            spades_broken=data["spades_broken"],
+            scores=tuple(data["scores"]),  # type: ignore[arg-type]
+            bags=tuple(data["bags"]),  # type: ignore[arg-type]
+            result=score(data["result"]),  # type: ignore[arg-type]
+            legal_actions=tuple(action_from_dict(a) for a in data["legal_actions"]),
+            history=tuple(
+                RoundSummary(
+                    h["round_number"],
+                    h["dealer"],
+                    tuple(h["bids"]),
+                    tuple(h["blind"]),
+                    tuple(h["tricks_won"]),
+                    score(h["result"]),
+                )  # type: ignore[arg-type]
+                for h in data["history"]
+            ),  # fmt: skip
+            match_winner=data["match_winner"],
+        )
 
     @property
     def played(self) -> Hand:

@@ -62,10 +62,15 @@ def _running_server_loop() -> asyncio.AbstractEventLoop | None:
 
 def send_to_table(table_pk: int, message: dict[str, Any]) -> None:
     """Send one group message to every socket of the table (from sync code)."""
+    send_to_group(group_name(table_pk), message)
+
+
+def send_to_group(group: str, message: dict[str, Any]) -> None:
+    """Send one group message to every member of ``group`` (from sync code): a
+    table's sockets, or an external bot's (``botapi``)."""
     layer = get_channel_layer()
     if layer is None:
         return
-    group = group_name(table_pk)
     loop = _running_server_loop()
     try:
         current = asyncio.get_running_loop()
@@ -130,7 +135,8 @@ def table_event(
     action: dict[str, Any] | None = None,
     info: dict[str, Any] | None = None,
 ) -> None:
-    message: dict[str, Any] = {"type": "table.event", "version": version}
+    # "table": a bot's socket is in the groups of several tables (botapi).
+    message: dict[str, Any] = {"type": "table.event", "version": version, "table": table_pk}
     if action is not None and info is not None:
         message.update(action=action, info=info)
     send_to_table(table_pk, message)
@@ -147,4 +153,5 @@ class ChannelAnnouncer:
         table_event(table_id, version, action, info)
 
     def changed(self, table_id: int) -> None:
-        send_to_table(table_id, {"type": "table.changed"})
+        # "table": a bot's socket is in the groups of several tables (botapi).
+        send_to_table(table_id, {"type": "table.changed", "table": table_id})

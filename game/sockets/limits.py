@@ -58,6 +58,8 @@ class Limit:
 
 DEFAULT_LIMITS = {
     "frames": Limit(20, 1.0, 100),
+    # A bot's socket (botapi): a program playing many unpaced tables at once.
+    "bot_frames": Limit(200, 1.0, 400),
     "chat": Limit(5, 10.0, 20),
     "reactions": Limit(5, 10.0, 20),
     "resync": Limit(10, 10.0, 50),

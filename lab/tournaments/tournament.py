@@ -48,6 +48,9 @@ from game.research.intervals import Z_95, wilson_interval
 from lab.tournaments import runlog
 from lab.tournaments.pool import exit_on_sigterm, worker_pool
 
+# A side named so is a bot account's program, playing through the bot protocol
+# (game.external_bots; lab.tournaments.external), never a bot of this process.
+EXTERNAL_PREFIX = "ext:"
 # A match that has not ended after this many rounds is stopped and counted as a draw.
 MAX_ROUNDS = 1000
 
@@ -83,6 +86,8 @@ class TournamentConfig:
                 "duplicate mode plays each deal sequence twice: give an even number of games"
             )
         for name in (self.ns, self.ew):
+            if name.startswith(EXTERNAL_PREFIX):
+                continue  # a program elsewhere (lab.tournaments.external checks the account)
             try:
                 make_bot(name)
             except UnknownBot as e:
@@ -137,6 +142,12 @@ def play_match(
 def play_game(config: TournamentConfig, index: int, bot_a: Bot, bot_b: Bot) -> dict[str, Any]:
     """Play game ``index`` to the end; the record names sides A (``ns``) and B (``ew``)."""
     match, match_seed, swapped = play_match(config, index, bot_a, bot_b)
+    return game_record(index, match, match_seed, swapped)
+
+
+def game_record(index: int, match: Match, match_seed: str, swapped: bool) -> dict[str, Any]:
+    """The log's record of game ``index``, played in-process or at a table of the
+    site (``lab.tournaments.external``)."""
     rounds = []
     for r in match.rounds:
         if r.result is None:  # the unfinished round of a match stopped at MAX_ROUNDS
@@ -458,6 +469,9 @@ def run_tournament(
     config.validate()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise TournamentError("--workers must be at least 1")
+    if remote is None and any(n.startswith(EXTERNAL_PREFIX) for n in (config.ns, config.ew)):
+        raise TournamentError("an external bot plays through the bot protocol: run "
+                              "manage.py tournament, which serves it (--bot-port)")  # fmt: skip
     log_path = Path(log) if log is not None else None
     done: dict[int, dict[str, Any]] = {}
     if log_path is not None:
@@ -494,7 +508,7 @@ def run_tournament(
     elapsed = time.perf_counter() - t0
     summary = summarize(config, done.values())
     summary["run"] = {
-        "workers": "celery" if remote is not None else workers,
+        "workers": getattr(run, "label", "celery") if remote is not None else workers,
         "games_played_now": played,
         "games_resumed": config.games - played,
         "elapsed_seconds": round(elapsed, 3),
@@ -592,8 +606,15 @@ def format_summary(summary: dict[str, Any]) -> str:
     run = summary.get("run")
     if run:
         spg = run["seconds_per_game"]
-        workers = (f"{len(run['workers_seen'])} Celery worker(s)" if run["workers"] == "celery"
-                   else f"{run['workers']} worker(s)")  # fmt: skip
+        if "external_bot_decisions" in run:  # lab.tournaments.external
+            workers = (
+                f"the bot protocol ({run['external_bot_decisions']} decisions of the "
+                f"external bot, {run['external_stand_in_decisions']} by its stand-in)"
+            )
+        elif run["workers"] == "celery":
+            workers = f"{len(run['workers_seen'])} Celery worker(s)"
+        else:
+            workers = f"{run['workers']} worker(s)"  # fmt: skip
         lines.append(
             f"  played now {run['games_played_now']} games with {workers} in "
             f"{run['elapsed_seconds']:.1f} s"

@@ -4,6 +4,10 @@
         --goal 200 --lose -100 --seed 1 --workers 2 [--duplicate] [--output results.json]
         [--celery [--broker redis://host:6379/2]]   # on Celery workers instead
 
+A side may be an external bot, ``--ns ext:<name>``: its games are tables of the
+site served by this process (``--bot-port``), which the bot's program joins
+through the bot protocol (docs/bot-protocol.md; ``lab.tournaments.external``).
+
 The work is done by :mod:`lab.tournaments.tournament` (no Django needed there); with
 ``--output`` the finished games are logged beside it and a stopped run
 resumes when started again with the same options.
@@ -16,6 +20,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from lab.tournaments.celery_run import add_celery_arguments, remote_from_options
+from lab.tournaments.external import add_external_arguments, external_from_options
 from lab.tournaments.storage import add_store_option, store_if_asked
 from lab.tournaments.tournament import (
     TournamentError,
@@ -35,13 +40,13 @@ class Command(BaseCommand):
         add_arguments(parser)
         add_store_option(parser)
         add_celery_arguments(parser)
+        add_external_arguments(parser)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
             # The raw stream: OutputWrapper would end every progress redraw with a newline.
-            summary = run_from_options(
-                opts, getattr(self.stderr, "_out", self.stderr), remote_from_options(opts)
-            )
+            remote = external_from_options(opts) or remote_from_options(opts)
+            summary = run_from_options(opts, getattr(self.stderr, "_out", self.stderr), remote)
         except TournamentError as e:
             raise CommandError(str(e)) from None
         except OSError as e:

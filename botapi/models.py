@@ -1,0 +1,45 @@
+"""Bot accounts: a bot registered by a person, played by a program through its token."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+
+from game.external_bots import NAME_RE, seat_name
+
+
+class BotAccount(models.Model):
+    """A bot owned by a person. Not a user: it never signs in, never counts as a
+    person; at a table it is the bot kind ``ext:<name>``."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="bot_accounts"
+    )
+    name = models.CharField(
+        max_length=32,
+        unique=True,
+        validators=[RegexValidator(NAME_RE, "2-32 characters: a-z, 0-9, '-' and '_'.")],
+        help_text="Lower case letters, digits, '-' and '_'; seated as ext:<name>.",
+    )
+    description = models.CharField(max_length=500, blank=True)
+    contact = models.CharField(max_length=200, help_text="How to reach the bot's author.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    # The token's SHA-256 (botapi.tokens), "" once revoked; its first characters.
+    token_hash = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    token_hint = models.CharField(max_length=12, blank=True, default="")
+    token_issued_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.seat_name
+
+    @property
+    def seat_name(self) -> str:
+        return seat_name(self.name)
+
+    @property
+    def has_token(self) -> bool:
+        return bool(self.token_hash)
