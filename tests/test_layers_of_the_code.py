@@ -273,9 +273,10 @@ def test_no_server_module_outgrows_one_sitting() -> None:
 # docs/architecture.md ("The server, by layer") cites this table.
 GAME_LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the rules", ("game.engine",)),
-    ("plain services: errors, switches, counters, guests, Redis clients, the SQL toolkit",
+    ("plain services: errors, switches, counters, guests, Redis clients, the SQL toolkit, "
+     "the external bots' hook",
      ("game.errors", "game.switches", "game.observe", "game.identity", "game.redis_clients",
-      "game.sql")),
+      "game.sql", "game.external_bots")),
     ("the models", ("game.models", "game.ratings.models", "game.research.tally_model",
                     "game.replays.models")),
     ("what a finished round or match stores: its columns, tallies and ratings",
