@@ -383,9 +383,10 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
     )
     master.get().scheduler.turn(master.TurnPlan(5, 2, 17, 0.6, False))
     master.get().scheduler.turn(master.TurnPlan(5, 3, 18, 30, True))
-    # A long timer is held by a worker in pieces (half the visibility timeout).
-    due = sent[1][1]["kwargs"].pop("due")
-    assert abs(due - time.time() - 30) < 5
+    master.get().scheduler.turn(master.TurnPlan(5, 3, 19, 150, True))
+    # A timer longer than a worker holds a move goes in pieces.
+    due = sent[2][1]["kwargs"].pop("due")
+    assert abs(due - time.time() - 150) < 5
     assert sent == [
         (
             "game.bot_turns.act",
@@ -402,7 +403,16 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
                 "args": [5, 3, 18],
                 "kwargs": {"stand_in": True, "away": False},
                 "queue": "bots",
-                "countdown": scheduling.held_at_most(),
+                "countdown": 30,
+            },
+        ),
+        (
+            "game.bot_turns.act",
+            {
+                "args": [5, 3, 19],
+                "kwargs": {"stand_in": True, "away": False},
+                "queue": "bots",
+                "countdown": scheduling.HOLD_AT_MOST_SECONDS,
             },
         ),
     ]
