@@ -312,8 +312,15 @@ class Players:
             except Exception:
                 continue
             made += 1
+            # Until the move is seen, or the socket closed (the act may have
+            # died with its server process: act again once reconnected, as a
+            # player would on the resynced table).
             wait_until = time.monotonic() + 5
-            while self.versions[seat] == newest and time.monotonic() < wait_until:
+            while (
+                self.versions[seat] == newest
+                and self.sockets[seat] is socket
+                and time.monotonic() < wait_until
+            ):
                 await asyncio.sleep(0.01)
 
     async def wait_for_version(self, version: int, timeout: float) -> float:
