@@ -7,8 +7,10 @@ league) have workers of their own: `celery -A lab.tournaments.celery_jobs
 worker -Q research`.
 """
 
+import functools
 import logging
 import os
+import time
 from typing import Any
 
 from celery import Celery, bootsteps
@@ -20,6 +22,7 @@ from celery.signals import (
     worker_process_init,
     worker_ready,
 )
+from celery.worker.consumer import Consumer
 from kombu.transport import redis as kombu_redis
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spadesite.settings")
@@ -118,6 +121,31 @@ class SweepAfterReconnect(bootsteps.StartStopStep):
 
 app.steps["consumer"].add(SweepAfterReconnect)
 
+# A worker that lost the broker tries again every second, for as long as it
+# takes. kombu's default waits 2 s, then 4, 6, ... up to 30 s between tries, so
+# a worker met a Redis back after a 3 s outage 2.9 s late (and after a minute's
+# outage up to 30 s late), and the tables whose moves Redis lost waited for it
+# (the sweep above). A try is one refused TCP connection: nothing while Redis is up.
+RECONNECT_FIRST, RECONNECT_EVERY = 0.5, 1.0  # seconds
+
+
+class QuickReconnect(Consumer):
+    """Celery's consumer, connecting again at :data:`RECONNECT_EVERY` (Celery
+    passes no intervals to kombu's ``ensure_connection``, whose defaults back off)."""
+
+    def ensure_connected(self, conn: Any) -> Any:
+        conn.ensure_connection = functools.partial(
+            conn.ensure_connection,
+            interval_start=RECONNECT_FIRST,
+            interval_step=RECONNECT_EVERY - RECONNECT_FIRST,
+            interval_max=RECONNECT_EVERY,
+        )
+        return super().ensure_connected(conn)
+
+
+app.conf.worker_consumer = f"{__name__}:QuickReconnect"
+app.conf.broker_connection_max_retries = None  # 100 tries would be 100 s now
+
 # A list of (glob, route) pairs is matched in order, first match wins, so the
 # narrower search pattern must come before the catch-all for bot tasks. The
 # lab's research games (tournaments, the league: lab/tournaments/celery_jobs.py,
@@ -170,7 +198,31 @@ def _left_to_redis(method: Any, what: str) -> Any:
     return left
 
 
+def _renewing(restore_visible: Any) -> Any:
+    """kombu's Redis ``QoS.restore_visible`` (run every ``unacked_restore_interval``,
+    settings.py), renewing first the lease of every message this worker holds.
+
+    kombu gives a message back to the queue once it has been unacknowledged for
+    the visibility timeout, timed from its delivery: so a dead worker's move
+    waited the whole timeout, and a live worker's move held longer than it (a
+    bot's pause, a turn timer) went to a second worker as well. Renewed here,
+    a message goes back only when its worker stopped renewing (killed, or its
+    loop stalled longer than the timeout less one interval), so the timeout can
+    be short. ``xx``: a message acknowledged meanwhile, or lost with a
+    restarted Redis, is not put back in the index."""
+
+    def restore(self: Any, *args: Any, **kwargs: Any) -> Any:
+        held = [tag for tag in self._delivered if tag not in self._dirty]
+        if held:
+            with self.channel.conn_or_acquire() as client:
+                client.zadd(self.unacked_index_key, dict.fromkeys(held, time.time()), xx=True)
+        return restore_visible(self, *args, **kwargs)
+
+    return restore
+
+
 _QoS = kombu_redis.QoS
+_QoS.restore_visible = _renewing(_QoS.restore_visible)
 _QoS.restore_unacked = _left_to_redis(_QoS.restore_unacked, "held messages left to Redis")
 _QoS.ack = _left_to_redis(_QoS.ack, "message {tag} left unacknowledged to Redis")
 _QoS.reject = _left_to_redis(_QoS.reject, "message {tag} left unrejected to Redis")

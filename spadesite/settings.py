@@ -240,19 +240,24 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # machine) must not lose the move (docs/architecture.md, "Faults"):
 # - the move tasks are acknowledged after the move (acks_late, game/driver/bot_turns.py),
 #   so a message a dead worker held stays in Redis's set of unacked messages;
-# - every worker looks at that set each second and gives a message held
-#   longer than the visibility timeout to the queue again (kombu's Redis
-#   transport; its default, an hour, would leave the table to the sweeper).
-#   game/master.py never has a worker hold a move for more than half of it (a
-#   long turn timer is sent in pieces), so only a dead worker's moves go back;
+# - every worker, each half second, renews the lease of the messages it holds
+#   (spadesite/celery.py) and gives a message whose lease is older than the
+#   visibility timeout to the queue again (kombu's Redis transport; its
+#   default, an hour from delivery, would leave the table to the sweeper).
+#   A live worker renews its own however long it holds them (a bot's pause, a
+#   turn timer), so only a dead or stalled worker's moves go back: the move
+#   of a killed worker is on its way again within 2 s;
 # - a pool child killed in the middle of a move sends it back at once;
-# - each worker child reserves one move at a time, so that a busy worker
-#   holds no backlog that outwaits the visibility timeout.
+# - the lock of that look is kept 5 s, not kombu's 300, should a worker die
+#   holding it;
+# - each worker child reserves one move at a time, so that a busy worker's
+#   backlog waits in Redis for whichever worker is free first.
 # A move given to two workers is made once: the later one is refused as stale.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": 5,
-    "unacked_restore_interval": 1,
+    "visibility_timeout": 1.5,
+    "unacked_restore_interval": 0.5,
     "unacked_restore_throttle": 1,
+    "unacked_mutex_expire": 5,
 }
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

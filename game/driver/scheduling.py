@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 from celery import current_app
-from django.conf import settings
 
 from bots import solver_compiled
 from game.driver import runner, sweeper
@@ -45,12 +44,11 @@ Mover = Callable[[int, int, int, bool, bool], str]
 Analyser = Callable[[list[int]], None]  # the stored rounds of these tables analysed
 
 
-def held_at_most() -> float:
-    """The longest a Celery worker may hold a move before it is due: half the
-    broker's visibility timeout, after which Redis gives the move to another
-    worker, taking the first for dead (``spadesite/settings.py``)."""
-    options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", None) or {}
-    return float(options.get("visibility_timeout", 3600)) / 2
+# The longest a Celery worker holds a move before it is due; a longer wait (a
+# long turn timer) goes in pieces, each checking that the table still waits.
+# Not bound by the broker's visibility timeout: a worker renews the lease of
+# every message it holds (spadesite/celery.py), so only a dead worker's go back.
+HOLD_AT_MOST_SECONDS = 60.0
 
 
 class CeleryScheduler:
@@ -87,11 +85,11 @@ def send_turn(plan: TurnPlan) -> None:
     """The move's task on the ``bots`` queue, due after the plan's delay."""
     kwargs: dict[str, object] = {"stand_in": plan.stand_in, "away": plan.away}
     countdown = plan.delay
-    if countdown > held_at_most():
+    if countdown > HOLD_AT_MOST_SECONDS:
         # A long wait (a human's turn timer) goes in pieces: the task sends
         # itself on until its due time (game.bot_turns.act).
         kwargs["due"] = time.time() + countdown
-        countdown = held_at_most()
+        countdown = HOLD_AT_MOST_SECONDS
     current_app.send_task(
         ACT_TASK,
         args=[plan.table_id, plan.seat, plan.version],

@@ -42,8 +42,9 @@ STARTED_AT = timezone.now()  # this process's start (the module's import, in pra
 # seldom duplicates a move that is merely slow (a duplicate is refused as
 # stale: it costs a computation, never a second move).
 OVERDUE_AFTER_SECONDS = 15.0
-# A socket that opens on a table resumes a bot's move overdue by this much.
-OVERDUE_GRACE_SECONDS = 5.0
+# A socket that opens on a table schedules the bot's move that is due again,
+# this long after its latest due time.
+RESUME_GRACE_SECONDS = 0.5
 
 
 def turn_waited(turn_started_at: datetime, plan: master.TurnPlan, now: datetime) -> float:
@@ -138,21 +139,24 @@ def sweep_others() -> None:
             log.exception("sweep: %s failed", getattr(fn, "__qualname__", fn))
 
 
-# Turn timers restarted by resume_table in this process, so that every
-# connecting socket does not add one more.
+# Turns resumed by resume_table in this process, so that every connecting
+# socket does not add one more.
 _resumed: set[tuple[int, int]] = set()
 _resumed_lock = threading.Lock()
 
 
 def resume_table(table: Table | int) -> bool:
-    """Schedule the move that is due if it looks lost (e.g. after a restart).
+    """Schedule again the move that is due, in case it was lost.
 
-    Bot moves and turn timers wait in memory (or in the Celery broker); after
-    a restart of the embedded server a table would wait for ever. Called when
-    a socket connects: if a bot's move is overdue by more than a grace period
-    it is scheduled again, and a human's turn timer is restarted for the
-    time left. A duplicate is harmless: one of the two moves is stale.
-    Returns whether something was scheduled.
+    Bot moves and turn timers wait in memory (or in the Celery broker); a
+    process that dies between committing a move and sending the next one (a
+    Daphne killed, the embedded server restarted) loses it, and the table
+    would wait for the sweep. Called when a socket connects, as the player
+    whose move that was comes back: a bot's move is scheduled again for its
+    latest due time plus :data:`RESUME_GRACE_SECONDS` (at once if that has
+    passed), and a human's turn timer is restarted for the time left. Once
+    per turn and process; a duplicate is harmless: one of the two moves is
+    stale. Returns whether something was scheduled.
     """
     pk = table.pk if isinstance(table, Table) else table
     t = Table.objects.filter(pk=pk).first()
@@ -165,20 +169,20 @@ def resume_table(table: Table | int) -> bool:
     plan = master.next_turn(t, seats, match.round.to_act, t.version)
     if plan is None:
         return False
+    key = (plan.table_id, plan.version)
+    with _resumed_lock:
+        if key in _resumed:
+            return False
+        _resumed.add(key)
+        if len(_resumed) > 4096:
+            _resumed.clear()
     waited = turn_waited(t.turn_started_at, plan, timezone.now())
     if plan.stand_in:
-        key = (plan.table_id, plan.version)
-        with _resumed_lock:
-            if key in _resumed:
-                return False
-            _resumed.add(key)
-            if len(_resumed) > 4096:
-                _resumed.clear()
         delay = max(0.0, plan.delay - waited)
-    elif waited < plan.delay + OVERDUE_GRACE_SECONDS:
-        return False
     else:
-        delay = 0.0
+        # Late enough that the first copy, if it lives, has moved: this one is stale.
+        due = plan.delay + master.bot_delay_for(t) * master.TRICK_PAUSE
+        delay = max(0.0, due + RESUME_GRACE_SECONDS - waited)
     resumed = master.TurnPlan(
         plan.table_id, plan.seat, plan.version, delay, plan.stand_in, plan.away
     )

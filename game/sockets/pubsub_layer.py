@@ -14,6 +14,12 @@ so that its reader skips the copy that comes back (the Socket.IO Redis
 adapter's way): the moving process's sockets no longer wait for a round trip
 through Redis, and keep getting moves while Redis is away.
 
+Redis restarted (or the connection lost): a group message published while
+this process's subscription was away is not delivered again, so when the
+subscription connects again every table socket of the process resends its
+state (:class:`NoticingPubSub`); and a publish that meets a connection the
+pool kept from before the restart is made once more, on a new one.
+
 Built on channels_redis 4's classes (``RedisPubSubChannelLayer``, its
 per-loop layer and its shard connection); ``tests/server/test_stack_services.py``
 runs it against a real Redis.
@@ -33,6 +39,8 @@ from channels_redis.pubsub import (
     RedisSingleShardConnection,
 )
 from channels_redis.utils import _wrap_close, decode_hosts
+from redis.asyncio.client import PubSub
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from game.sockets import fanout
 
@@ -87,16 +95,53 @@ class TableLoopLayer(fanout.DirectDelivery, RedisPubSubLoopLayer):
         return self._publish(group_channel, mark + data)
 
     async def _publish(self, group_channel: str, data: bytes) -> None:
-        await self._get_shard(group_channel).publish(group_channel, data)
+        shard = self._get_shard(group_channel)
+        try:
+            await shard.publish(group_channel, data)
+        except RedisConnectionError:
+            # The pool's connection died with a restarted Redis (redis-py finds
+            # out by using it): once more, on a new connection.
+            await shard.publish(group_channel, data)
+
+    def resend_states(self) -> None:
+        """Every table socket of this loop sends its state again (the
+        subscription was away: group messages may have been missed)."""
+        handlers = list(self.direct.values())
+        log.warning("channel layer subscription back: %d sockets resend their state",
+                    len(handlers))  # fmt: skip
+        fanout.deliver(handlers, {"type": "table.changed"})
 
     async def flush(self) -> None:
         await super().flush()
         self.direct.clear()
 
 
+class NoticingPubSub(PubSub):
+    """redis-py's subscription, which subscribes again by itself when its
+    connection comes back (``on_connect``, not called for the first connect),
+    and here also has the layer's table sockets resend their state."""
+
+    def __init__(self, layer: TableLoopLayer, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.layer = layer
+
+    async def on_connect(self, connection: Any) -> None:
+        await super().on_connect(connection)
+        self.layer.resend_states()
+
+
 class TableShard(RedisSingleShardConnection):
     """One Redis server's subscription: decodes a group message once for the
     members served directly, unless this layer sent it and served them then."""
+
+    def _ensure_redis(self) -> None:
+        if self._redis is None:
+            super()._ensure_redis()
+            self._pubsub = NoticingPubSub(
+                self.channel_layer,
+                self._redis.connection_pool,
+                event_dispatcher=self._redis._event_dispatcher,
+            )
 
     def _receive_message(self, message: dict[str, Any] | None) -> None:
         if message is None:

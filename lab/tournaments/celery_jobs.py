@@ -50,12 +50,14 @@ from spadesite.celery import _load_search_kernels, app
 # fixed playouts or samples), so its children compile the search kernels when a
 # game first needs them rather than all of them at their start.
 worker_process_init.disconnect(_load_search_kernels)
-# A game may take minutes, and the broker's visibility timeout (5 s for the
-# bots' moves, spadesite/settings.py) would have this worker hand a task it is
-# still playing to another every 5 s; the copies would only be skipped (the
-# games are leased), but pile up. A research worker restores a message after an
-# hour: a dead worker's games come back sooner through the collector, which
-# sends a game again once its lease has run out.
+# A game may take minutes. This worker renews the broker's lease of each task it
+# holds every half second (spadesite/celery.py), so no one hands a task on while
+# it lives; its own look at the others' held tasks waits an hour, not the site's
+# 1.5 s (spadesite/settings.py), so that a research worker whose main process
+# stalls on a busy machine does not have its games copied by the others (the
+# copies would only be skipped, the games being leased, but pile up). A dead
+# worker's games come back through the collector, which sends a game again once
+# its lease has run out.
 VISIBILITY_TIMEOUT = 3600
 
 

@@ -31,6 +31,9 @@ from lab.stack import proxy, stackprocs
 from tests import services
 
 RULES = Rules(winning_goal=100, losing_goal=-100)
+# Every fault the stack tests inject is recovered within this: from the service
+# back (or the process killed) to the table's next move (docs/architecture.md, "Faults").
+RECOVERY_BOUND_SECONDS = 3.0
 SECRET = "a-secret-for-this-test-only-" + "x" * 30
 
 
@@ -81,6 +84,18 @@ class Cluster:
             row = conn.execute("select status, version from game_table where id = %s", [pk])
             status, version = row.fetchone()  # type: ignore[misc]
         return str(status), int(version)
+
+    async def next_move(self, pk: int, since: int, timeout: float = 30.0) -> float:
+        """When (``time.monotonic()``) table ``pk``'s stored version passed
+        ``since``, read every 50 ms (a read cut by a fault is read again)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with suppress(psycopg.OperationalError):
+                if (await asyncio.to_thread(self.table_row, pk))[1] > since:
+                    return time.monotonic()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"table {pk} did not move past version {since} in {timeout} s")
+            await asyncio.sleep(0.05)
 
     def sockets_opened(self, n: int) -> int:
         # Daphne's access log has a WSCONNECTING line, then a WSCONNECT line.
@@ -297,8 +312,15 @@ class Players:
             except Exception:
                 continue
             made += 1
+            # Until the move is seen, or the socket closed (the act may have
+            # died with its server process: act again once reconnected, as a
+            # player would on the resynced table).
             wait_until = time.monotonic() + 5
-            while self.versions[seat] == newest and time.monotonic() < wait_until:
+            while (
+                self.versions[seat] == newest
+                and self.sockets[seat] is socket
+                and time.monotonic() < wait_until
+            ):
                 await asyncio.sleep(0.01)
 
     async def wait_for_version(self, version: int, timeout: float) -> float:

@@ -51,7 +51,6 @@ OWN_CONFIGURATION = {
     "DJANGO_SETTINGS_MODULE": {"spadesite/asgi.py", "spadesite/celery.py", "spadesite/wsgi.py"},
     "USE_TZ": {"game/moves/stores/postgres.py"},
     "SPADES_ASYNC_DB_CONNECTIONS": {"game/moves/stores/postgres.py"},
-    "CELERY_BROKER_TRANSPORT_OPTIONS": {"game/driver/scheduling.py"},
     "SPADES_RATE_LIMITS": {"game/sockets/limits.py"},
     "SPADES_LIMITS": {"game/sockets/limits.py"},
     "SPADES_MAX_SOCKETS": {"game/sockets/limits.py"},

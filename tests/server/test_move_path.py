@@ -384,9 +384,10 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
     )
     master.get().scheduler.turn(master.TurnPlan(5, 2, 17, 0.6, False))
     master.get().scheduler.turn(master.TurnPlan(5, 3, 18, 30, True))
-    # A long timer is held by a worker in pieces (half the visibility timeout).
-    due = sent[1][1]["kwargs"].pop("due")
-    assert abs(due - time.time() - 30) < 5
+    master.get().scheduler.turn(master.TurnPlan(5, 3, 19, 150, True))
+    # A timer longer than a worker holds a move goes in pieces.
+    due = sent[2][1]["kwargs"].pop("due")
+    assert abs(due - time.time() - 150) < 5
     assert sent == [
         (
             "game.bot_turns.act",
@@ -403,7 +404,16 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
                 "args": [5, 3, 18],
                 "kwargs": {"stand_in": True, "away": False},
                 "queue": "bots",
-                "countdown": scheduling.held_at_most(),
+                "countdown": 30,
+            },
+        ),
+        (
+            "game.bot_turns.act",
+            {
+                "args": [5, 3, 19],
+                "kwargs": {"stand_in": True, "away": False},
+                "queue": "bots",
+                "countdown": scheduling.HOLD_AT_MOST_SECONDS,
             },
         ),
     ]
@@ -437,8 +447,8 @@ def test_the_admin_lists_tables_without_the_seed(live: InlineScheduler, admin_cl
         assert table.seed not in response.content.decode()
 
 
-def test_an_overdue_bot_move_is_scheduled_again(live: InlineScheduler) -> None:
-    # As after a restart: the game waits for a bot whose scheduled move was lost.
+def _waiting_for_a_bot() -> Table:
+    """A table whose next move is a bot's (East bids first)."""
     table = make_table("HBBB", rules=Rules(blind_nil=False), start=False)
     seed = next(
         f"lost-{i}"
@@ -448,15 +458,39 @@ def test_an_overdue_bot_move_is_scheduled_again(live: InlineScheduler) -> None:
     Table.objects.filter(pk=table.pk).update(
         seed=seed, status=Table.Status.PLAYING, turn_started_at=timezone.now()
     )
-    assert sweeper.resume_table(table) is False  # not overdue yet
+    sweeper._resumed.clear()
+    return table
+
+
+def test_an_overdue_bot_move_is_scheduled_again(live: InlineScheduler) -> None:
+    # As after a restart: the game waits for a bot whose scheduled move was lost.
+    table = _waiting_for_a_bot()
     Table.objects.filter(pk=table.pk).update(turn_started_at=timezone.now() - timedelta(seconds=60))
     assert sweeper.resume_table(table) is True
     table.refresh_from_db()
     assert table.version == 3  # the three bots bid; North (a human) is to act
 
 
+def test_a_socket_that_opens_schedules_the_bot_move_due_again(
+    live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The process that committed the last move may have died before sending
+    # the bot's: a copy for just after the move's latest due time.
+    table = _waiting_for_a_bot()
+    plans: list[master.TurnPlan] = []
+    monkeypatch.setattr(master.get().scheduler, "turn", plans.append)
+    assert sweeper.resume_table(table) is True
+    assert sweeper.resume_table(table) is False  # once per turn and process
+    [plan] = plans
+    table.refresh_from_db()
+    due = master.bot_delay_for(table) * (1 + master.TRICK_PAUSE)
+    assert (plan.seat, plan.version, plan.stand_in) == (1, table.version, False)
+    assert due < plan.delay <= due + sweeper.RESUME_GRACE_SECONDS
+
+
 def test_a_lost_turn_timer_restarts_for_the_time_left(live: InlineScheduler) -> None:
     table = make_table("HHHH", stand_in_bots=True)
+    sweeper._resumed.clear()
     live.run_timers()  # the stand-in moves once
     live.timers.clear()  # the next timer is lost
     Table.objects.filter(pk=table.pk).update(turn_started_at=timezone.now() - timedelta(seconds=20))

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 
 from lab.bench import loadtest
-from tests.server.cluster import Cluster, running_cluster
+from tests.server.cluster import RECOVERY_BOUND_SECONDS, Cluster, running_cluster
 from tests.server.stack_checks import check_stored_log
 
 pytestmark = pytest.mark.stack
@@ -87,7 +87,7 @@ def test_a_daphne_process_killed_mid_match_loses_nothing(cluster: Cluster) -> No
           f"{players.reconnects} reconnects")  # fmt: skip
     assert players.errors == [], players.errors
     assert players.reconnects >= 1  # some players were on the killed process
-    assert figures["recovery_seconds"] < 10, cluster.tail()
+    assert figures["recovery_seconds"] < RECOVERY_BOUND_SECONDS, cluster.tail()
     match = check_stored_log(cluster.database_url, table["pk"])
     assert match.is_over
     # Every version a player saw acknowledged is in the stored log.
