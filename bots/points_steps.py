@@ -1,16 +1,16 @@
-"""The points objective searched as trick-count questions where it can be.
+"""The points search bounded by the trick count: a round's score is a step function of the tricks.
 
-A round's score is a step function of the tricks: a question of the points
-search, "is the value at least m?", asks whether North/South can force the
-round's remaining tricks into the splits whose value is at least m. Where
-those splits are exactly the ones in which North/South take at least k
-tricks (whoever of each side takes them: no nil bidder's trick decides the
-question), the question is the trick count's "at least k tricks?", which
-the trick count's quick tricks, top spades and shared table answer far
-faster. Only the questions a nil or a step down in value (bags) make
-depend on more are left to the points search. Both answers are the same
-minimax value: a play's outcome is its split of the tricks, and the two
-questions accept the same splits.
+A question of the points search, "is the value at least m?", asks whether
+North/South can force the round's remaining tricks into the splits worth at
+least m. Those splits lie among the ones in which North/South take at least
+k_lo(m) tricks and hold all those in which they take at least k_hi(m). So
+once the trick count's value x (the most tricks North/South can force) is
+known, x >= k_hi(m) answers yes and x < k_lo(m) answers no, exactly: a
+play's outcome is its split of the tricks. Where no nil bidder's trick and
+no bag decides a question, k_lo(m) = k_hi(m) and every question is answered
+so: a whole points search is one trick count search, which quick tricks,
+top spades and the trick count's shared table answer far faster. Only the
+questions left between the two (a nil's, a bag's) go to the points search.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ The first lead under the two-of-clubs rule is forced, and the solver knows
 nothing of that rule: it is given the position after the two of clubs, so
 the forced card loses nothing.
 
-The points are searched as trick-count questions wherever the score is a step
-function of North/South's tricks (:mod:`bots.points_steps`). A round has a
+The points search is bounded first by the trick count's value (the score is a
+step function of the tricks, :mod:`bots.points_steps`): only the questions
+it leaves open (a nil's, a bag's) are the points search's. A round has a
 budget of CPU time (:data:`BUDGET_SECONDS`, the searches' thread's): a round
 whose searches pass it is not analysed, and says so (an :class:`AnalysisError`,
 which the stored analysis keeps as its error), rather than holding a core for
@@ -46,7 +47,7 @@ SMALL_FROM = 1
 LARGE_FROM = 10
 SEATS = "NESW"
 # A round's budget of CPU seconds for its play's searches: past it the round is
-# marked "not analysed within the budget" (docs/replays.md has the counts).
+# marked "not analysed within the budget" (docs/bots.md has the counts).
 BUDGET_SECONDS = 20.0
 NODES_A_SECOND = 5_000_000  # a first guess at the search's speed, then measured
 
