@@ -672,7 +672,9 @@ def _solve(
     ``t``: the objective's tables by ``idx`` (rows: leaf value, least
     and greatest value still reachable, the key part, the offset);
     ``tt``/``tv``: the table's keys and (lower, upper) bounds; ``f``: the
-    frames, with the node count at [63, 0] and the generation at [63, 1];
+    frames, with the node count at [63, 0], the generation at [63, 1] and
+    the node limit at [63, 2]: past it the search stops, sets [63, 3] and
+    returns 0 (the entries it stored stand: each is a finished search's);
     ``mv``: the candidate cards of each frame; ``idx``: the outcome at the
     position (the tricks each seat took since the objective's start).
 
@@ -829,6 +831,11 @@ def _solve(
             d -= 1
         else:
             f[63, 0] += 1
+            if f[63, 0] > f[63, 2]:  # over the node limit: give up, hands restored
+                f[63, 3] = 1
+                for i in range(d - 1, -1, -1):
+                    h[f[i, SEAT]] = f[i, HAND]
+                return 0
             seat = (leader + pos) & 3
             hand = h[seat]
             if pos:
@@ -1196,6 +1203,13 @@ def shared_tables(objective: Objective, tricks_left: int) -> np.ndarray:
 # ----- the shared transposition table and the solver ----------------------------------
 
 _table: tuple[np.ndarray, np.ndarray] | None = None
+NO_LIMIT = 1 << 62  # the node limit of a search without one
+
+
+class SearchOverBudget(RuntimeError):
+    """A search stopped at its node limit (``CompiledSolver.value(node_limit=...)``)."""
+
+
 _generation = itertools.count(1)
 MAX_GENERATION = 1 << (63 - GEN_SHIFT)  # fits the key; the table is wiped if it ever wraps
 
@@ -1262,7 +1276,8 @@ class CompiledSolver:
         self._moves = np.zeros((128, 16), dtype=np.int64)  # cards by depth, then lead keys
         self._frames[63, 1] = _new_generation()
         self._tricks_left: int | None = None
-        self.nodes = 0
+        self.nodes = 0  # the last call's
+        self.total_nodes = 0  # every call's, stopped ones too
 
     def clear(self) -> None:
         self._frames[63, 1] = _new_generation()
@@ -1294,13 +1309,17 @@ class CompiledSolver:
         alpha: int = -(10**9),
         beta: int = 10**9,
         taken: tuple[int, ...] | None = None,
+        node_limit: int | None = None,
     ) -> int:
         """The minimax value (for North/South) of the objective from ``position``.
 
         ``taken``: the tricks each seat took between the objective's start (its
         ``tricks_won``) and the position. Without it the position is the start.
         With it, every position of a round is searched in the same outcomes
-        from the same start, so their table entries serve each other."""
+        from the same start, so their table entries serve each other.
+        ``node_limit``: past that many nodes the search stops and raises
+        :class:`SearchOverBudget` (the solver stays usable: what its table
+        holds is right)."""
         left = position.hands[position.leader].bit_count() + (1 if position.trick else 0)
         start = _idx(taken) if taken else 0
         span = left + (sum(taken) if taken else 0)  # tricks from the objective's start
@@ -1312,6 +1331,8 @@ class CompiledSolver:
         tt, tv = _shared_table()
         frames, moves = self._frames, self._moves
         frames[63, 0] = 0
+        frames[63, 2] = NO_LIMIT if node_limit is None else node_limit
+        frames[63, 3] = 0
         h = np.array(position.hands, dtype=np.int64)
         trick = position.trick
         alpha = max(alpha, -INF + 1)
@@ -1347,6 +1368,7 @@ class CompiledSolver:
                 v = _solve(
                     h, *node, m - 1, m, quick, part, t, tt, tv, frames, moves, start, g, nils
                 )
+                self._check(frames)
                 if v >= m:
                     lo = bisect.bisect_left(values, v)
                 else:
@@ -1354,8 +1376,16 @@ class CompiledSolver:
             v = values[lo]
         else:
             v = _solve(h, *node, alpha, beta, quick, part, t, tt, tv, frames, moves, start, g, nils)
+            self._check(frames)
         self.nodes = int(frames[63, 0])
+        self.total_nodes += self.nodes
         return int(v)
+
+    def _check(self, frames: np.ndarray) -> None:
+        if frames[63, 3]:
+            self.nodes = int(frames[63, 0])
+            self.total_nodes += self.nodes
+            raise SearchOverBudget(f"the search passed its limit of {frames[63, 2]:,} nodes")
 
 
 def warm_up() -> None:
@@ -1413,6 +1443,7 @@ __all__ = [
     "CompiledSolver",
     "NilObjective",
     "PointsObjective",
+    "SearchOverBudget",
     "max_tricks",
     "objective_tables",
     "ready",

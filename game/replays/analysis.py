@@ -12,16 +12,26 @@ is the best over every legal card: a negative loss is raised as a bug).
 The first lead under the two-of-clubs rule is forced, and the solver knows
 nothing of that rule: it is given the position after the two of clubs, so
 the forced card loses nothing.
+
+The points search is bounded first by the trick count's value (the score is a
+step function of the tricks, :mod:`bots.points_steps`): only the questions
+it leaves open (a nil's, a bag's) are the points search's. A round has a
+budget of CPU time (:data:`BUDGET_SECONDS`, the searches' thread's): a round
+whose searches pass it is not analysed, and says so (an :class:`AnalysisError`,
+which the stored analysis keeps as its error), rather than holding a core for
+minutes (some nil rounds' first positions).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bots.points_steps import SteppedPoints
 from bots.solver import PointsObjective, Position, TricksObjective
-from bots.solver_compiled import CompiledSolver
+from bots.solver_compiled import CompiledSolver, SearchOverBudget
 from game.engine.actions import Play
 from game.engine.cards import SUIT_MASKS, cards_of, format_card
 from game.engine.record import replay
@@ -37,6 +47,10 @@ FORMAT = 1  # the stored analysis's format; a new one is analysed again
 SMALL_FROM = 1
 LARGE_FROM = 10
 SEATS = "NESW"
+# A round's budget of CPU seconds for its play's searches: past it the round is
+# marked "not analysed within the budget" (docs/bots.md has the counts).
+BUDGET_SECONDS = 20.0
+NODES_A_SECOND = 5_000_000  # a first guess at the search's speed, then measured
 
 
 def mark_of(points_lost: int) -> str:
@@ -47,6 +61,10 @@ def mark_of(points_lost: int) -> str:
 
 class AnalysisError(ValueError):
     """A round that cannot be analysed (not finished, or its record does not replay)."""
+
+
+class OverBudget(AnalysisError):
+    """A round whose searches passed its budget: "not analysed within the budget"."""
 
 
 @dataclass(frozen=True)
@@ -117,9 +135,11 @@ def spots_of(doc: dict[str, Any]) -> tuple[RoundState, list[Spot]]:
 
 
 class Values:
-    """The solver's values of positions of one round, one solver per objective."""
+    """The solver's values of positions of one round, one solver per objective
+    (the points' trick questions asked of the trick count's); with ``budget``,
+    CPU seconds from now for all of them."""
 
-    def __init__(self, r: RoundState) -> None:
+    def __init__(self, r: RoundState, budget: float | None = None) -> None:
         self.rules: Rules = r.rules
         self.bids = tuple(b if b is not None else 0 for b in r.bids)
         self.blind = tuple(r.blind)
@@ -132,7 +152,12 @@ class Values:
         # earlier ones. (Seed 1's slowest rounds: see docs/replays.md.)
         self._points = CompiledSolver(self._objective(self.start_won))
         self._tricks = CompiledSolver(TricksObjective())
+        self._stepped = SteppedPoints(self._points, self._tricks)
         self.solves = 0
+        self.budget = budget
+        self._deadline = None if budget is None else time.thread_time() + budget
+        self._nodes, self._seconds = 0, 0.0  # the searches' speed so far
+        self.stops = 0  # searches stopped at their node limit and asked again
 
     def _objective(self, won: tuple[int, ...]) -> PointsObjective:
         return PointsObjective(self.rules, self.bids, self.blind, won, self.scores, self.bags)
@@ -171,9 +196,29 @@ class Values:
         ns_to_act = position.to_act % 2 == 0
         self.solves += 2
         taken = tuple(w - s for w, s in zip(won, self.start_won, strict=True))
-        gap = _value(self._points, position, ns_to_act, known and known[0], taken)
-        tricks = _value(self._tricks, position, ns_to_act, known and known[1] - ns_won)
+        gap = self._within_budget(self._stepped, position, ns_to_act, known and known[0], taken)
+        tricks = self._within_budget(self._tricks, position, ns_to_act, known and known[1] - ns_won)
         return gap, ns_won + tricks
+
+    def _within_budget(self, solver: Any, *args: Any) -> int:
+        """:func:`_value` with a node limit of what the budget has left at the
+        speed measured so far; a search stopped there is asked again (its table
+        entries kept) while time is left."""
+        if self._deadline is None:
+            return _value(solver, *args)
+        while True:
+            now = time.thread_time()
+            if now >= self._deadline:
+                raise OverBudget(f"not analysed within the budget ({self.budget:g} s of CPU)")
+            rate = self._nodes / self._seconds if self._seconds > 0.5 else NODES_A_SECOND
+            limit = max(100_000, int((self._deadline - now) * rate))
+            try:
+                return _value(solver, *args, node_limit=limit)
+            except SearchOverBudget:
+                self.stops += 1
+            finally:
+                self._seconds += time.thread_time() - now
+                self._nodes = self._points.total_nodes + self._tricks.total_nodes
 
     def before(self, spot: Spot, after: tuple[int, int] | None = None) -> tuple[int, int]:
         """The values at ``spot`` under best play (the forced first lead: after it);
@@ -185,27 +230,30 @@ class Values:
 
 
 def _value(
-    solver: CompiledSolver,
+    solver: CompiledSolver | SteppedPoints,
     position: Position,
     ns_to_act: bool,
     known: int | None,
     taken: tuple[int, ...] | None = None,
+    node_limit: int | None = None,
 ) -> int:
-    """The position's value for North/South (``taken``: as :meth:`CompiledSolver.value`).
-    With ``known``, a value one of its cards leads to, one null-window search
-    first asks whether the best is no better (most cards are the best or as
-    good): then it is ``known``."""
+    """The position's value for North/South (``taken``, ``node_limit``: as
+    :meth:`CompiledSolver.value`). With ``known``, a value one of its cards
+    leads to, one null-window search first asks whether the best is no better
+    (most cards are the best or as good): then it is ``known``."""
     if known is None:
-        return solver.value(position, taken=taken)
+        return solver.value(position, taken=taken, node_limit=node_limit)
     if ns_to_act:  # the value is at least known: is it more?
-        if solver.value(position, known, known + 1, taken) <= known:
+        if solver.value(position, known, known + 1, taken, node_limit) <= known:
             return known
-    elif solver.value(position, known - 1, known, taken) >= known:
+    elif solver.value(position, known - 1, known, taken, node_limit) >= known:
         return known
+    if node_limit is not None:  # one limit for both searches
+        node_limit = max(1, node_limit - solver.nodes)
     # (A search by null windows over the values beyond the bound this one gave
     # was no faster: seed 1's rounds 5, 12 and 20, 7.8 / 2.2 / 21.6 s CPU against
     # 7.6 / 2.3 / 21.3 s.)
-    return solver.value(position, taken=taken)
+    return solver.value(position, taken=taken, node_limit=node_limit)
 
 
 def losses(spot: Spot, before: tuple[int, int], after: tuple[int, int]) -> tuple[int, int]:
@@ -222,13 +270,15 @@ def analyse_play(
     doc: dict[str, Any],
     first_trick: int = 1,
     progress: Callable[[int], None] | None = None,
+    budget: float | None = BUDGET_SECONDS,
 ) -> dict[str, Any]:
     """Every card's losses from trick ``first_trick`` (1..13) on, and the round's
     value card by card. JSON-ready; ``values[i]`` and ``tricks[i]`` are North/South's
     points gap and tricks under best play before card ``i`` (``values[52]``: the
-    round's points as played)."""
+    round's points as played). Past ``budget`` CPU seconds (None: no limit), an
+    :class:`AnalysisError`."""
     start, spots = spots_of(doc)
-    solver = Values(start)
+    solver = Values(start, budget)
     chosen = [s for s in spots if s.index >= 4 * (first_trick - 1)]
     values: list[int | None] = [None] * 53
     tricks: list[int | None] = [None] * 53

@@ -11,9 +11,12 @@ import pytest
 from game.engine.cards import format_card
 from game.engine.scoring import score_round
 from game.engine.tricks import legal_play_mask_for, trick_winner
+from game.replays import analysis
 from game.replays.analysis import (
     LARGE_FROM,
     AnalysisError,
+    OverBudget,
+    Values,
     alternatives,
     analyse_play,
     mark_of,
@@ -202,3 +205,41 @@ def test_a_round_that_is_not_finished_is_refused() -> None:
         analyse_play(doc)
     with pytest.raises(AnalysisError):
         alternatives(played_record(3), 52)
+
+
+def test_the_per_card_figures_are_those_of_the_points_search_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The points searched with the trick count's bounds first (bots/points_steps.py)
+    change no figure: twelve whole rounds, five with a nil, analysed as now and
+    with the points solver alone (as before it)."""
+    docs = [played_record(seed) for seed in range(12)]
+    now = [analyse_play(d) for d in docs]
+    monkeypatch.setattr(analysis, "SteppedPoints", lambda points, tricks: points)
+    for doc, a in zip(docs, now, strict=True):
+        before = analyse_play(doc)
+        assert (a["cards"], a["values"], a["tricks"]) == (
+            before["cards"], before["values"], before["tricks"]
+        )  # fmt: skip
+    assert sum(any(b["bid"] == 0 for b in d["bids"]) for d in docs) >= 5
+
+
+def test_a_round_past_its_budget_is_marked_not_analysed(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = played_record(4)  # a nil round, about 2 s
+    with pytest.raises(OverBudget, match="not analysed within the budget"):
+        analyse_play(doc, budget=0.0)
+    assert issubclass(OverBudget, AnalysisError)  # what the stored analysis keeps as its error
+    want = analyse_play(doc, budget=None)
+    # Searches stopped at their node limit and asked again change nothing: the
+    # first limits here are 100,000 nodes (until the speed is measured).
+    made: list[Values] = []
+
+    def kept(*args: object) -> Values:
+        made.append(Values(*args))  # type: ignore[arg-type]
+        return made[-1]
+
+    monkeypatch.setattr(analysis, "NODES_A_SECOND", 1)
+    monkeypatch.setattr(analysis, "Values", kept)
+    got = analyse_play(doc, budget=600.0)
+    assert made[0].stops > 0
+    assert (got["cards"], got["values"]) == (want["cards"], want["values"])

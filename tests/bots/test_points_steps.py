@@ -1,0 +1,97 @@
+"""The points search bounded by the trick count (bots/points_steps.py) gives the
+reference solver's values; a search past its node limit stops and leaves its
+solver right."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from bots.points_steps import SteppedPoints
+from bots.solver import NilObjective, PointsObjective, Solver, TricksObjective, random_position
+from bots.solver_compiled import CompiledSolver, SearchOverBudget, _idx, _splits
+from game.engine.rules import Rules
+from tests.bots.test_solver_compiled import _play_line, a_position, random_objectives
+
+
+def test_the_same_values_as_the_reference_with_full_and_null_windows() -> None:
+    rng = random.Random(61)
+    rules = Rules()
+    trick_only = 0
+    for k, count in [(1, 60), (2, 300), (3, 300), (4, 300), (5, 80), (6, 20)]:
+        for i in range(count):
+            p = a_position(rng, k, i)
+            _, points = random_objectives(rng, rules)
+            stepped = SteppedPoints(CompiledSolver(points()))
+            true = Solver(points()).value(p)
+            assert stepped.value(p) == true, p
+            trick_only += stepped.points_questions == 0
+            # a null window's answer: a bound on the right side of it
+            m = true + rng.choice((-40, -10, -1, 0, 1, 10, 40))
+            v = SteppedPoints(CompiledSolver(points())).value(p, m - 1, m)
+            assert v >= m and true >= v if true >= m else v < m and true <= v, (p, m, v)
+    assert trick_only > 200, "most questions without a nil should be the trick count's"
+
+
+def test_one_kept_pair_of_solvers_for_every_position_of_a_round() -> None:
+    # As a round's analysis: one points solver from the first lead, told the
+    # tricks taken since, and one trick count solver shared with it.
+    rng = random.Random(62)
+    rules = Rules()
+    for _ in range(25):
+        _, points = random_objectives(rng, rules)
+        stepped = SteppedPoints(CompiledSolver(points()), CompiledSolver(TricksObjective()))
+        start = points().tricks_won
+        line = list(_play_line(rng, random_position(rng, 6)))
+        rng.shuffle(line)
+        for p, taken in line:
+            won = [a + b for a, b in zip(start, taken, strict=True)]
+            o = points()
+            objective = PointsObjective(rules, o.bids, o.blind, won, o.scores, o.bags)
+            assert stepped.value(p, taken=taken) == Solver(objective).value(p), (p, taken)
+
+
+def test_the_trick_bounds_of_each_value_hold_over_every_split() -> None:
+    # k_lo(m): no split in which North/South take fewer is worth m; k_hi(m): every
+    # split in which they take at least that many is.
+    rng = random.Random(63)
+    for _ in range(40):
+        _, points = random_objectives(rng, Rules())
+        stepped = SteppedPoints(CompiledSolver(points()))
+        left = rng.randint(1, 13)
+        values, k_lo, k_hi = stepped.steps(left, left, 0)
+        t = stepped.points.tables(left)
+        splits = [w for n, w in _splits(left) if n == left]
+        leaf = np.array([t[0, _idx(w)] for w in splits])
+        ns = np.array([w[0] + w[2] for w in splits])
+        for m, lo, hi in zip(values, k_lo, k_hi, strict=True):
+            assert not (leaf[ns < lo] >= m).any() and (leaf[ns == lo] >= m).any()
+            assert (leaf[ns >= hi] >= m).all() and (hi == 0 or not (leaf[ns == hi - 1] >= m).all())
+
+
+def test_a_trick_count_solver_is_needed() -> None:
+    points = PointsObjective(Rules(), [3, 4, 2, 3], [False] * 4, [0] * 4)
+    with pytest.raises(ValueError, match="trick count"):
+        SteppedPoints(CompiledSolver(points), CompiledSolver(NilObjective([0])))
+
+
+@pytest.mark.parametrize("objective", [TricksObjective(), NilObjective([1])])
+def test_a_search_past_its_node_limit_stops_and_its_solver_stays_right(objective) -> None:
+    rng = random.Random(64)
+    deal = random_position(rng, 13)
+    kept = CompiledSolver(objective)
+    with pytest.raises(SearchOverBudget):
+        kept.value(deal, node_limit=50)
+    assert 50 < kept.nodes < 100
+    want = CompiledSolver(objective).value(deal)
+    stops = 0
+    for limit in (200, 2_000, 20_000):  # stopped again and again: its entries stand
+        try:
+            assert kept.value(deal, node_limit=limit) == want
+        except SearchOverBudget:
+            stops += 1
+    assert stops >= 1
+    assert kept.value(deal) == want
+    assert kept.total_nodes > kept.nodes
