@@ -306,11 +306,14 @@ async def test_a_bot_seated_while_connected_is_told_and_plays(live: InlineSchedu
     # Frames are handled in order: the pong says the ready was (the bot listens now).
     await comm.send_json_to({"type": "ping"})
     await _until(comm, sent, "pong")
-    table = await sync_to_async(_table)("BBXB", {2: "randy"}, start=False)
+    # Guests, and the external seat last, so that no other write runs beside the
+    # bot's reads: the test database (SQLite in memory, shared cache) refuses at
+    # once a read while a write holds the table, where a file or PostgreSQL waits.
+    table = await sync_to_async(_table)("HHHX", {3: "randy"}, start=False)
     seated = await _until(comm, sent, "seated")
-    assert (seated["table"], seated["seats"]) == (table.public_id, [2])
+    assert (seated["table"], seated["seats"]) == (table.public_id, [3])
     await sync_to_async(seating.start_table)(table)
-    assert (await _until(comm, sent, "table_started"))["players"][2]["bot_name"] == "ext:randy"
+    assert (await _until(comm, sent, "table_started"))["players"][3]["bot_name"] == "ext:randy"
     await comm.disconnect()
 
 
