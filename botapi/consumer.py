@@ -31,7 +31,7 @@ from channels.exceptions import AcceptConnection, DenyConnection, StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
-from botapi import accounts, inbound, notify, tokens
+from botapi import accounts, inbound, notify, reads, tokens
 from botapi.protocol import (
     PROTOCOL,
     Watch,
@@ -47,7 +47,6 @@ from game.driver import sweeper
 from game.errors import ServiceError, StaleVersion, TryAgain
 from game.models import Seat, Table
 from game.moves import matches
-from game.moves.db import db_call
 from game.sockets import events, frames, limits
 from game.sockets.client_frames import FrameRefused
 from game.sockets.consumers import DB_FAILED
@@ -112,7 +111,7 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         self.address = str((self.scope.get("client") or ("unknown",))[0])
         try:
             token = tokens.from_header(_header(self.scope, b"authorization"))
-            self.account = await db_call(_sign_in)(token)
+            self.account = await reads.read(_sign_in, token)
         except Exception as e:
             log.error("bot socket: signing in failed: %r", e)
             await self.close(code=CLOSE_SERVER_ERROR)
@@ -137,11 +136,7 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         for w in self.tables.values():
             await self.channel_layer.group_discard(events.group_name(w.pk), self.channel_name)
-        if self.account is not None and self.ready:
-            self.ready = False
-            _ready_here[self.account[1]] = ready_here(self.account[1]) - 1
-            await self.channel_layer.group_discard(notify.group_of(self.account[1]),
-                                                   self.channel_name)  # fmt: skip
+        await self.unready()
         if self.counted:
             self.counted = False
             await limits.close_socket(self.rate_key, self.address)
@@ -187,9 +182,20 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         # A move lost in a restart would stall the bot's tables: schedule it again
         # if overdue, as a table's socket does (game.driver.sweeper).
         master.get().scheduler.start_sweeping()
-        for pk, (public_id, seats) in (await db_call(_seats_of)(self.account[1])).items():
-            await self.watch(pk, public_id, seats)
-            await db_call(sweeper.resume_table)(pk)
+        try:
+            for pk, (public_id, seats) in (await reads.read(_seats_of, self.account[1])).items():
+                await self.watch(pk, public_id, seats)
+                await reads.read(sweeper.resume_table, pk)
+        except Exception:
+            await self.unready()  # so that the bot may say ready again (try_again)
+            raise
+
+    async def unready(self) -> None:
+        if self.account is not None and self.ready:
+            self.ready = False
+            _ready_here[self.account[1]] = ready_here(self.account[1]) - 1
+            await self.channel_layer.group_discard(notify.group_of(self.account[1]),
+                                                   self.channel_name)  # fmt: skip
 
     async def on_action(self, frame: inbound.ActionFrame) -> None:
         w = next((w for w in self.tables.values() if w.public_id == frame.table), None)
@@ -250,7 +256,7 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         w = self.tables.get(int(event.get("table", -1)))
         if w is None:
             return
-        found = (await db_call(_seats_of)(self.account[1], w.pk)).get(w.pk)  # type: ignore[index]
+        found = (await reads.read(_seats_of, self.account[1], w.pk)).get(w.pk)  # type: ignore[index]
         if found is None:
             await self.unwatch(w, "the seat was taken back, or the table closed")
             return
@@ -259,13 +265,13 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
 
     async def bot_seated(self, event: dict[str, Any]) -> None:
         pk = int(event["table"])
-        found = (await db_call(_seats_of)(self.account[1], pk)).get(pk)  # type: ignore[index]
+        found = (await reads.read(_seats_of, self.account[1], pk)).get(pk)  # type: ignore[index]
         if found is not None and pk not in self.tables:
             await self.watch(pk, *found)
 
     async def bot_withdrawn(self, event: dict[str, Any]) -> None:
         assert self.account is not None
-        if not await db_call(accounts.still_valid)(self.account[0], self.account[2]):
+        if not await reads.read(accounts.still_valid, self.account[0], self.account[2]):
             await self.send_json(error_frame("token_withdrawn", "this token was revoked"))
             await self.close(code=CLOSE_WITHDRAWN)
 
@@ -287,7 +293,7 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         the start, trick and round ends, the stand-in's move for it, its turn."""
         entry = self.committed(w.pk, event)
         if entry is None or entry.info is None:
-            entry = await db_call(_load)(w.pk)
+            entry = await reads.read(_load, w.pk)
         if entry is None or entry.info is None:
             return  # not started yet
         match, info = entry.match, entry.info
