@@ -1,10 +1,12 @@
-"""A house bot (``BIS+SRP`` by default) playing through the bot protocol.
+"""A house bot (``BIS+SRP`` by default) playing through the bot protocol, on
+the reference client package (``clients/python``, ``spades_bot_client``).
 
 The same code that plays inside the site (``bots/``, against
 ``game.engine.view.SeatView``) here plays from outside it: each decision's
 ``view`` becomes a ``SeatView`` (``SeatView.from_dict``, the inverse of what
-the server sends) and the bot's action goes back as the answer. Run it from
-a checkout of this repository with the registry's name of a bot:
+the server sends) and the bot's action goes back as the answer. The package
+does the protocol; this file is only the policy. Run it from a checkout of
+this repository with the registry's name of a bot:
 
     SPADES_BOT_TOKEN=sbt_... python docs/examples/house_bot.py ws://localhost:8000/ws/bot/ \\
         --bot BIS+SRP [--matches N]
@@ -17,7 +19,6 @@ at the same table inside the site: the protocol adds nothing to the play
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import random
@@ -25,9 +26,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parent)]
+_ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(_ROOT), str(_ROOT / "clients" / "python")]
 
-from spades_bot import Policy, play  # noqa: E402
+from spades_bot_client import Decision, Policy, run  # noqa: E402
 
 from bots.registry import make_bot  # noqa: E402
 from game.engine import action_to_dict  # noqa: E402
@@ -38,10 +40,10 @@ def house_policy(name: str) -> Policy:
     """The registry's bot ``name`` answering every decision."""
     bot = make_bot(name)
 
-    def choose(decision: dict[str, Any]) -> dict[str, Any]:
+    def choose(decision: Decision) -> dict[str, Any]:
         # A random source per decision, as the site's driver gives its bots one.
-        rng = random.Random(f"{decision['table']}/{decision['version']}/{decision['seat']}")
-        return action_to_dict(bot.act(SeatView.from_dict(decision["view"]), rng))
+        rng = random.Random(f"{decision.table}/{decision.version}/{decision.seat}")
+        return action_to_dict(bot.act(SeatView.from_dict(decision.view), rng))
 
     return choose
 
@@ -52,8 +54,8 @@ def main() -> None:
     parser.add_argument("--bot", default="BIS+SRP", help="a name of bots/registry.py")
     parser.add_argument("--matches", type=int, default=0, help="stop after this many (0: never)")
     args = parser.parse_args()
-    policy = house_policy(args.bot)
-    session = asyncio.run(play(args.url, os.environ["SPADES_BOT_TOKEN"], policy, args.matches))
+    token = os.environ["SPADES_BOT_TOKEN"]
+    session = run(args.url, token, house_policy(args.bot), matches=args.matches)
     print(json.dumps({"matches": session.finished, "errors": session.errors}))
 
 

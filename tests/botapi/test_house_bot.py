@@ -30,6 +30,7 @@ assert _spec is not None and _spec.loader is not None
 house = importlib.util.module_from_spec(_spec)
 sys.modules["house_bot_example"] = house
 _spec.loader.exec_module(house)
+from spades_bot_client import BotSession  # noqa: E402  (on the path the example set)
 
 
 def in_process(seed: str) -> list[dict[str, Any]]:
@@ -58,7 +59,7 @@ async def test_the_wrapped_house_bot_plays_the_in_process_match(
     token = await sync_to_async(proto._bot)()
     table = await sync_to_async(_table)(kinds, seed)
     comm, sent = await proto._connect(token), []
-    session = proto.client.BotSession(house.house_policy("BIS+SRP"))
+    session = BotSession(house.house_policy("BIS+SRP"))
     await proto._play(comm, session, sent)
     await comm.disconnect()
     played = await sync_to_async(list)(

@@ -1,9 +1,12 @@
 """Bring your own bot, with a real browser (issue 60's first Done-when): the
-reference client (docs/examples/spades_bot.py) in a process of its own plays a
-whole match at a Daphne beside a guest clicking in Chromium and two house
-bots, and four such clients play a table of their own that the browser opened
-and watches. The rounds are stored with the external bot as the seat's actor
-(its own moves, none its stand-in's), and its rating moves."""
+reference client package (clients/python, ``python -m spades_bot_client``) in
+a process of its own plays a whole match at a Daphne beside a guest clicking
+in Chromium and two house bots; and four clients, each in its own process,
+play a table of their own that the browser opened and watches: the package
+twice, the one-file Python client needing only ``websockets``
+(docs/examples/spades_bot.py) and the JavaScript one on Node's own WebSocket
+(docs/examples/spades_bot.mjs). The rounds are stored with the external bot
+as the seat's actor (its own moves, none its stand-in's), and its rating moves."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -27,7 +31,14 @@ from tests.browser.test_table_play import become_guest, create_table, play_card
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-CLIENT = ROOT / "docs" / "examples" / "spades_bot.py"
+PACKAGE = ROOT / "clients" / "python"
+EXAMPLES = ROOT / "docs" / "examples"
+# Each client's command line, its URL and options appended.
+CLIENTS = {
+    "package": [sys.executable, "-m", "spades_bot_client"],
+    "python": [sys.executable, str(EXAMPLES / "spades_bot.py")],
+    "node": ["node", "--experimental-websocket", str(EXAMPLES / "spades_bot.mjs")],
+}
 MATCH_TIMEOUT_SECONDS = 300
 ACCOUNT = """
 from django.contrib.auth.models import User
@@ -59,12 +70,13 @@ def bots(daphne_server: str) -> Iterator[Callable[[str, str], subprocess.Popen[s
     started: list[subprocess.Popen[str]] = []
     url = daphne_server.replace("http://", "ws://") + "/ws/bot/"
 
-    def start(token: str, seed: str) -> subprocess.Popen[str]:
+    def start(token: str, seed: str, client: str = "package") -> subprocess.Popen[str]:
         process = subprocess.Popen(
-            [sys.executable, str(CLIENT), url, "--matches", "1", "--seed", seed],
-            env={"SPADES_BOT_TOKEN": token, "PATH": os.environ.get("PATH", "")},
-            cwd="/",  # nothing of the repository on its path: the client stands alone
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [*CLIENTS[client], url, "--matches", "1", "--seed", seed],
+            # Nothing of the repository on the path but the package: the clients stand alone.
+            env={"SPADES_BOT_TOKEN": token, "PATH": os.environ.get("PATH", ""),
+                 "PYTHONPATH": str(PACKAGE) if client == "package" else ""},
+            cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         started.append(process)
         return process
@@ -161,8 +173,12 @@ def test_a_reference_client_bot_plays_a_guest_in_chromium_and_is_rated(
 def test_four_reference_client_bots_play_a_table_the_browser_watches(
     daphne_server: str, new_page: Callable[..., Page], bots: Callable[..., subprocess.Popen[str]]
 ) -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
     names = [f"four{p}" for p in range(4)]
-    clients = [bots(_register(daphne_server, n), str(p)) for p, n in enumerate(names)]
+    kinds = ["package", "python", "package", "node"]
+    clients = [bots(_register(daphne_server, n), str(p), kind)
+               for p, (n, kind) in enumerate(zip(names, kinds, strict=True))]  # fmt: skip
     page = new_page()
     become_guest(page, daphne_server, "Host")
     url = create_table(page, daphne_server, [f"ext:{n}" for n in names], goal=60, losing_goal=-60)
