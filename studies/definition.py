@@ -278,11 +278,14 @@ class _Reader(EndingsReader):
         seats = []
         for seat in SEATS:
             who = data.get(seat, PARTICIPANT)
-            if not isinstance(who, str) or (who != PARTICIPANT and not self.is_bot(who)):
+            if not isinstance(who, str) or (
+                who != PARTICIPANT and not self.is_bot(who, external=True)
+            ):
                 self.problem(
                     path,
                     f"seat {seat}: {who!r} is neither {PARTICIPANT!r} nor a known "
-                    "bot (BIDDER+PLAYER names of bots/registry.py, e.g. BIS+SRP)",
+                    "bot (BIDDER+PLAYER names of bots/registry.py, e.g. BIS+SRP, or "
+                    "ext:<name>, a registered external bot with a live token)",
                 )
             seats.append(who)
         if PARTICIPANT not in seats and not missing:

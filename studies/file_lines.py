@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bots.registry import UnknownBot, make_bot
+from game import external_bots
+from game.errors import SeatError
 
 Path = tuple[str | int, ...]
 
@@ -162,10 +164,15 @@ class FileReader:
         return name
 
     @staticmethod
-    def is_bot(name: str) -> bool:
+    def is_bot(name: str, external: bool = False) -> bool:
+        """A house bot of the registry; with ``external``, also a registered
+        external bot ``ext:<name>`` that may be seated now (a live token)."""
         try:  # the check a table's seat makes (game.seating.add_bot)
-            make_bot(name)
-        except UnknownBot:
+            if external and external_bots.is_external(name):
+                external_bots.check(name)
+            else:
+                make_bot(name)
+        except (UnknownBot, SeatError):
             return False
         return True
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from game.external_bots import account_of, is_external
 from studies.models import Participant, StudySeat, StudyTable
 from studies.study_types import PARTICIPANT
 
@@ -105,14 +106,34 @@ def debrief_for(participant: Participant) -> str | None:
 
 def debrief_of(participant: Participant) -> str:
     """What the participant's debrief says: the stand-in's (:func:`debrief_for`)
-    where it applies, else their condition's."""
+    where it applies, else their condition's; and, where the condition showed
+    bots under names, which seats were external bots (:func:`external_told`)."""
     told = debrief_for(participant)
-    if told is not None:
-        return told
-    for condition in participant.study.definition["conditions"]:
-        if condition["name"] == participant.condition.name:
-            return condition.get("debrief") or ""
-    return ""
+    if told is None:
+        told = next((c.get("debrief") or "" for c in participant.study.definition["conditions"]
+                     if c["name"] == participant.condition.name), "")  # fmt: skip
+    external = external_told(participant)
+    return f"{told}\n\n{external}" if told and external else told or external
+
+
+def external_told(participant: Participant) -> str:
+    """The seats of the participant's condition played by an external bot
+    (``ext:<name>``, a program of someone else's through the bot protocol),
+    named as bots: said whatever the researcher's debrief says, when the
+    condition showed its bots under players' names (otherwise the table
+    showed them as the bots they are)."""
+    condition = participant.condition
+    if condition is None or condition.disclosure != "names":
+        return ""
+    seats = [(p, who) for p, who in enumerate(condition.seat_plan) if is_external(who)]
+    if not seats:
+        return ""
+    named = [f"{SEAT_NAMES[p]} was the bot {account_of(who)!r}" for p, who in seats]
+    return (
+        f"At your table {' and '.join(named)}: a computer program, not a person, written "
+        "outside this site and connected to it through the site's bot protocol. The table "
+        "showed it under a player's name."
+    )
 
 
 def dropped_after_deception(participant: Participant) -> bool:

@@ -63,7 +63,8 @@ def test_an_unknown_bot_names_its_seat_plan_line() -> None:
     line = line_of(text, "XYZ+SRP")
     assert problems_of(text) == [
         f"s.toml:{line}: seat E: 'XYZ+SRP' is neither 'participant' nor a known bot "
-        "(BIDDER+PLAYER names of bots/registry.py, e.g. BIS+SRP)"
+        "(BIDDER+PLAYER names of bots/registry.py, e.g. BIS+SRP, or ext:<name>, a "
+        "registered external bot with a live token)"
     ]
 
 
