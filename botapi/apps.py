@@ -8,8 +8,8 @@ class BotApiConfig(AppConfig):
 
     def ready(self) -> None:
         # The game seats external bots by name through this hook; it never imports us.
-        from botapi import accounts, notify
+        from botapi import accounts, notify, offers
         from game import external_bots
 
-        external_bots.register(accounts.may_play, accounts.playing_names)
+        external_bots.register(accounts.may_play, accounts.playing_names, offers.room, offers.offer)
         notify.connect()

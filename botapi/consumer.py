@@ -31,7 +31,7 @@ from channels.exceptions import AcceptConnection, DenyConnection, StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
-from botapi import accounts, inbound, notify, reads, tokens
+from botapi import accounts, inbound, notify, offers, reads, tokens
 from botapi.protocol import (
     PROTOCOL,
     Watch,
@@ -47,6 +47,7 @@ from game.driver import sweeper
 from game.errors import ServiceError, StaleVersion, TryAgain
 from game.models import Seat, Table
 from game.moves import matches
+from game.moves.db import db_call
 from game.sockets import events, frames, limits
 from game.sockets.client_frames import FrameRefused
 from game.sockets.consumers import DB_FAILED
@@ -155,6 +156,8 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
                 raise FrameRefused("say 'ready' first", "not_ready")
             elif isinstance(frame, inbound.ActionFrame):
                 await self.on_action(frame)
+            elif isinstance(frame, inbound.Answer):
+                await self.on_answer(frame)
             else:
                 await self.send_json({"type": "pong"})
         except FrameRefused as e:
@@ -181,11 +184,14 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(notify.group_of(self.account[1]), self.channel_name)
         # A move lost in a restart would stall the bot's tables: schedule it again
         # if overdue, as a table's socket does (game.driver.sweeper).
+        await self.channel_layer.group_add(offers.CHALLENGES, self.channel_name)
         master.get().scheduler.start_sweeping()
         try:
             for pk, (public_id, seats) in (await reads.read(_seats_of, self.account[1])).items():
                 await self.watch(pk, public_id, seats)
                 await reads.read(sweeper.resume_table, pk)
+            for offer in await reads.read(offers.open_frames, self.account[1]):
+                await self.send_json(offer)
         except Exception:
             await self.unready()  # so that the bot may say ready again (try_again)
             raise
@@ -194,8 +200,8 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         if self.account is not None and self.ready:
             self.ready = False
             _ready_here[self.account[1]] = ready_here(self.account[1]) - 1
-            await self.channel_layer.group_discard(notify.group_of(self.account[1]),
-                                                   self.channel_name)  # fmt: skip
+            for group in (notify.group_of(self.account[1]), offers.CHALLENGES):
+                await self.channel_layer.group_discard(group, self.channel_name)
 
     async def on_action(self, frame: inbound.ActionFrame) -> None:
         w = next((w for w in self.tables.values() if w.public_id == frame.table), None)
@@ -218,6 +224,15 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
                 await self.catch_up(w, None, again=True)
             return
         await self.send_json({"type": "accepted", **about, "new_version": done.version})
+
+    async def on_answer(self, frame: inbound.Answer) -> None:
+        """Accept (then ``seated`` follows) or decline an offered seat."""
+        assert self.account is not None
+        answer = offers.accept if frame.accept else offers.decline
+        try:
+            await db_call(answer)(frame.offer, self.account[1])
+        except ServiceError as e:
+            await self.send_json(error_frame(e.code, e.message, offer=frame.offer))
 
     # ----- group messages --------------------------------------------------------
 
@@ -268,6 +283,12 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         found = (await reads.read(_seats_of, self.account[1], pk)).get(pk)  # type: ignore[index]
         if found is not None and pk not in self.tables:
             await self.watch(pk, *found)
+
+    async def bot_offer(self, event: dict[str, Any]) -> None:
+        assert self.account is not None
+        frame = await reads.read(offers.frame_for, int(event["offer"]), self.account[1])
+        if frame is not None:
+            await self.send_json(frame)
 
     async def bot_withdrawn(self, event: dict[str, Any]) -> None:
         assert self.account is not None

@@ -18,3 +18,11 @@ class RegisterForm(forms.ModelForm):
         if BotAccount.objects.filter(name=name).exists():
             raise forms.ValidationError("A bot of that name is registered already.")
         return name
+
+
+class SettingsForm(forms.ModelForm):
+    """The owner's settings of a bot: open challenges and its cap of tables."""
+
+    class Meta:
+        model = BotAccount
+        fields = ("accepts_challenges", "max_tables")

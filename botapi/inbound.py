@@ -8,6 +8,8 @@ A refused frame raises ``FrameRefused`` with a stable code; nothing changes.
 
 - ``{"type": "ready", "protocol": "spades-bot/1"}``
 - ``{"type": "action", "table": "<id>", "seat": S, "version": N, "action": {...}}``
+- ``{"type": "accept", "offer": N}`` and ``{"type": "decline", "offer": N}``: an
+  ``offer`` of a seat (``botapi.offers``)
 - ``{"type": "ping"}``
 """
 
@@ -30,8 +32,11 @@ TABLE_ID_MAX = 16  # Table.public_id
 FIELDS = {
     "ready": {"type", "protocol"},
     "action": {"type", "table", "seat", "version", "action"},
+    "accept": {"type", "offer"},
+    "decline": {"type", "offer"},
     "ping": {"type"},
 }
+MAX_OFFER = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -48,11 +53,19 @@ class ActionFrame:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """An answer to an ``offer``: ``accept`` or ``decline``."""
+
+    offer: int
+    accept: bool
+
+
+@dataclass(frozen=True)
 class Ping:
     pass
 
 
-Frame = Ready | ActionFrame | Ping
+Frame = Ready | ActionFrame | Answer | Ping
 
 
 def _whole(data: dict[str, Any], key: str, hi: int) -> int:
@@ -95,6 +108,8 @@ def parse(text: str | None) -> Frame:
         return Ready(data["protocol"])
     if data["type"] == "ping":
         return Ping()
+    if data["type"] in ("accept", "decline"):
+        return Answer(_whole(data, "offer", MAX_OFFER), data["type"] == "accept")
     table = data["table"]
     if not isinstance(table, str) or not 0 < len(table) <= TABLE_ID_MAX:
         raise FrameRefused("'table' must be a table's id, as the server sent it")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
 from game.external_bots import NAME_RE, seat_name
+from game.models import Table
+
+DEFAULT_MAX_TABLES, MAX_TABLES_CEILING = 10, 50
 
 
 class BotAccount(models.Model):
@@ -29,6 +32,14 @@ class BotAccount(models.Model):
     token_hash = models.CharField(max_length=64, blank=True, default="", db_index=True)
     token_hint = models.CharField(max_length=12, blank=True, default="")
     token_issued_at = models.DateTimeField(null=True, blank=True)
+    accepts_challenges = models.BooleanField(
+        default=False, help_text="Offer it the seats hosts open to any bot (open challenges)."
+    )
+    max_tables = models.PositiveSmallIntegerField(
+        default=DEFAULT_MAX_TABLES,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_TABLES_CEILING)],
+        help_text=f"At most this many open or playing tables at once (1-{MAX_TABLES_CEILING}).",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -43,3 +54,21 @@ class BotAccount(models.Model):
     @property
     def has_token(self) -> bool:
         return bool(self.token_hash)
+
+
+class SeatOffer(models.Model):
+    """A seat a host opened to any bot accepting open challenges: offered to
+    each such bot that is connected, taken by the first to accept it."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="bot_offers")
+    position = models.PositiveSmallIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    taken_by = models.ForeignKey(BotAccount, null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="offers_taken")  # fmt: skip
+    declined = models.JSONField(default=list, help_text="names of the bots that declined it")
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "position"], name="one_offer_per_seat"),
+        ]

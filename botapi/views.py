@@ -15,8 +15,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from botapi import accounts
-from botapi.forms import RegisterForm
-from botapi.models import BotAccount
+from botapi.forms import RegisterForm, SettingsForm
+from botapi.models import MAX_TABLES_CEILING, BotAccount
 from botapi.routing import BOT_PATH
 
 
@@ -49,7 +49,8 @@ def my_bots(request: HttpRequest) -> HttpResponse:
             return _shown_once(request, account, token)
     bots = BotAccount.objects.filter(owner=request.user)
     status = 400 if request.method == "POST" else 200
-    return render(request, "botapi/bots.html", {"form": form, "bots": bots}, status=status)
+    context = {"form": form, "bots": bots, "max_tables_ceiling": MAX_TABLES_CEILING}
+    return render(request, "botapi/bots.html", context, status=status)
 
 
 @login_required
@@ -64,4 +65,17 @@ def rotate(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def revoke(request: HttpRequest, name: str) -> HttpResponse:
     accounts.revoke(_mine(request, name))
+    return redirect("botapi:bots")
+
+
+@login_required
+@require_POST
+def bot_settings(request: HttpRequest, name: str) -> HttpResponse:
+    """Save whether the bot accepts open challenges and its cap of tables; a
+    value out of range is refused (400) and changes nothing."""
+    form = SettingsForm(request.POST, instance=_mine(request, name))
+    if not form.is_valid():
+        return HttpResponse(f"Not saved: {form.errors.as_text()}", status=400,
+                            content_type="text/plain")  # fmt: skip
+    form.save()
     return redirect("botapi:bots")

@@ -60,6 +60,12 @@ class SeatError(ServiceError):
     code = "seat"
 
 
+class TooManyTables(SeatError):
+    """An external bot already sits at its cap of live tables."""
+
+    code = "too_many_tables"
+
+
 class TryAgain(ServiceError):
     """The database failed under the request (a restart, a dropped connection):
     nothing was half-written; the same request may be sent again."""

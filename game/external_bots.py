@@ -16,26 +16,39 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from game.errors import SeatError
+from game.errors import SeatError, TooManyTables
 
 EXTERNAL_PREFIX = "ext:"
 # A bot account's name: short, lower case, safe in a URL, a seat's bot_name
 # (40 characters) and a channel group's name.
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{1,31}$")
 
+# A seat offered to any external bot that accepts open challenges: a choice of
+# the table form and the seat commands, never a seat's bot_name.
+ANY_BOT = "ext:*"
+
 _known: list[Callable[[str], bool]] = []
 _listed: list[Callable[[], list[str]]] = []
+_room: list[Callable[[str, int], int | None]] = []
+_offer: list[Callable[[int, int], None]] = []
 
 
-def register(known: Callable[[str], bool], listed: Callable[[], list[str]]) -> None:
+def register(known: Callable[[str], bool], listed: Callable[[], list[str]],
+             room: Callable[[str, int], int | None] | None = None,
+             offer: Callable[[int, int], None] | None = None) -> None:  # fmt: skip
     """``known(name)``: an account that may be seated (registered, token not
-    revoked); ``listed()``: the names a table's form offers."""
+    revoked); ``listed()``: the names a table's form offers; ``room(name,
+    table_pk)``: None if the bot may sit at one more table than ``table_pk``,
+    else its cap of tables; ``offer(table_pk, position)``: offer the seat to
+    the bots that accept open challenges (in the caller's transaction)."""
     _known[:] = [known]
     _listed[:] = [listed]
+    _room[:] = [room] if room is not None else []
+    _offer[:] = [offer] if offer is not None else []
 
 
 def is_external(bot_name: str) -> bool:
-    return bot_name.startswith(EXTERNAL_PREFIX)
+    return bot_name.startswith(EXTERNAL_PREFIX) and bot_name != ANY_BOT
 
 
 def seat_name(account_name: str) -> str:
@@ -53,6 +66,25 @@ def check(bot_name: str) -> None:
         raise SeatError(f"there is no external bot called {name[:32]!r} that can play")
 
 
+def check_room(bot_name: str, table_pk: int) -> None:
+    """Refuse (``TooManyTables``) a bot already at its cap of live tables
+    (``table_pk`` aside); run inside the seating's transaction."""
+    cap = _room[0](account_of(bot_name), table_pk) if _room else None
+    if cap is not None:
+        raise TooManyTables(f"the bot {bot_name} already plays at its {cap} tables")
+
+
+def offer(table_pk: int, position: int) -> None:
+    """Offer the seat to any bot accepting open challenges (``SeatError`` where
+    the site has no bot accounts)."""
+    if not _offer:
+        raise SeatError("this site takes no external bots")
+    _offer[0](table_pk, position)
+
+
 def choices() -> list[str]:
-    """The seat names (``ext:<name>``) of the external bots a table may seat."""
-    return [seat_name(n) for n in _listed[0]()] if _listed else []
+    """The seat names (``ext:<name>``) of the external bots a table may seat,
+    after :data:`ANY_BOT` where seats may be offered."""
+    if not _listed:
+        return []
+    return [ANY_BOT] * bool(_offer) + [seat_name(n) for n in _listed[0]()]

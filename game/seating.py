@@ -119,17 +119,25 @@ def take_seat(
         raise SeatError("that seat is taken") from None
 
 
-def add_bot(table: Table | int | str, position: int, bot_name: str | None = None) -> Seat:
-    """Seat the bot ``bot_name`` (a registry name; default the site's default bot)."""
+def add_bot(table: Table | int | str, position: int, bot_name: str | None = None) -> Seat | None:
+    """Seat the bot ``bot_name`` (a registry name; default the site's default
+    bot). ``external_bots.ANY_BOT`` seats none: it offers the seat to the
+    external bots accepting open challenges, the first to accept takes it."""
     _check_position(position)
     name = bot_name or DEFAULT_BOT
+    if name == external_bots.ANY_BOT:
+        _offer_seat(table, position)
+        return None
+    external = external_bots.is_external(name)
     try:
-        external_bots.check(name) if external_bots.is_external(name) else make_bot(name)
+        external_bots.check(name) if external else make_bot(name)
     except UnknownBot as e:
         raise SeatError(str(e)) from None
 
     def write() -> Changed[Seat]:
         locked = _open_table_locked(table)
+        if external:
+            external_bots.check_room(name, locked.pk)
         seat = Seat.objects.create(
             table=locked, position=position, kind=Seat.Kind.BOT, bot_name=name
         )
@@ -139,6 +147,14 @@ def add_bot(table: Table | int | str, position: int, bot_name: str | None = None
         return master.get().change(write)
     except IntegrityError:
         raise SeatError("that seat is taken") from None
+
+
+def _offer_seat(table: Table | int | str, position: int) -> None:
+    with transaction.atomic():
+        locked = _open_table_locked(table)
+        if locked.seats.filter(position=position).exists():
+            raise SeatError("that seat is taken")
+        external_bots.offer(locked.pk, position)
 
 
 def leave_seat(table: Table | int | str, position: int) -> None:

@@ -94,9 +94,15 @@ def seat_choices() -> list[tuple[str, Any]]:
     ]
     outside = external_bots.choices()
     if outside:
-        bots.append(("Bot — external (bot protocol)", [(n, f"Bot: {n}") for n in outside]))
+        bots.append(("Bot — external (bot protocol)", [(n, _external_label(n)) for n in outside]))
     return [(SEAT_ME, "Me"), (SEAT_OPEN, "Open"), (SEAT_INVITE, "Reserved by invite"), named,
             *bots]  # fmt: skip
+
+
+def _external_label(name: str) -> str:
+    if name == external_bots.ANY_BOT:
+        return "Any bot accepting challenges (offered: the first to accept sits)"
+    return f"Bot: {name}"
 
 
 class GuestForm(forms.Form):

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from bots.registry import DEFAULT_BOT, bot_groups
-from game import identity, master, seating
+from game import external_bots, identity, master, seating
 from game.errors import ServiceError
 from game.master import Changed
 from game.models import Table
@@ -41,6 +41,13 @@ TABLE_SOUNDS = ("turn", "card", "trick", "nil-set")  # static/sounds/, scripts/m
 
 # ----- one table -------------------------------------------------------------------
 
+
+
+def _bot_menu() -> list[tuple[str, list[str]]]:
+    """The seat menu's bots: the registry's groups, then the external bots
+    (``ext:*``: offered to any bot accepting open challenges)."""
+    outside = external_bots.choices()
+    return [*bot_groups(), *([("External (bot protocol)", outside)] if outside else [])]
 
 def join(request: HttpRequest, token: str) -> HttpResponse:
     """The private invite link: it lets this browser see the table and take a held seat."""
@@ -100,7 +107,7 @@ def table_page(request: HttpRequest, public_id: str) -> HttpResponse:
                 # After "Stop taking part", the study's own page says what follows.
                 "afterLeaving": after_match_url if in_study else None,
                 # A study table whose bots pass for players lists no bots to add.
-                "botGroups": [] if table.bots_as_players else bot_groups(),
+                "botGroups": [] if table.bots_as_players else _bot_menu(),
                 "defaultBot": DEFAULT_BOT,
                 "seatingUrl": reverse("lobby:seating", args=[table.public_id]),
                 "seatUrl": reverse("lobby:seat", args=[table.public_id]),
