@@ -84,7 +84,6 @@ def offer(table_pk: int, position: int) -> None:
 
 def choices() -> list[str]:
     """The seat names (``ext:<name>``) of the external bots a table may seat,
-    after :data:`ANY_BOT` where seats may be offered."""
-    if not _listed:
-        return []
-    return [ANY_BOT] * bool(_offer) + [seat_name(n) for n in _listed[0]()]
+    after :data:`ANY_BOT` where seats may be offered (none without a bot)."""
+    names = [seat_name(n) for n in _listed[0]()] if _listed else []
+    return [ANY_BOT] * bool(_offer and names) + names
