@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from game import external_bots
 from game.engine import format_card, view_for
 from game.engine.match import Match
 from game.engine.state import RoundState
 
-PROTOCOL = "spades-bot/1"
+PROTOCOL = external_bots.PROTOCOL
 
 
 @dataclass

@@ -19,6 +19,10 @@ from collections.abc import Callable
 from game.errors import SeatError, TooManyTables
 
 EXTERNAL_PREFIX = "ext:"
+# The bot protocol this server speaks (docs/bot-protocol.md); a bot naming
+# another in its ``ready`` is refused, so every external seat's moves came
+# through this one: the exports name it beside the bot.
+PROTOCOL = "spades-bot/1"
 # A bot account's name: short, lower case, safe in a URL, a seat's bot_name
 # (40 characters) and a channel group's name.
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{1,31}$")
@@ -49,6 +53,11 @@ def register(known: Callable[[str], bool], listed: Callable[[], list[str]],
 
 def is_external(bot_name: str) -> bool:
     return bot_name.startswith(EXTERNAL_PREFIX) and bot_name != ANY_BOT
+
+
+def protocol_of(bot_name: str | None) -> str:
+    """The protocol a seat's bot played through ("" for a house bot or a person)."""
+    return PROTOCOL if bot_name and is_external(bot_name) else ""
 
 
 def seat_name(account_name: str) -> str:

@@ -26,6 +26,7 @@ from django.db.models.functions import Cast
 
 from game.engine.cards import SEAT_LETTERS
 from game.engine.round_types import RoundType
+from game.external_bots import protocol_of
 from game.models import MatchResult, RoundRecordRow, Seat
 from game.ratings.models import RatingChange
 from game.replays.models import RoundAnalysis
@@ -166,6 +167,8 @@ def iter_rounds(
                             "seat": SEAT_LETTERS[p],
                             "kind": "bot" if is_bot else "human",
                             "bot": (s["bot_name"] if s else None) if is_bot else None,
+                            # An external bot's protocol (docs/bot-protocol.md), else "".
+                            "protocol": protocol_of(s["bot_name"] if s and is_bot else None),
                             "player": None if s is None or is_bot else _player_of(s),
                             "rating_mu": mu,
                             "rating_sigma": sigma,
@@ -207,6 +210,7 @@ CSV_COLUMNS: list[str] = [
     "stand_in_round", "match_winner",
     *[f"rating_{c}_{s}" for s in SEAT_NAMES for c in ("mu", "sigma")],
     *[f"dd_{c}_lost_{s}" for c in ("points", "tricks") for s in SEAT_NAMES],
+    *[f"protocol_{s}" for s in SEAT_NAMES],
 ]  # fmt: skip
 
 
@@ -281,6 +285,7 @@ def csv_row(r: dict[str, Any]) -> list[Any]:
     else:
         sums = seat_sums(a)
         out += sums["dd_points_lost"] + sums["dd_tricks_lost"]
+    out += [seat["protocol"] for seat in r["seats"]]
     return out
 
 

@@ -165,9 +165,11 @@ def test_a_reference_client_bot_plays_a_guest_in_chromium_and_is_rated(
     rating = _query(daphne_server, "SELECT matches, mu FROM game_rating WHERE key = ?",
                     "b:ext:livebot")  # fmt: skip
     assert len(rating) == 1 and rating[0][0] == 1 and rating[0][1] != 25.0
-    # On the leaderboard's bots, as a bot.
+    # On the leaderboard's bots, as a bot kind: its interval and n, as the house bots'.
     page.goto(daphne_server + "/leaderboard/")
-    expect(page.locator("body")).to_contain_text("ext:livebot")
+    row = page.locator("#bots tbody tr", has_text="ext:livebot")
+    expect(row.locator("td").nth(2)).to_contain_text(re.compile(r"^-?[\d.]+ to [\d.]+$"))
+    expect(row.locator("td").nth(3)).to_have_text("1")
 
 
 def test_four_reference_client_bots_play_a_table_the_browser_watches(
