@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from botapi import consumer
+from botapi import consumer, offers
+from botapi.models import BotAccount
 from game import external_bots, seating
 from game.errors import SeatError
 from game.models import Action, Table
@@ -189,4 +190,13 @@ def external_from_options(opts: dict[str, Any]) -> Callable[[list[TournamentConf
         return None  # reading the log plays nothing
     port, wait = int(opts.get("bot_port") or 8765), float(opts.get("bot_wait") or 300.0)
     tables, turn = int(opts.get("bot_tables") or 4), int(opts.get("bot_turn_seconds") or 30)
+    name = external_side(config)
+    assert name is not None
+    cap = BotAccount.objects.filter(name=name).values_list("max_tables", flat=True).first() or 0
+    if tables + offers.live_tables(name) > cap:
+        raise TournamentError(
+            f"the bot ext:{name} sits at no more than {cap} tables at once (its page's "
+            f"setting) and holds {offers.live_tables(name)}: lower --bot-tables ({tables}) "
+            "or raise its cap"
+        )
     return lambda configs: ExternalRun(configs[0], port, wait, tables, turn)

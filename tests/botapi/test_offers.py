@@ -221,3 +221,39 @@ def test_a_seat_is_offered_only_where_it_is_free_and_the_table_open(live: Inline
     with pytest.raises(SeatError):
         seating.add_bot(playing, 0, external_bots.ANY_BOT)
     assert not SeatOffer.objects.exists()
+
+
+def test_a_host_offers_a_seat_from_the_table_form_and_the_seat_menu(
+    live: InlineScheduler, client: Client
+) -> None:
+    from tests.server.test_lobby import as_guest, table_form_data
+
+    _bot("alpha")
+    as_guest(client, "Host")
+    page = client.get("/tables/new/").content.decode()
+    assert 'value="ext:*"' in page and "Any bot accepting challenges" in page
+    made = client.post("/tables/new/", table_form_data(seat_1="ext:*", seat_2="me"))
+    assert made.status_code == 302
+    table = Table.objects.get()
+    assert [(s.position, s.kind) for s in table.seats.all()] == [(2, "human")]
+    assert list(SeatOffer.objects.values_list("table_id", "position")) == [(table.pk, 1)]
+    # The table page's seat menu offers another seat the same way.
+    assert '"ext:*"' in client.get(f"/t/{table.public_id}/").content.decode()
+    done = client.post(f"/t/{table.public_id}/seat/", {"op": "bot", "position": "3",
+                                                       "bot": "ext:*"})  # fmt: skip
+    assert done.status_code == 200
+    assert sorted(SeatOffer.objects.values_list("position", flat=True)) == [1, 3]
+    assert [(s.position, s.kind) for s in table.seats.all()] == [(2, "human")]
+
+
+def test_a_tournament_asking_more_tables_than_the_bots_cap_is_refused(
+    live: InlineScheduler,
+) -> None:
+    from django.core.management import CommandError, call_command
+
+    _bot("capped")
+    _set("capped", max_tables=3)
+    games = ["--ew", "BIS+SRP", "--games", "2", "--no-progress", "--bot-tables", "4"]
+    with pytest.raises(CommandError, match="no more than 3 tables at once"):
+        call_command("tournament", "--ns", "ext:capped", *games)
+    assert not Table.objects.exists()
