@@ -14,6 +14,11 @@ time the house stand-in moves for it (``game.driver.external``), the bot is
 told (``stood_in``), and its answer for that decision is refused as ``late``.
 docs/bot-protocol.md is the protocol's description for bot authors.
 
+A host may also offer a seat to any bot accepting open challenges
+(``botapi.offers``): the bot is sent ``offer`` and answers ``accept`` or
+``decline``. The socket's database reads are tried again when refused for a
+moment (``botapi.reads``).
+
 Close codes: 4400 a protocol this server does not speak; 4401 no valid token;
 4403 the token was revoked or replaced while connected; 4429 too many
 sockets for this bot or address; 4500 the server failed while connecting.
@@ -182,9 +187,9 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         self.ready = True
         _ready_here[self.account[1]] = ready_here(self.account[1]) + 1
         await self.channel_layer.group_add(notify.group_of(self.account[1]), self.channel_name)
+        await self.channel_layer.group_add(offers.CHALLENGES, self.channel_name)
         # A move lost in a restart would stall the bot's tables: schedule it again
         # if overdue, as a table's socket does (game.driver.sweeper).
-        await self.channel_layer.group_add(offers.CHALLENGES, self.channel_name)
         master.get().scheduler.start_sweeping()
         try:
             for pk, (public_id, seats) in (await reads.read(_seats_of, self.account[1])).items():
