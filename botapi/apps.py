@@ -11,5 +11,6 @@ class BotApiConfig(AppConfig):
         from botapi import accounts, notify, offers
         from game import external_bots
 
-        external_bots.register(accounts.may_play, accounts.playing_names, offers.room, offers.offer)
+        external_bots.register(accounts.may_play, accounts.playing_names, offers.room, offers.offer,
+                               offers.offered)  # fmt: skip
         notify.connect()

@@ -67,6 +67,13 @@ def offer(table_pk: int, position: int) -> None:
     transaction.on_commit(lambda: events.send_to_group(CHALLENGES, message), robust=True)
 
 
+def offered(table_pk: int) -> list[int]:
+    """The positions of ``table_pk`` offered and still empty (the table page shows them)."""
+    taken = set(Seat.objects.filter(table_id=table_pk).values_list("position", flat=True))
+    found = SeatOffer.objects.filter(table_id=table_pk, taken_by=None)
+    return sorted(p for p in found.values_list("position", flat=True) if p not in taken)
+
+
 def _open(offer: SeatOffer | None, name: str) -> bool:
     """Is ``offer`` still open to the bot ``name``?"""
     return (

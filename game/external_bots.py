@@ -35,20 +35,24 @@ _known: list[Callable[[str], bool]] = []
 _listed: list[Callable[[], list[str]]] = []
 _room: list[Callable[[str, int], int | None]] = []
 _offer: list[Callable[[int, int], None]] = []
+_offered: list[Callable[[int], list[int]]] = []
 
 
 def register(known: Callable[[str], bool], listed: Callable[[], list[str]],
              room: Callable[[str, int], int | None] | None = None,
-             offer: Callable[[int, int], None] | None = None) -> None:  # fmt: skip
+             offer: Callable[[int, int], None] | None = None,
+             offered: Callable[[int], list[int]] | None = None) -> None:  # fmt: skip
     """``known(name)``: an account that may be seated (registered, token not
     revoked); ``listed()``: the names a table's form offers; ``room(name,
     table_pk)``: None if the bot may sit at one more table than ``table_pk``,
     else its cap of tables; ``offer(table_pk, position)``: offer the seat to
-    the bots that accept open challenges (in the caller's transaction)."""
+    the bots that accept open challenges (in the caller's transaction);
+    ``offered(table_pk)``: the positions offered there and not taken."""
     _known[:] = [known]
     _listed[:] = [listed]
     _room[:] = [room] if room is not None else []
     _offer[:] = [offer] if offer is not None else []
+    _offered[:] = [offered] if offered is not None else []
 
 
 def is_external(bot_name: str) -> bool:
@@ -89,6 +93,11 @@ def offer(table_pk: int, position: int) -> None:
     if not _offer:
         raise SeatError("this site takes no external bots")
     _offer[0](table_pk, position)
+
+
+def offered(table_pk: int) -> list[int]:
+    """The seats of ``table_pk`` offered to the bots and not yet taken."""
+    return _offered[0](table_pk) if _offered else []
 
 
 def choices() -> list[str]:

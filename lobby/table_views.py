@@ -132,6 +132,8 @@ def _seating(request: HttpRequest, table: Table, listing: TableListing) -> dict[
         "is_host": host,
         "known": p.known,
         "may_take_reserved": host or invited(request, table),
+        # Open seats offered to any bot accepting challenges (game.external_bots.ANY_BOT).
+        "offered": external_bots.offered(table.pk) if table.status == Table.Status.OPEN else [],
         "rematch": (
             reverse("lobby:table", args=[listing.rematch.public_id]) if listing.rematch else None
         ),

@@ -826,7 +826,8 @@
       const team = s.position % 2 === 0 ? "N/S" : "E/W";
       label.append(el("small", "muted", ` ${team}`));
       const occupant = el("span", "occupant",
-        s.state === "open" ? "Open" : s.state === "reserved" ? "Held for an invitee" :
+        s.state === "open" ? ((data.offered || []).includes(s.position) ? "Open \u00b7 offered to bots accepting challenges" : "Open") :
+        s.state === "reserved" ? "Held for an invitee" :
         (s.position === data.my_seat ? `${s.name} (you)` : s.name) + (s.state === "bot" ? ` \u2699 bot · ${s.bot}` : ""));
       const ops = el("span", "seat-ops");
       const empty = s.state === "open" || s.state === "reserved";

@@ -244,6 +244,10 @@ def test_a_host_offers_a_seat_from_the_table_form_and_the_seat_menu(
     assert done.status_code == 200
     assert sorted(SeatOffer.objects.values_list("position", flat=True)) == [1, 3]
     assert [(s.position, s.kind) for s in table.seats.all()] == [(2, "human")]
+    # The table page shows the open seats that are offered; a seat taken is not.
+    assert done.json()["offered"] == [1, 3]
+    seating.add_bot(table, 1, "BIS+SRP")
+    assert client.get(f"/t/{table.public_id}/seating.json").json()["offered"] == [3]
 
 
 def test_a_tournament_asking_more_tables_than_the_bots_cap_is_refused(
