@@ -178,20 +178,27 @@ def add_external_arguments(parser: argparse.ArgumentParser) -> None:
 def external_from_options(opts: dict[str, Any]) -> Callable[[list[TournamentConfig]], Any] | None:
     """With an ``ext:<name>`` side: what makes the run of its games (the tournament's remote)."""
     config = config_from_options(opts)
-    if external_side(config) is None:
+    name = external_side(config)
+    if name is None:
         return None
     if opts.get("celery") or opts.get("store"):
         raise TournamentError("an external bot's games are played here: no --celery, no --store")
+    maker = external_runs(name, opts)
+    return None if maker is None else lambda configs: maker(configs[0])
+
+
+def external_runs(name: str, opts: dict[str, Any]) -> Callable[[TournamentConfig], Any] | None:
+    """What plays a tournament of the external bot ``name`` (an account's name)
+    through the protocol, with the command's ``--bot-*`` options, once the bot
+    and its cap are checked; None with ``--report`` (reading a log plays nothing)."""
     try:
-        external_bots.check(config.ns if external_bots.is_external(config.ns) else config.ew)
+        external_bots.check(external_bots.seat_name(name))
     except SeatError as e:
         raise TournamentError(e.message) from None
     if opts.get("report"):
-        return None  # reading the log plays nothing
+        return None
     port, wait = int(opts.get("bot_port") or 8765), float(opts.get("bot_wait") or 300.0)
     tables, turn = int(opts.get("bot_tables") or 4), int(opts.get("bot_turn_seconds") or 30)
-    name = external_side(config)
-    assert name is not None
     cap = BotAccount.objects.filter(name=name).values_list("max_tables", flat=True).first() or 0
     if tables + offers.live_tables(name) > cap:
         raise TournamentError(
@@ -199,4 +206,4 @@ def external_from_options(opts: dict[str, Any]) -> Callable[[list[TournamentConf
             f"setting) and holds {offers.live_tables(name)}: lower --bot-tables ({tables}) "
             "or raise its cap"
         )
-    return lambda configs: ExternalRun(configs[0], port, wait, tables, turn)
+    return lambda config: ExternalRun(config, port, wait, tables, turn)

@@ -40,6 +40,7 @@ from game.engine.scoring import score_partnership
 from lab.tournaments import runlog
 from lab.tournaments.pool import exit_on_sigterm, worker_pool
 from lab.tournaments.tournament import (
+    EXTERNAL_PREFIX,
     Z_95,
     ProgressBar,
     TournamentConfig,
@@ -82,15 +83,29 @@ class LeagueConfig:
 
     def tournament(self, a: str, b: str) -> TournamentConfig:
         return TournamentConfig(
-            ns=f"{a}+{PLAYER}", ew=f"{b}+{PLAYER}", games=self.games, goal=self.goal,
+            ns=side_of(a), ew=side_of(b), games=self.games, goal=self.goal,
             lose=self.lose, seed=self.seed, duplicate=True,
         )  # fmt: skip
+
+    def external(self) -> str | None:
+        """The account name of the league's external bot (``ext:<name>``), if any."""
+        names = [b for b in self.bidders if b.startswith(EXTERNAL_PREFIX)]
+        return names[0].removeprefix(EXTERNAL_PREFIX) if names else None
 
     def validate(self) -> None:
         if len(self.bidders) < 2 or len(set(self.bidders)) != len(self.bidders):
             raise TournamentError("a league needs at least two different bidders")
+        if sum(b.startswith(EXTERNAL_PREFIX) for b in self.bidders) > 1:
+            # One program at a time on the served port, as in a tournament.
+            raise TournamentError("one external bot (ext:<name>) per league")
         for a, b in self.pairs():
             self.tournament(a, b).validate()
+
+
+def side_of(bidder: str) -> str:
+    """A league entrant's side: a bidder with SRP's play, or an external bot
+    (``ext:<name>``) whole, bidding and playing as its program does."""
+    return bidder if bidder.startswith(EXTERNAL_PREFIX) else f"{bidder}+{PLAYER}"
 
 
 def pair_log(logs: Path, a: str, b: str) -> Path:
@@ -146,15 +161,41 @@ def _remote_games(
     return run, ((configs[i].ns, configs[i].ew, rec) for i, rec in plays)
 
 
+def _external_games(
+    todo: list[tuple[TournamentConfig, int]], bar: ProgressBar,
+    external: Callable[[TournamentConfig], Any], stats: dict[str, int],
+) -> Iterator[Any]:  # fmt: skip
+    """The external bot's pairs, one after the other, each a run through the bot
+    protocol (``lab.tournaments.external.ExternalRun``); its counts into ``stats``."""
+    pairs: dict[tuple[str, str], tuple[TournamentConfig, list[int]]] = {}
+    for t, g in todo:
+        pairs.setdefault((t.ns, t.ew), (t, []))[1].append(g)
+    for t, games in pairs.values():
+        run = external(t)
+        try:
+            for _, rec in run.play([(0, games)], bar):
+                yield t.ns, t.ew, rec
+        finally:
+            for k, v in run.stats.to_dict().items():
+                stats[k] = stats.get(k, 0) + v
+            run.close()
+
+
 def run_league(
     config: LeagueConfig, logs: str | os.PathLike[str], workers: int = 1,
     progress: TextIO | None = None,
     remote: Callable[[list[TournamentConfig]], Any] | None = None,
+    external: Callable[[TournamentConfig], Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Play every game not yet in the pairs' logs; return the league's summary.
     ``remote``: the run it makes for the pairs plays the games instead of
-    ``workers`` processes (``lab.tournaments.celery_run``: Celery workers)."""
+    ``workers`` processes (``lab.tournaments.celery_run``: Celery workers).
+    ``external``: what plays the pairs of the league's external bot through the
+    bot protocol (``lab.tournaments.external.external_runs``), after the rest."""
     config.validate()
+    if config.external() is not None and external is None:
+        raise TournamentError("an external bot plays through the bot protocol: run "
+                              "manage.py league, which serves it (--bot-port)")  # fmt: skip
     if workers < 1:
         raise TournamentError("--workers must be at least 1")
     logs = Path(logs)
@@ -172,13 +213,19 @@ def run_league(
         todo += [(t, g) for g in range(config.games) if g not in got]
     # Pair by pair, the pairs of the first bidders first: a league stopped early
     # has whole pairs, the costly bidders (listed last) still to come.
-    rank = {f"{b}+{PLAYER}": i for i, b in enumerate(config.bidders)}
+    rank = {side_of(b): i for i, b in enumerate(config.bidders)}
     todo.sort(key=lambda t: (max(rank[t[0].ns], rank[t[0].ew]), rank[t[0].ns], rank[t[0].ew], t[1]))
     bar = ProgressBar(len(config.pairs()) * config.games, sum(map(len, done.values())), progress)
     t0 = time.perf_counter()
+    outside = [(t, g) for t, g in todo if EXTERNAL_PREFIX in t.ns + t.ew]
+    todo = [(t, g) for t, g in todo if EXTERNAL_PREFIX not in t.ns + t.ew]
     run, games = (
         _remote_games(todo, bar, remote, logs) if remote else (None, _play_all(todo, workers))
     )
+    external_stats: dict[str, int] = {}
+    if outside:
+        assert external is not None
+        games = _chain(games, _external_games(outside, bar, external, external_stats))
     try:
         with exit_on_sigterm() if remote else nullcontext():
             for ns, ew, rec in games:
@@ -191,11 +238,24 @@ def run_league(
         if progress is not None:
             bar.close()
     summary = summarize_league(config, {k: list(v.values()) for k, v in done.items()})
-    summary["run"] = {"workers": "celery" if remote else workers, "games_played_now": len(todo),
+    summary["run"] = {"workers": "celery" if remote else workers,
+                      "games_played_now": len(todo) + len(outside),
                       "elapsed_seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
     if run is not None:
         summary["run"].update(run.stats.to_dict())
+    summary["run"].update(external_stats)
     return summary
+
+
+def _chain(*parts: Iterator[Any]) -> Iterator[Any]:
+    """The parts one after the other; closing it closes every part (a stopped
+    league stops its worker pool and its external run alike)."""
+    try:
+        for part in parts:
+            yield from part
+    finally:
+        for part in parts:
+            getattr(part, "close", lambda: None)()
 
 
 def read_league(config: LeagueConfig, logs: str | os.PathLike[str]) -> dict[str, Any]:
@@ -214,7 +274,7 @@ def read_league(config: LeagueConfig, logs: str | os.PathLike[str]) -> dict[str,
 
 
 def _bidder(bot: str) -> str:
-    return bot.rpartition("+")[0]
+    return bot if bot.startswith(EXTERNAL_PREFIX) else bot.rpartition("+")[0]
 
 
 def bidder_stats(rules: Rules, records: Sequence[dict[str, Any]]) -> list[dict[str, float]]:

@@ -149,3 +149,43 @@ def test_a_tournament_through_the_protocol_plays_the_in_process_games(
     assert records == sorted(here, key=lambda r: r["game"])
     for key in ("games", "wins_a", "wins_b"):
         assert through.get(key) == in_process.get(key)
+
+
+def test_a_league_with_an_external_entrant_plays_it_through_the_protocol(
+    database: Path, tmp_path: Path
+) -> None:
+    """``league --bidders RB,MS,ext:house`` with BIS+SRP behind ext:house: its
+    pairs are the in-process games of BIS+SRP, the house pair is played here."""
+    env = _env(database)
+    token = _shell(env, ACCOUNT.format(name="house"))
+    port = stackprocs.free_port()
+    logs = tmp_path / "league"
+    command = [sys.executable, "manage.py", "league", "--bidders", "RB,MS,ext:house",
+               "--games", "2", "--goal", "100", "--lose", "-100", "--seed", "7", "--workers", "1",
+               "--logs", str(logs), "--markdown", "", "--json", str(tmp_path / "league.json"),
+               "--bot-port", str(port), "--bot-tables", "2", "--no-progress"]  # fmt: skip
+    with (tmp_path / "league.log").open("w") as log:
+        league = stackprocs.start(command, env, log)
+    bot = None
+    try:
+        stackprocs.wait_for_port(port, league, timeout=120)
+        client = [sys.executable, str(EXAMPLES / "house_bot.py"), f"ws://127.0.0.1:{port}/ws/bot/"]
+        bot = stackprocs.start(client, {**env, "SPADES_BOT_TOKEN": token})
+        assert league.wait(timeout=600) == 0, (tmp_path / "league.log").read_text()[-3000:]
+    finally:
+        for process in (league, bot):
+            if process is not None and process.poll() is None:
+                _stop(process)
+    out = (tmp_path / "league.log").read_text()
+    assert "ext:house: " in out and ", 0 by its stand-in" in out
+    summary = json.loads((tmp_path / "league.json").read_text())
+    assert {b["bidder"] for b in summary["bidders"]} == {"RB", "MS", "ext:house"}
+    assert summary["games"] == 6
+    for other in ("RB", "MS"):
+        logged = (logs / f"{other}__ext:house.games.jsonl").read_text().splitlines()
+        records = sorted((r for r in map(json.loads, logged) if "game" in r),
+                         key=lambda r: r["game"])  # fmt: skip
+        here: list[dict] = []
+        run_tournament(TournamentConfig(f"{other}+SRP", "BIS+SRP", 2, 100, -100, 7,
+                                        duplicate=True), on_game=here.append)  # fmt: skip
+        assert records == sorted(here, key=lambda r: r["game"])

@@ -3,6 +3,12 @@
     python manage.py league [--games 1000] [--seed 1] [--workers N | --celery]
         [--bidders BIS,BIS*,RB,...] [--logs artifacts/league]
         [--markdown docs/league.md] [--json game/research/league.json] [--report]
+        [--bot-port 8765 --bot-tables 4 ...]
+
+An entrant may be an external bot, ``ext:<name>`` among ``--bidders``: it bids
+and plays as its program does (the others bid with SRP's play). Its pairs are
+tables of the site, served by this process through the bot protocol, after the
+other pairs (``lab.tournaments.external``; the options as ``tournament``'s).
 
 A seeded, resumable round robin of duplicate matches (:mod:`lab.tournaments.league`):
 each pair's games are logged under ``--logs`` and a stopped league started
@@ -23,6 +29,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from lab.tournaments.celery_run import add_celery_arguments, remote_from_options
+from lab.tournaments.external import add_external_arguments, external_runs
 from lab.tournaments.league import (
     LeagueConfig,
     default_bidders,
@@ -65,6 +72,7 @@ class Command(BaseCommand):
         parser.add_argument("--report", action="store_true", help="play nothing: tables only")
         parser.add_argument("--no-progress", action="store_true")
         add_celery_arguments(parser)
+        add_external_arguments(parser)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         bidders = tuple(opts["bidders"].split(",")) if opts["bidders"] else tuple(default_bidders())
@@ -76,12 +84,16 @@ class Command(BaseCommand):
         if opts["games"] < 2 or opts["games"] % 2:
             raise CommandError("--games: an even number of games per pair (duplicate pairs)")
         try:
+            config.validate()
+            name = config.external()
             if opts["report"]:
                 summary = read_league(config, opts["logs"])
             else:
                 progress = None if opts["no_progress"] else getattr(self.stderr, "_out", sys.stderr)
+                external = external_runs(name, opts) if name else None
                 summary = run_league(config, opts["logs"], opts["workers"], progress,
-                                     remote=remote_from_options(opts))  # fmt: skip
+                                     remote=remote_from_options(opts),
+                                     external=external)  # fmt: skip
         except TournamentError as e:
             raise CommandError(str(e)) from None
         # The command as it reproduces the tables (the worker count does not change them).
@@ -100,4 +112,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{b['bidder']:<10} rating {b['rating']:+6.0f} ± {b['rating_ci95']:3.0f}  "
                 f"win rate {100 * (b['win_rate'] or 0):5.1f}%  games {b['games']}"
+            )
+        run = summary.get("run", {})
+        if "external_bot_decisions" in run:
+            # The external bot's results are its own only when its stand-in made none.
+            self.stdout.write(
+                f"{name and 'ext:' + name}: {run['external_bot_decisions']} decisions through "
+                f"the bot protocol, {run['external_stand_in_decisions']} by its stand-in"
             )
