@@ -295,6 +295,12 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         if frame is not None:
             await self.send_json(frame)
 
+    async def bot_offer_closed(self, event: dict[str, Any]) -> None:
+        assert self.account is not None
+        frame = await reads.read(offers.closed_frame, int(event["offer"]), self.account[1])
+        if frame is not None:
+            await self.send_json(frame)
+
     async def bot_withdrawn(self, event: dict[str, Any]) -> None:
         assert self.account is not None
         if not await reads.read(accounts.still_valid, self.account[0], self.account[2]):

@@ -2,7 +2,8 @@
 
 Every socket of bot ``<name>`` joins the group ``bot_<name>``. A seat given to
 ``ext:<name>`` (the table form, a rematch: any ``Seat`` saved) sends
-``bot.seated`` after its commit; a rotated or revoked token sends
+``bot.seated`` after its commit (and a seat made where an offer was closes
+the offer: ``botapi.offers.seat_filled``); a rotated or revoked token sends
 ``bot.withdrawn``, and the sockets close at once.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models.signals import post_save
 
+from botapi import offers
 from game import external_bots
 from game.models import Seat
 from game.sockets import events
@@ -27,6 +29,8 @@ def connect() -> None:
 
 
 def _seat_saved(sender: Any, instance: Seat, created: bool, **kwargs: Any) -> None:
+    if created:
+        offers.seat_filled(instance.table_id, instance.position)
     if instance.kind != Seat.Kind.BOT or not external_bots.is_external(instance.bot_name):
         return
     name = external_bots.account_of(instance.bot_name)

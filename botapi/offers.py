@@ -9,7 +9,9 @@ not declined it and has room for one more table (:func:`frame_for`). A bot
 answers ``accept`` (the first takes the seat through ``game.seating.add_bot``,
 then gets ``seated`` as for any seat) or ``decline`` (it is not offered that
 seat again). An offer taken, a seat filled or a table started meanwhile is
-refused as ``offer_gone``; nothing changes.
+refused as ``offer_gone``; nothing changes. Once its seat is filled (by a
+bot's ``accept``, or by a person or bot the host seats) every ready bot that
+was offered it is told ``offer_closed`` (:func:`closed_frame`).
 
 Every bot sits at no more than its ``max_tables`` open or playing tables
 (:func:`room`, the hook ``add_bot`` checks inside its transaction): over it,
@@ -18,6 +20,7 @@ seating it is refused as ``too_many_tables`` and it is offered no seats.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -65,6 +68,27 @@ def offer(table_pk: int, position: int) -> None:
     )
     message = {"type": "bot.offer", "offer": made.pk}
     transaction.on_commit(lambda: events.send_to_group(CHALLENGES, message), robust=True)
+
+
+def seat_filled(table_pk: int, position: int) -> None:
+    """A seat was made at ``(table_pk, position)`` (in the caller's transaction):
+    after the commit, the bots hear that an offer of it is closed."""
+    found = SeatOffer.objects.filter(table_id=table_pk, position=position, taken_by=None)
+    for pk in found.values_list("pk", flat=True):
+        message = {"type": "bot.offer_closed", "offer": pk}
+        transaction.on_commit(partial(events.send_to_group, CHALLENGES, message), robust=True)
+
+
+def closed_frame(offer_pk: int, name: str) -> dict[str, Any] | None:
+    """The ``offer_closed`` frame for bot ``name``: only for a bot the offer was
+    for (it accepts challenges and had not declined it), never for the taker."""
+    found = SeatOffer.objects.filter(pk=offer_pk).first()
+    account = BotAccount.objects.filter(name=name, accepts_challenges=True).first()
+    if found is None or account is None or name in found.declined:
+        return None
+    if found.taken_by_id == account.pk:
+        return None
+    return {"type": "offer_closed", "offer": offer_pk}
 
 
 def offered(table_pk: int) -> list[int]:

@@ -119,6 +119,10 @@ async def test_an_offered_seat_goes_to_the_first_bot_that_accepts(live: InlineSc
     await comms["alpha"].send_json_to({"type": "accept", "offer": offer["offer"]})
     seated = await _until(comms["alpha"], sent["alpha"], "seated")
     assert (seated["table"], seated["seats"]) == (table.public_id, [3])
+    closed = await _until(comms["beta"], sent["beta"], "offer_closed")
+    assert closed == {"type": "offer_closed", "offer": offer["offer"]}
+    await _nothing_but_pong(comms["alpha"], sent["alpha"])  # the taker is not told it
+    await _nothing_but_pong(comms["gamma"], sent["gamma"])  # nor one never offered it
     taken = await sync_to_async(_seats)(table)
     await comms["beta"].send_json_to({"type": "accept", "offer": offer["offer"]})
     error = await _until(comms["beta"], sent["beta"], "error")
@@ -261,3 +265,30 @@ def test_a_tournament_asking_more_tables_than_the_bots_cap_is_refused(
     with pytest.raises(CommandError, match="no more than 3 tables at once"):
         call_command("tournament", "--ns", "ext:capped", *games)
     assert not Table.objects.exists()
+
+
+async def test_an_offer_filled_by_the_host_is_closed_for_the_bots_offered_it(
+    live: InlineScheduler,
+) -> None:
+    tokens = {n: await sync_to_async(_bot)(n) for n in ("alpha", "beta")}
+    for name in tokens:
+        await sync_to_async(_set)(name, accepts_challenges=True)
+    sent: dict[str, list[dict[str, Any]]] = {n: [] for n in tokens}
+    comms = {n: await _ready(t, sent[n]) for n, t in tokens.items()}
+    table = await sync_to_async(_table)("HHHH", {}, start=False)
+    await sync_to_async(seating.leave_seat)(table, 2)
+    await sync_to_async(seating.add_bot)(table, 2, external_bots.ANY_BOT)
+    offer = {n: await _until(comms[n], sent[n], "offer") for n in tokens}
+    await comms["beta"].send_json_to({"type": "decline", "offer": offer["beta"]["offer"]})
+    await _nothing_but_pong(comms["beta"], sent["beta"])
+    await sync_to_async(seating.add_bot)(table, 2, "BIS+SRP")  # the host fills it
+    closed = await _until(comms["alpha"], sent["alpha"], "offer_closed")
+    assert closed["offer"] == offer["alpha"]["offer"]
+    await _nothing_but_pong(comms["beta"], sent["beta"])  # it had declined: nothing to close
+    await comms["alpha"].send_json_to({"type": "accept", "offer": closed["offer"]})
+    assert (await _until(comms["alpha"], sent["alpha"], "error"))["code"] == "offer_gone"
+    assert (2, "bot", "BIS+SRP") in await sync_to_async(_seats)(table)
+    for comm in comms.values():
+        await comm.disconnect()
+    for frames in sent.values():
+        assert all(schema_check.check_frame(f, SCHEMAS) == [] for f in frames)

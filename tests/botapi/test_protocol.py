@@ -351,7 +351,7 @@ def test_every_schema_is_checked_by_the_checker() -> None:
     assert set(SCHEMAS) == {"hello", "seated", "unseated", "table_started", "decision",
                             "accepted", "stood_in", "trick", "round_end", "match_end", "error",
                             "pong", "ready", "action", "ping", "offer", "accept",
-                            "decline"}  # fmt: skip
+                            "decline", "offer_closed"}  # fmt: skip
     for name, schema in SCHEMAS.items():
         assert schema["properties"]["type"] == {"const": name}
     bad = {"type": "trick", "table": "x", "round_number": 1, "number": 1, "leader": 0,
