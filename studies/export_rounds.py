@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from game.engine.round_types import RoundType
+from game.external_bots import protocol_of
 from game.models import MatchResult, RoundRecordRow
 from game.research import round_rows
 from game.research.round_columns import NIL_CATEGORIES, actor
@@ -50,7 +51,14 @@ ROUNDS = ExportFile(
                     f"player_{s}",
                     "text",
                     f"seat {s.upper()}: the participant's pseudonym (withdrawn: one who "
-                    "withdrew) or the bot's registry name",
+                    "withdrew) or the bot's registry name (ext:<name>: an external bot)",
+                ),
+                col(
+                    f"protocol_{s}",
+                    "text",
+                    f"seat {s.upper()}: the bot protocol an external bot (ext:<name>) "
+                    "played through, e.g. spades-bot/1; empty for the site's own bots "
+                    "and for people",
                 ),
                 col(
                     f"actor_{s}",
@@ -116,6 +124,7 @@ def round_rows_of(tables: Iterable[Any], conditions: dict[int, str]) -> Iterator
                 kind = "participant" if pseudonym else "stand-in" if filled else "bot"
                 row[f"player_kind_{s}"] = kind
                 row[f"player_{s}"] = pseudonym or bots.get(p, "")
+                row[f"protocol_{s}"] = "" if pseudonym else protocol_of(bots.get(p))
                 moved = actor(r.seat_kinds[p], plays, r.stand_in_bids[p] == "1")
                 row[f"actor_{s}"] = "stand-in" if filled else moved
                 row[f"bid_{s}"] = getattr(r, f"bid_{s}")

@@ -11,13 +11,14 @@ from django.contrib.auth.models import User
 
 from botapi import accounts
 from botapi.models import BotAccount
-from game.models import Table
-from studies import stages, stand_in
+from game.models import RoundRecordRow, Table
+from studies import export, stages, stand_in
 from studies.definition import StudyFileError, parse
+from studies.export_rounds import round_rows_of
 from studies.loading import load_study
 from studies.models import Participant, Study, StudyTable
 from tests.studies.conftest import example_text, line_of, study_file  # noqa: F401
-from tests.studies.test_stand_in import client_of
+from tests.studies.test_stand_in import client_of, round_rows_of_fake
 from tests.studies.test_tables import ONE, TWO, arrive, poll
 
 pytestmark = pytest.mark.django_db
@@ -110,3 +111,9 @@ def test_an_external_bot_shown_as_a_bot_needs_no_more_debrief(study_file) -> Non
     assert not table.bots_as_players
     assert table.seats.get(position=1).bot_name == "ext:studybot"
     assert "studybot" not in stand_in.debrief_of(p)
+    row = RoundRecordRow(table=table, round_number=1, finished_at=table.created_at, dealer=0,
+                         seat_kinds="BBHB", stand_in_bids="0000", blind_nils="0000")  # fmt: skip
+    (exported,) = round_rows_of_fake(round_rows_of, export.study_tables(study)[0], row)
+    assert (exported["player_e"], exported["protocol_e"]) == ("ext:studybot", "spades-bot/1")
+    assert (exported["player_n"], exported["protocol_n"]) == ("BIS+SRP", "")
+    assert exported["player_kind_s"] == "participant" and exported["protocol_s"] == ""
