@@ -116,28 +116,36 @@ def test_the_reference_client_in_its_own_process_plays_a_match(
     assert bots == [("ext:livebot",)]
 
 
+def _with_house_bot(database: Path, log: Path, command: list[str]) -> str:
+    """Run the lab's ``command`` (``manage.py tournament`` or ``league`` with an
+    ``ext:house`` side and ``--bot-port``) with house_bot.py (BIS+SRP) connected
+    to it as ext:house; its output."""
+    env = _env(database)
+    token = _shell(env, ACCOUNT.format(name="house"))
+    port = command[command.index("--bot-port") + 1]
+    with log.open("w") as out:
+        lab = stackprocs.start(command, env, out)
+    bot = None
+    try:
+        stackprocs.wait_for_port(int(port), lab, timeout=120)
+        client = [sys.executable, str(EXAMPLES / "house_bot.py"), f"ws://127.0.0.1:{port}/ws/bot/"]
+        bot = stackprocs.start(client, {**env, "SPADES_BOT_TOKEN": token})
+        assert lab.wait(timeout=600) == 0, log.read_text()[-3000:]
+    finally:
+        for process in (lab, bot):
+            if process is not None and process.poll() is None:
+                _stop(process)
+    return log.read_text()
+
+
 def test_a_tournament_through_the_protocol_plays_the_in_process_games(
     database: Path, tmp_path: Path
 ) -> None:
-    env = _env(database)
-    token = _shell(env, ACCOUNT.format(name="house"))
-    port = stackprocs.free_port()
     games = ["--games", "4", "--duplicate", "--goal", "100", "--lose", "-100", "--seed", "7"]
     command = [sys.executable, "manage.py", "tournament", "--ns", "ext:house", "--ew", "BIS+SRP",
-               *games, "--bot-port", str(port), "--bot-tables", "2", "--no-progress",
-               "--output", str(tmp_path / "ext.json")]  # fmt: skip
-    with (tmp_path / "tournament.log").open("w") as log:
-        tournament = stackprocs.start(command, env, log)
-    bot = None
-    try:
-        stackprocs.wait_for_port(port, tournament, timeout=90)
-        client = [sys.executable, str(EXAMPLES / "house_bot.py"), f"ws://127.0.0.1:{port}/ws/bot/"]
-        bot = stackprocs.start(client, {**env, "SPADES_BOT_TOKEN": token})
-        assert tournament.wait(timeout=600) == 0, (tmp_path / "tournament.log").read_text()[-3000:]
-    finally:
-        for process in (tournament, bot):
-            if process is not None and process.poll() is None:
-                _stop(process)
+               *games, "--bot-port", str(stackprocs.free_port()), "--bot-tables", "2",
+               "--no-progress", "--output", str(tmp_path / "ext.json")]  # fmt: skip
+    _with_house_bot(database, tmp_path / "tournament.log", command)
     through = json.loads((tmp_path / "ext.json").read_text())
     assert through["run"]["external_stand_in_decisions"] == 0
     assert through["run"]["external_bot_decisions"] > 0
@@ -156,27 +164,13 @@ def test_a_league_with_an_external_entrant_plays_it_through_the_protocol(
 ) -> None:
     """``league --bidders RB,MS,ext:house`` with BIS+SRP behind ext:house: its
     pairs are the in-process games of BIS+SRP, the house pair is played here."""
-    env = _env(database)
-    token = _shell(env, ACCOUNT.format(name="house"))
-    port = stackprocs.free_port()
     logs = tmp_path / "league"
     command = [sys.executable, "manage.py", "league", "--bidders", "RB,MS,ext:house",
                "--games", "2", "--goal", "100", "--lose", "-100", "--seed", "7", "--workers", "1",
                "--logs", str(logs), "--markdown", "", "--json", str(tmp_path / "league.json"),
-               "--bot-port", str(port), "--bot-tables", "2", "--no-progress"]  # fmt: skip
-    with (tmp_path / "league.log").open("w") as log:
-        league = stackprocs.start(command, env, log)
-    bot = None
-    try:
-        stackprocs.wait_for_port(port, league, timeout=120)
-        client = [sys.executable, str(EXAMPLES / "house_bot.py"), f"ws://127.0.0.1:{port}/ws/bot/"]
-        bot = stackprocs.start(client, {**env, "SPADES_BOT_TOKEN": token})
-        assert league.wait(timeout=600) == 0, (tmp_path / "league.log").read_text()[-3000:]
-    finally:
-        for process in (league, bot):
-            if process is not None and process.poll() is None:
-                _stop(process)
-    out = (tmp_path / "league.log").read_text()
+               "--bot-port", str(stackprocs.free_port()), "--bot-tables", "2",
+               "--no-progress"]  # fmt: skip
+    out = _with_house_bot(database, tmp_path / "league.log", command)
     assert "ext:house: " in out and ", 0 by its stand-in" in out
     summary = json.loads((tmp_path / "league.json").read_text())
     assert {b["bidder"] for b in summary["bidders"]} == {"RB", "MS", "ext:house"}
