@@ -50,6 +50,9 @@ SEATS = "NESW"
 # A round's budget of CPU seconds for its play's searches: past it the round is
 # marked "not analysed within the budget" (docs/bots.md has the counts).
 BUDGET_SECONDS = 20.0
+# The second pass's (every legal card at every card: several times the play's
+# searches): past it the round keeps no alternatives, and says so.
+ALTERNATIVES_BUDGET_SECONDS = 60.0
 NODES_A_SECOND = 5_000_000  # a first guess at the search's speed, then measured
 
 

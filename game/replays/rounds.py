@@ -9,7 +9,7 @@ from django.conf import settings
 
 from bots import solver_compiled
 
-from .analysis import Values, alternatives_at, analyse_play, spots_of
+from .analysis import ALTERNATIVES_BUDGET_SECONDS, Values, alternatives_at, analyse_play, spots_of
 from .bids import analyse_bids
 
 
@@ -32,10 +32,13 @@ def analyse_round(doc: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def all_alternatives(doc: dict[str, Any]) -> list[list[dict[str, Any]]]:
-    """Every card's legal alternatives with their values (``analysis.alternatives``)."""
+def all_alternatives(
+    doc: dict[str, Any], budget: float | None = ALTERNATIVES_BUDGET_SECONDS
+) -> list[list[dict[str, Any]]]:
+    """Every card's legal alternatives with their values (``analysis.alternatives``).
+    Past ``budget`` CPU seconds (None: no limit), an ``analysis.OverBudget``."""
     start, spots = spots_of(doc)
     _use_analysis_table()
-    solver = Values(start)
+    solver = Values(start, budget)
     # Backwards: each trick's positions share the solvers' tables with the next.
     return [alternatives_at(solver, s) for s in reversed(spots)][::-1]

@@ -16,7 +16,10 @@ the second's insert fails and is dropped), and a round whose record cannot
 be analysed keeps its error in its row. The transaction that stores an
 analysis adds it to the dashboard's tallies (``tallies.add_analysis``), so a
 stored analysis is counted once. The alternatives (every legal card's
-value at every card) follow in a second pass and a second write.
+value at every card) follow in a second pass and a second write; a pass
+past its budget (``analysis.ALTERNATIVES_BUDGET_SECONDS`` of CPU) stores
+``{"error": "not analysed within the budget ..."}`` instead, which the
+replay page states, and is not tried again.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from celery import current_app, shared_task
 from django.db import close_old_connections, transaction
@@ -32,7 +36,7 @@ from django.db.models import Q, QuerySet
 from game.models import RoundRecordRow
 from game.research import round_rows, tallies
 
-from .analysis import FORMAT, AnalysisError, seat_losses
+from .analysis import FORMAT, AnalysisError, OverBudget, seat_losses
 from .models import RoundAnalysis
 from .rounds import all_alternatives, analyse_round
 
@@ -86,7 +90,13 @@ def add_alternatives(row: RoundRecordRow) -> bool:
     stored = RoundAnalysis.objects.filter(round=row, alternatives__isnull=True, error="")
     if not stored.exists():  # not if another writer got here first and finished
         return False
-    return bool(stored.update(alternatives=all_alternatives(row.record)))
+    try:
+        alternatives: Any = all_alternatives(row.record)
+    except OverBudget as e:
+        # kept as the mark (the page states it), so the round is not tried again
+        alternatives = {"error": str(e)}
+        log.warning("round %s: alternatives %s", row.pk, e)
+    return bool(stored.update(alternatives=alternatives))
 
 
 def analyse_rows(

@@ -83,8 +83,12 @@ def _analysis_of(row: RoundRecordRow) -> dict[str, Any]:
     stored = RoundAnalysis.objects.filter(round=row).first()
     if stored is None:
         return {"ready": False}
+    alternatives = stored.alternatives
+    # a second pass past its budget keeps {"error": ...} (tasks.add_alternatives)
+    over = alternatives.get("error", "") if isinstance(alternatives, dict) else ""
     return {"ready": True, "error": stored.error, "analysis": stored.result,
-            "alternatives": stored.alternatives}  # fmt: skip
+            "alternatives": None if over else alternatives,
+            "alternatives_error": over}  # fmt: skip
 
 
 @require_GET

@@ -54,13 +54,19 @@ def pbn(p: Position) -> str:
     return "N:" + " ".join(hand(m) for m in p.hands)
 
 
-def time_solver(make: Callable[[], object], ps: list[Position]) -> tuple[list[int], list[float]]:
+def time_solver(
+    make: Callable[[], object], ps: list[Position], cpu: list[float] | None = None
+) -> tuple[list[int], list[float]]:
+    """Each position's value and wall-clock time; ``cpu`` gets each call's thread
+    CPU time (on a loaded machine, the fairer figure to set beside DDS's)."""
     tricks, times = [], []
     for p in ps:
         s = make()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         v = s.value(p)  # type: ignore[attr-defined]
         times.append(time.perf_counter() - t0)
+        if cpu is not None:
+            cpu.append(time.thread_time() - c0)
         tricks.append(v)
     return tricks, times
 
@@ -78,7 +84,9 @@ def dds_available(peer_python: str | None) -> str | None:
     return None
 
 
-def time_dds(ps: list[Position], how: str) -> tuple[list[int], list[float]]:
+def time_dds(
+    ps: list[Position], how: str, cpu: list[float] | None = None
+) -> tuple[list[int], list[float]]:
     batch = [[pbn(p), p.leader] for p in ps]
     if how == "in-process":
         from . import dds_peer
@@ -93,6 +101,8 @@ def time_dds(ps: list[Position], how: str) -> tuple[list[int], list[float]]:
             check=True,
         )
         rows = json.loads(done.stdout)
+    if cpu is not None:
+        cpu.extend(float(r[2]) for r in rows if len(r) > 2)
     return [int(r[0]) for r in rows], [float(r[1]) for r in rows]
 
 
@@ -121,8 +131,10 @@ def run(
     for k in ks:
         ps = positions(k, samples, seed)
         row: dict = {"k": k, "samples": samples, "seed": seed}
-        ours, t_ours = time_solver(CompiledSolver, ps)
+        cpu_ours: list[float] = []
+        ours, t_ours = time_solver(CompiledSolver, ps, cpu_ours)
         row["compiled"] = summary(t_ours)
+        row["compiled_cpu"] = summary(cpu_ours)
         if k <= reference_max_k:
             ref, t_ref = time_solver(Solver, ps)
             row["reference"] = summary(t_ref)
@@ -131,10 +143,16 @@ def run(
                 row["reference"]["median_ms"] / row["compiled"]["median_ms"]
             )
         if how:
-            dds, t_dds = time_dds(ps, how)
+            cpu_dds: list[float] = []
+            dds, t_dds = time_dds(ps, how, cpu_dds)
             row["dds"] = summary(t_dds)
             _check(ps, ours, dds, "DDS")
             row["compiled_over_dds"] = row["compiled"]["median_ms"] / row["dds"]["median_ms"]
+            if len(cpu_dds) == len(ps):
+                row["dds_cpu"] = summary(cpu_dds)
+                row["compiled_over_dds_cpu"] = (
+                    row["compiled_cpu"]["median_ms"] / row["dds_cpu"]["median_ms"]
+                )
         row["load_average"] = round(os.getloadavg()[0], 2)
         rows.append(row)
         out(format_row(row))
@@ -163,4 +181,10 @@ def format_row(r: dict) -> str:
         text += f"; reference/compiled {r['reference_over_compiled']:.1f}x"
     if "compiled_over_dds" in r:
         text += f"; compiled/DDS {r['compiled_over_dds']:.2f}x"
+    if "compiled_over_dds_cpu" in r:
+        text += (
+            f"; CPU median / p99 ms: compiled {r['compiled_cpu']['median_ms']:.3f} / "
+            f"{r['compiled_cpu']['p99_ms']:.2f}, DDS {r['dds_cpu']['median_ms']:.3f} / "
+            f"{r['dds_cpu']['p99_ms']:.2f}, {r['compiled_over_dds_cpu']:.2f}x"
+        )
     return text + f" (load {r['load_average']})"

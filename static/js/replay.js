@@ -104,6 +104,10 @@
     const box = $("alternatives");
     box.hidden = false;
     const alts = stored.alternatives;
+    if (stored.alternatives_error) {
+      box.replaceChildren(el("p", "muted", `The alternatives were ${stored.alternatives_error}.`));
+      return;
+    }
     if (!alts) {
       box.replaceChildren(el("p", "muted", "The alternatives are still being computed."));
       return;
@@ -286,7 +290,7 @@
         if (data && data.ready) {
           stored = data;
           renderAnalysis();
-          if (!data.error && !data.alternatives) setTimeout(poll, 5000); // the second pass
+          if (!data.error && !data.alternatives && !data.alternatives_error) setTimeout(poll, 5000); // the second pass
         } else {
           setTimeout(poll, 3000);
         }
@@ -296,5 +300,5 @@
 
   renderResult();
   renderAnalysis();
-  if (!stored.ready || (!stored.error && !stored.alternatives)) setTimeout(poll, 3000);
+  if (!stored.ready || (!stored.error && !stored.alternatives && !stored.alternatives_error)) setTimeout(poll, 3000);
 })();

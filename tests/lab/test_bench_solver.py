@@ -37,11 +37,12 @@ def test_prints_each_k_and_writes_json(tmp_path: Path) -> None:
     assert "k  3" in text and "k  4" in text and "reference/compiled" in text
     rows = json.loads(output.read_text())
     assert [r["k"] for r in rows] == [3, 4] and all("reference" in r for r in rows)
+    assert all(r["compiled_cpu"]["median_ms"] > 0 for r in rows)  # thread CPU time beside the wall
     assert all(p.spades_broken for p in solver_bench.positions(4, 5, 2))
 
 
 def test_a_disagreement_fails_the_bench(monkeypatch: pytest.MonkeyPatch) -> None:
-    def wrong(ps, how):  # noqa: ANN001, ARG001
+    def wrong(ps, how, cpu=None):  # noqa: ANN001, ARG001
         return [0] * len(ps), [0.001] * len(ps)
 
     monkeypatch.setattr(solver_bench, "dds_available", lambda peer: "in-process")

@@ -83,6 +83,28 @@ def test_a_round_is_analysed_once_with_its_alternatives() -> None:
     assert RoundAnalysis.objects.get(round=row).analysed_at == stored.analysed_at
 
 
+def test_alternatives_past_their_budget_are_marked_and_not_tried_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from game.replays import rounds, views
+    from game.replays.analysis import ALTERNATIVES_BUDGET_SECONDS, OverBudget
+
+    assert ALTERNATIVES_BUDGET_SECONDS > 0
+    (row,) = stored_rounds(1)
+    with pytest.raises(OverBudget):  # the second pass has a budget of its own
+        rounds.all_alternatives(DOC, budget=0.0)
+    monkeypatch.setattr(tasks, "all_alternatives", lambda doc: rounds.all_alternatives(doc, 0.0))
+    assert tasks.analyse_row(row) is True
+    stored = RoundAnalysis.objects.get(round=row)
+    assert stored.error == "" and len(stored.result["cards"]) == 52  # the play's analysis stands
+    assert stored.alternatives == {"error": "not analysed within the budget (0 s of CPU)"}
+    assert not tasks.to_analyse().exists()  # marked: not tried again
+    assert tasks.add_alternatives(row) is False
+    shown = views._analysis_of(row)
+    assert shown["alternatives"] is None
+    assert shown["alternatives_error"] == "not analysed within the budget (0 s of CPU)"
+
+
 def test_a_round_that_does_not_replay_keeps_its_error_and_is_not_tried_again() -> None:
     (row,) = stored_rounds(1)
     RoundRecordRow.objects.filter(pk=row.pk).update(record={**DOC, "tricks": DOC["tricks"][:5]})
