@@ -12,6 +12,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from game import seating
 from game.engine import Rules
 from game.engine.cards import format_hand
 from game.models import RoundRecordRow, Table
@@ -22,6 +23,7 @@ from tests.server.helpers import make_table, play_humans
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LONG = Rules(winning_goal=10_000, losing_goal=-10_000)
+MID_MATCH_SEED = "replay-pages-2"
 
 
 def guest(guest_id: str, name: str) -> Client:
@@ -43,8 +45,12 @@ def config_of(html: str) -> dict[str, Any]:
 
 @pytest.fixture
 def mid_match(live: Any) -> tuple[Table, RoundRecordRow]:
-    """A live match: round 1 finished, round 2 a few cards into its play."""
-    table = make_table("HHHH", LONG)
+    """A live match: round 1 finished, round 2 a few cards into its play. Its
+    deal is fixed: a random one may cost its analysis more than the 20 s budget
+    on a loaded machine (this one takes about two seconds)."""
+    table = make_table("HHHH", LONG, start=False)
+    Table.objects.filter(pk=table.pk).update(seed=MID_MATCH_SEED)
+    seating.start_table(table)
     play_humans(table, random.Random(3), until_version=60 + 10)
     table.refresh_from_db()
     assert table.status == Table.Status.PLAYING
