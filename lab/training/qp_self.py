@@ -181,10 +181,22 @@ def duel_round(st, blind, bags, rules, net, qp_side, sure_t):
     return out[qp_side] - out[1 - qp_side]
 
 
-def bid_rounds(name: str, start: int, count: int, bar: Any = None) -> dict[str, np.ndarray]:
+def match_situation(rng: random.Random) -> tuple[tuple[int, int], int]:
+    """Scores before a round and its number, as matches to 200 / -100 meet them: a
+    third of the rounds a match's first (0 : 0), the others each side's score
+    drawn from -99..199 (so that end-game bids and, 100 behind, blind nils come)."""
+    if rng.random() < 1 / 3:
+        return (0, 0), 1
+    return (rng.randrange(-99, 200), rng.randrange(-99, 200)), rng.randrange(2, 8)
+
+
+def bid_rounds(
+    name: str, start: int, count: int, bar: Any = None, match: bool = False
+) -> dict[str, np.ndarray]:
     """Rounds ``"<name>/<j>"``, ``start <= j < start + count``, dealt (random dealer,
     each side's bags before drawn from 0..9) and bid by BIS: the compiled
-    state arrays at the first card, the blind flags and the bags."""
+    state arrays at the first card, the blind flags and the bags. With ``match``,
+    the scores before the round are drawn too (:func:`match_situation`)."""
     from bots.base import Bot
     from bots.srp import SRP
     from bots.srp_compiled import state_of
@@ -199,7 +211,9 @@ def bid_rounds(name: str, start: int, count: int, bar: Any = None) -> dict[str, 
         deal = f"{name}/{j}"
         rng = random.Random(deal)
         before = (rng.randrange(RULES.bag_limit), rng.randrange(RULES.bag_limit))
-        r = RoundState(RULES, rng.randrange(4), deal_hands(deal), bags_before=before)
+        dealer = rng.randrange(4)
+        scores, number = match_situation(rng) if match else ((0, 0), 1)
+        r = RoundState(RULES, dealer, deal_hands(deal), scores, before, number)
         while r.phase is not Phase.PLAYING:
             r.apply(bidder.act(view_for(r, r.to_act), rng))
         states.append(state_of(r))
@@ -284,7 +298,9 @@ def net_arrays(net: MLP) -> tuple:
     return arrays(net)
 
 
-def load_rounds(folder: Path, name: str, start: int, count: int, bar: Any = None) -> dict:
+def load_rounds(
+    folder: Path, name: str, start: int, count: int, bar: Any = None, match: bool = False
+) -> dict:
     """:func:`bid_rounds`, kept in ``folder`` (bidding is the Python part)."""
     path = folder / f"{name.replace('/', '_')}_{start}_{count}.npz"
     if path.exists():
@@ -293,7 +309,7 @@ def load_rounds(folder: Path, name: str, start: int, count: int, bar: Any = None
         with np.load(path) as z:
             return {k: z[k] for k in z.files}
     folder.mkdir(parents=True, exist_ok=True)
-    part = bid_rounds(name, start, count, bar)
+    part = bid_rounds(name, start, count, bar, match)
     with open(path.with_suffix(".tmp"), "wb") as f:
         np.savez(f, **part)
     path.with_suffix(".tmp").replace(path)
@@ -327,6 +343,11 @@ def train(
     advantage: float = 1.0,
     init: MLP | None = None,
     progress: TextIO | None = None,
+    match: bool = False,
+    srp_share: float = 0.0,
+    league_share: float = 0.0,
+    league_every: int = 10,
+    league: tuple[MLP, ...] = (),
 ) -> tuple[MLP, dict[str, Any]]:
     """Self-play from seeded random weights: each iteration plays ``rounds`` bid
     rounds (the next ones of a pool of ``pool``, cycled) with the network at every
@@ -342,7 +363,14 @@ def train(
     iterations in the buffer in ``folder``; seeded by
     (seed, iteration), so a resumed run ends with the same weights. ``init``:
     start from these weights (a network of the same shape, e.g. an earlier run's,
-    to go on at another learning rate) instead of seeded random ones."""
+    to go on at another learning rate) instead of seeded random ones.
+
+    The league (issue 62, ``lab.training.qp_league``): ``match`` deals the pool
+    from match situations (scores before the round drawn, so BIS's end-game bids
+    and blind nils come; the pool ``"<seed>/qpmatch"``); a share ``srp_share`` of
+    the rounds is played against SRP and ``league_share`` against an earlier
+    network: those in ``league`` and a snapshot of the run every ``league_every``
+    iterations (kept in ``folder``)."""
     from lab.training.progress import Progress
     from lab.training.train import (
         TrainError,
@@ -379,6 +407,15 @@ def train(
         "branch": branch,
         "advantage": advantage,
     }
+    if match or srp_share or league_share:  # earlier runs' checkpoints keep their config
+        if branch or srp_share + league_share > 1 or min(srp_share, league_share) < 0:
+            raise TrainError("the league's shares are 0..1 together, without --branch")
+        if league_every < 1:
+            raise TrainError("league_every is at least 1")
+        config.update(
+            match=match, srp_share=srp_share, league_share=league_share,
+            league_every=league_every, league=[m.checksum for m in league],
+        )  # fmt: skip
     net = make_net((PLAY_FEATURES, *hidden, 1), seed)
     if init is not None:
         load_weights(net, init)
@@ -394,7 +431,8 @@ def train(
         history, start = state["history"], state["iteration"]
     folder.mkdir(parents=True, exist_ok=True)
     bidding = Progress("rounds bid", pool + gauge_deals, 0, progress)
-    parts = [load_rounds(deals, f"{seed}/qpself", c * chunk, chunk, bidding)
+    pool_name = f"{seed}/qpmatch" if match else f"{seed}/qpself"
+    parts = [load_rounds(deals, pool_name, c * chunk, chunk, bidding, match)
              for c in range(pool // chunk)]  # fmt: skip
     everything = {k: np.concatenate([d[k] for d in parts]) for k in parts[0]}
     held = None
@@ -415,12 +453,26 @@ def train(
         history["gauge_se"].append(g["se"])
         bar.update(0, f"iteration {i}: vs SRP {g['gap']:+.1f} ± {g['se']:.1f} points a round")
 
+    from bots.learned.mlp import read_mlp
+    from lab.training.qp_league import league_play, opponents_of
+
+    # the league: the given networks, then the run's snapshots so far (a resumed
+    # run reads them back)
+    members = [net_arrays(m) for m in league]
+    for i in range(league_every, start + 1, league_every):
+        if league_share:
+            members.append(net_arrays(read_mlp(folder / f"snap_{i}.npz")))
     bar = Progress("iterations", iterations, start, progress)
     for i in range(start, iterations):
         first = (i * rounds) % pool
         take = np.arange(first, first + rounds) % pool
         part = {k: v[take] for k, v in everything.items()}
-        rows = selfplay(part, net_arrays(export(net)), explore, lam, [seed, i], branch)
+        if srp_share or league_share:
+            who = opponents_of(rounds, srp_share, league_share, len(members), [seed, i, 2])
+            me = net_arrays(export(net))
+            rows = league_play(part, me, members, who, explore, lam, [seed, i])
+        else:
+            rows = selfplay(part, net_arrays(export(net)), explore, lam, [seed, i], branch)
         tmp = folder / f"iter_{i}.tmp.npz"
         np.savez(tmp, **rows)
         tmp.replace(folder / f"iter_{i}.npz")
@@ -467,6 +519,10 @@ def train(
         bar.update(1, f"iteration {i + 1} loss {total / steps:.4f}")
         if held is not None and ((i + 1) % gauge_every == 0 or i + 1 == iterations):
             point(i + 1)
+        if league_share and (i + 1) % league_every == 0:
+            snap = export(net)
+            snap.save(folder / f"snap_{i + 1}.npz")
+            members.append(net_arrays(snap))
         save_checkpoint(
             checkpoint,
             {
