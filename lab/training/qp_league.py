@@ -14,13 +14,16 @@ self-play, so that QP still sees itself at every seat.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from numba import njit
 
 from bots.learned.features import PLAY_FEATURES
+from bots.learned.mlp import MLP, read_mlp
 from bots.srp_compiled import BIDS, DONE, LEADER, POS, WON, play_card, srp_play
 from game.engine.fast_compiled import score_points
-from lab.training.qp_self import ROWS_PER_ROUND, RULES_ARRAY, _decide, selfplay_round
+from lab.training.qp_self import ROWS_PER_ROUND, RULES_ARRAY, _decide, net_arrays, selfplay_round
 
 SELF, SRP_OPPONENT = -2, -1  # a round's opponent; 0.. are the league's networks
 
@@ -126,3 +129,50 @@ def league_play(
                 xs, ys, sure_t,
             )  # fmt: skip
     return {"x": x[:at].copy(), "y": y[:at].copy(), "bx": empty_x, "by": empty_y, "bg": empty_g}
+
+
+class League:
+    """The opponents of a league run (``lab.training.qp_self.train``'s ``opponents``):
+    a share ``srp_share`` of each iteration's rounds against SRP, ``league_share``
+    against an earlier network (those ``given``, then a snapshot of the run every
+    ``every`` iterations, kept in the run's folder), the rest self-play."""
+
+    def __init__(
+        self, srp_share: float, league_share: float, every: int, given: tuple[MLP, ...] = ()
+    ) -> None:
+        from lab.training.train import TrainError
+
+        if min(srp_share, league_share) < 0 or srp_share + league_share > 1:
+            raise TrainError("the league's shares are 0..1 together")
+        if every < 1:
+            raise TrainError("the league's snapshots are every 1 iteration or more")
+        self.srp_share, self.league_share, self.every = srp_share, league_share, every
+        self.given = given
+        self.members: list[tuple] = []
+        self.config = {
+            "srp_share": srp_share,
+            "league_share": league_share,
+            "league_every": every,
+            "league": [m.checksum for m in given],
+        }
+
+    def start(self, folder: Path, start: int) -> None:
+        self.members = [net_arrays(m) for m in self.given]
+        if self.league_share:
+            for i in range(self.every, start + 1, self.every):
+                self.members.append(net_arrays(read_mlp(folder / f"snap_{i}.npz")))
+
+    def rows(
+        self, rounds: dict[str, np.ndarray], net: tuple, explore: float, lam: float,
+        seed: int, iteration: int,
+    ) -> dict[str, np.ndarray]:  # fmt: skip
+        who = opponents_of(
+            len(rounds["states"]), self.srp_share, self.league_share, len(self.members),
+            [seed, iteration, 2],
+        )  # fmt: skip
+        return league_play(rounds, net, self.members, who, explore, lam, [seed, iteration])
+
+    def after(self, folder: Path, iteration: int, net: MLP) -> None:
+        if self.league_share and iteration % self.every == 0:
+            net.save(folder / f"snap_{iteration}.npz")
+            self.members.append(net_arrays(net))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import numpy as np
 from numba import njit
@@ -318,6 +318,25 @@ def load_rounds(
 
 # ----- the training loop ----------------------------------------------------------
 
+
+class Opponents(Protocol):
+    """Who a run's rounds are played against, when not the network itself at
+    every seat (``lab.training.qp_league.League``)."""
+
+    config: dict[str, Any]
+
+    def start(self, folder: Path, start: int) -> None:
+        """Ready for iteration ``start`` (a resumed run reads back what it kept)."""
+
+    def rows(
+        self, rounds: dict[str, np.ndarray], net: tuple, explore: float, lam: float,
+        seed: int, iteration: int,
+    ) -> dict[str, np.ndarray]:  # fmt: skip
+        """The iteration's bid ``rounds`` played: rows as :func:`selfplay` gives them."""
+
+    def after(self, folder: Path, iteration: int, net: MLP) -> None:
+        """``iteration`` iterations done, with the weights ``net``."""
+
 POOL_CHUNK = 10_000  # bid rounds a pool file holds
 
 
@@ -344,10 +363,7 @@ def train(
     init: MLP | None = None,
     progress: TextIO | None = None,
     match: bool = False,
-    srp_share: float = 0.0,
-    league_share: float = 0.0,
-    league_every: int = 10,
-    league: tuple[MLP, ...] = (),
+    opponents: Opponents | None = None,
 ) -> tuple[MLP, dict[str, Any]]:
     """Self-play from seeded random weights: each iteration plays ``rounds`` bid
     rounds (the next ones of a pool of ``pool``, cycled) with the network at every
@@ -365,12 +381,10 @@ def train(
     start from these weights (a network of the same shape, e.g. an earlier run's,
     to go on at another learning rate) instead of seeded random ones.
 
-    The league (issue 62, ``lab.training.qp_league``): ``match`` deals the pool
-    from match situations (scores before the round drawn, so BIS's end-game bids
-    and blind nils come; the pool ``"<seed>/qpmatch"``); a share ``srp_share`` of
-    the rounds is played against SRP and ``league_share`` against an earlier
-    network: those in ``league`` and a snapshot of the run every ``league_every``
-    iterations (kept in ``folder``)."""
+    Issue 62: ``match`` deals the pool from match situations (scores before the
+    round drawn, so BIS's end-game bids and blind nils come; the pool
+    ``"<seed>/qpmatch"``); ``opponents`` plays the rounds instead of self-play
+    (``lab.training.qp_league.League``: SRP and earlier networks)."""
     from lab.training.progress import Progress
     from lab.training.train import (
         TrainError,
@@ -407,15 +421,10 @@ def train(
         "branch": branch,
         "advantage": advantage,
     }
-    if match or srp_share or league_share:  # earlier runs' checkpoints keep their config
-        if branch or srp_share + league_share > 1 or min(srp_share, league_share) < 0:
-            raise TrainError("the league's shares are 0..1 together, without --branch")
-        if league_every < 1:
-            raise TrainError("league_every is at least 1")
-        config.update(
-            match=match, srp_share=srp_share, league_share=league_share,
-            league_every=league_every, league=[m.checksum for m in league],
-        )  # fmt: skip
+    if match or opponents is not None:  # earlier runs' checkpoints keep their config
+        if branch and opponents is not None:
+            raise TrainError("a league run does not branch")
+        config.update(match=match, **(opponents.config if opponents is not None else {}))
     net = make_net((PLAY_FEATURES, *hidden, 1), seed)
     if init is not None:
         load_weights(net, init)
@@ -453,24 +462,15 @@ def train(
         history["gauge_se"].append(g["se"])
         bar.update(0, f"iteration {i}: vs SRP {g['gap']:+.1f} ± {g['se']:.1f} points a round")
 
-    from bots.learned.mlp import read_mlp
-    from lab.training.qp_league import league_play, opponents_of
-
-    # the league: the given networks, then the run's snapshots so far (a resumed
-    # run reads them back)
-    members = [net_arrays(m) for m in league]
-    for i in range(league_every, start + 1, league_every):
-        if league_share:
-            members.append(net_arrays(read_mlp(folder / f"snap_{i}.npz")))
+    if opponents is not None:
+        opponents.start(folder, start)
     bar = Progress("iterations", iterations, start, progress)
     for i in range(start, iterations):
         first = (i * rounds) % pool
         take = np.arange(first, first + rounds) % pool
         part = {k: v[take] for k, v in everything.items()}
-        if srp_share or league_share:
-            who = opponents_of(rounds, srp_share, league_share, len(members), [seed, i, 2])
-            me = net_arrays(export(net))
-            rows = league_play(part, me, members, who, explore, lam, [seed, i])
+        if opponents is not None:
+            rows = opponents.rows(part, net_arrays(export(net)), explore, lam, seed, i)
         else:
             rows = selfplay(part, net_arrays(export(net)), explore, lam, [seed, i], branch)
         tmp = folder / f"iter_{i}.tmp.npz"
@@ -519,10 +519,8 @@ def train(
         bar.update(1, f"iteration {i + 1} loss {total / steps:.4f}")
         if held is not None and ((i + 1) % gauge_every == 0 or i + 1 == iterations):
             point(i + 1)
-        if league_share and (i + 1) % league_every == 0:
-            snap = export(net)
-            snap.save(folder / f"snap_{i + 1}.npz")
-            members.append(net_arrays(snap))
+        if opponents is not None:
+            opponents.after(folder, i + 1, export(net))
         save_checkpoint(
             checkpoint,
             {

@@ -20,7 +20,14 @@ from bots.srp_compiled import sure_table
 from game.engine.actions import Play
 from game.engine.state import Phase
 from game.engine.view import view_for
-from lab.training.qp_league import SELF, SRP_OPPONENT, league_play, opponents_of, versus_round
+from lab.training.qp_league import (
+    SELF,
+    SRP_OPPONENT,
+    League,
+    league_play,
+    opponents_of,
+    versus_round,
+)
 from lab.training.qp_self import RULES_ARRAY, bid_rounds, net_arrays
 from tests.lab.test_qp_self import engine_round, torch_installed  # noqa: F401
 
@@ -118,22 +125,25 @@ def test_league_training_is_reproducible_resumes_and_keeps_snapshots(tmp_path: P
     settings = dict(
         seed=3, rounds=6, pool=12, explore=0.1, lam=0.7, steps=3, batch=64, lr=1e-3,
         buffer=2, hidden=(16, 8), gauge_deals=2, gauge_every=2, match=True,
-        srp_share=0.4, league_share=0.4, league_every=1,
     )  # fmt: skip
+
+    def league() -> League:  # a fresh one a run: a resumed run reads its snapshots back
+        return League(0.4, 0.4, 1)
+
     deals = tmp_path / "deals"
-    a, info = train(deals, tmp_path / "a", iterations=3, checkpoint=tmp_path / "a.pt", **settings)
+    a, info = train(deals, tmp_path / "a", iterations=3, checkpoint=tmp_path / "a.pt",
+                    opponents=league(), **settings)  # fmt: skip
     assert info["league_every"] == 1 and (tmp_path / "a" / "snap_2.npz").exists()
-    train(deals, tmp_path / "c", iterations=1, checkpoint=tmp_path / "c.pt", **settings)
-    c, _ = train(deals, tmp_path / "c", iterations=3, checkpoint=tmp_path / "c.pt", **settings)
+    train(deals, tmp_path / "c", iterations=1, checkpoint=tmp_path / "c.pt",
+          opponents=league(), **settings)  # fmt: skip
+    c, _ = train(deals, tmp_path / "c", iterations=3, checkpoint=tmp_path / "c.pt",
+                 opponents=league(), **settings)  # fmt: skip
     assert c.checksum == a.checksum
-    plain, _ = train(
-        deals, tmp_path / "p", iterations=3, checkpoint=tmp_path / "p.pt",
-        **{**settings, "srp_share": 0.0, "league_share": 0.0},
-    )  # fmt: skip
+    plain, _ = train(deals, tmp_path / "p", iterations=3, checkpoint=tmp_path / "p.pt", **settings)
     assert plain.checksum != a.checksum
     assert read_mlp(tmp_path / "a" / "snap_1.npz").checksum != a.checksum
     with pytest.raises(TrainError, match="shares"):
-        train(
-            deals, tmp_path / "e", iterations=1, checkpoint=tmp_path / "e.pt",
-            **{**settings, "srp_share": 0.7},
-        )  # fmt: skip
+        League(0.7, 0.4, 1)
+    with pytest.raises(TrainError, match="does not branch"):
+        train(deals, tmp_path / "e", iterations=1, checkpoint=tmp_path / "e.pt",
+              opponents=league(), **{**settings, "branch": 0.5})  # fmt: skip

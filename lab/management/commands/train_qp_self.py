@@ -123,6 +123,7 @@ class Command(BaseCommand):
             self.stdout.write(report(opts["report"]))
             return
         from bots.learned.mlp import WeightsError, read_mlp
+        from lab.training.qp_league import League
         from lab.training.qp_self import train
         from lab.training.train import TrainError
 
@@ -137,6 +138,14 @@ class Command(BaseCommand):
             init = read_mlp(opts["init"]) if opts["init"] else None
             league = tuple(read_mlp(p) for p in opts["league"])
         except WeightsError as e:
+            raise CommandError(str(e)) from None
+        try:
+            opponents = None
+            if opts["srp_share"] or opts["league_share"]:
+                opponents = League(
+                    opts["srp_share"], opts["league_share"], opts["league_every"], league
+                )
+        except TrainError as e:
             raise CommandError(str(e)) from None
         data = Path(opts["data"] or str(out) + ".data")
         try:
@@ -162,10 +171,7 @@ class Command(BaseCommand):
                 init=init,
                 progress=sys.stderr,
                 match=opts["match"],
-                srp_share=opts["srp_share"],
-                league_share=opts["league_share"],
-                league_every=opts["league_every"],
-                league=league,
+                opponents=opponents,
             )
         except TrainError as e:
             raise CommandError(str(e)) from None
