@@ -20,7 +20,7 @@ help:
 	@echo "make stack  - production stack locally: nginx, 2 Daphnes, Celery workers and beat on PostgreSQL and Redis"
 	@echo "make bench-bots - bot decision times and tournament speed (bench_bots)"
 	@echo "make bench-server - websocket load benchmark, embedded and Redis stack (bench_server)"
-	@echo "make train  - install the train extra (PyTorch CPU) and train NNB, NNB-sym, SPB, SPB-score, QP, QP-srp and QP-plain"
+	@echo "make train  - install the train extra (PyTorch CPU) and train NNB, NNB-sym, SPB, SPB-score, QP, QP-srp, QP-plain and QP-league"
 	@echo "make venv   - create .venv only; make clean removes caches and .venv"
 
 venv: $(BIN)/python
@@ -99,8 +99,8 @@ bench: install
 	$(BIN)/python manage.py bench_engine
 
 # The shipped learned bots' weights (bots/data/nnb.npz, nnb_sym.npz, spb.npz, spb_score.npz,
-# qp.npz, qp_srp.npz, qp_plain.npz), with the settings of docs/bots.md; seeded and
-# resumable. QP-srp's and QP-plain's fits take about an hour each on a loaded core, QP's
+# qp.npz, qp_srp.npz, qp_plain.npz, qp_league.npz), with the settings of docs/bots.md;
+# seeded and resumable. QP-srp's and QP-plain's fits take about an hour each on a loaded core, QP's
 # three stages (self-play, from random weights) about an hour and a half (docs/bots.md).
 train: install-train
 	$(BIN)/python manage.py train_nnb --rounds 68000 --seed 1 --loss asym --output bots/data/nnb.npz
@@ -120,6 +120,9 @@ train: install-train
 	$(BIN)/python manage.py train_qp_self --iterations 53 --lr 1e-4 --seed 1 \
 		--init bots/data/qp_self.stage2.npz --data bots/data/qp_self.data \
 		--output bots/data/qp.npz
+	$(BIN)/python manage.py train_qp_self --iterations 20 --lr 1e-4 --seed 1 --pool 20000 --match \
+		--srp-share 0.5 --league-share 0.25 --league-every 5 --league bots/data/qp.npz \
+		--init bots/data/qp.npz --data bots/data/qp_match.data --output bots/data/qp_league.npz
 
 bench-bots: install
 	$(BIN)/python manage.py bench_bots

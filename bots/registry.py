@@ -9,7 +9,7 @@ from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
 from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB, SPB_SCORE_WEIGHTS
-from .learned.qp import QP, QP2_WEIGHTS, QP_SRP_WEIGHTS, QPPlain
+from .learned.qp import QP, QP2_WEIGHTS, QP_LEAGUE_WEIGHTS, QP_SRP_WEIGHTS, QPPlain
 from .pimc import PIMC
 from .sim import SIM
 from .srp import SRP
@@ -97,6 +97,9 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     # QP-srp refitted on rounds that it played out itself (one step of policy
     # iteration, issue 46): the candidate measured against it in docs/bots.md.
     "QP2": partial(QP, QP2_WEIGHTS),
+    # QP's self-play continued with SRP and earlier networks as opponents, on
+    # deals from match situations (lab.training.qp_league; issue 62's candidate).
+    "QP-league": partial(QP, QP_LEAGUE_WEIGHTS),
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

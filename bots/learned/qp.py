@@ -33,6 +33,8 @@ QP_WEIGHTS = "qp.npz"  # self-play (lab.training.qp_self)
 QP_SRP_WEIGHTS = "qp_srp.npz"
 QP_PLAIN_WEIGHTS = "qp_plain.npz"
 QP2_WEIGHTS = "qp2.npz"
+# QP's self-play continued against a league: SRP, earlier networks, match deals (issue 62).
+QP_LEAGUE_WEIGHTS = "qp_league.npz"
 
 
 class QP(Player):

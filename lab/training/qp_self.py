@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import numpy as np
 from numba import njit
@@ -181,10 +181,22 @@ def duel_round(st, blind, bags, rules, net, qp_side, sure_t):
     return out[qp_side] - out[1 - qp_side]
 
 
-def bid_rounds(name: str, start: int, count: int, bar: Any = None) -> dict[str, np.ndarray]:
+def match_situation(rng: random.Random) -> tuple[tuple[int, int], int]:
+    """Scores before a round and its number, as matches to 200 / -100 meet them: a
+    third of the rounds a match's first (0 : 0), the others each side's score
+    drawn from -99..199 (so that end-game bids and, 100 behind, blind nils come)."""
+    if rng.random() < 1 / 3:
+        return (0, 0), 1
+    return (rng.randrange(-99, 200), rng.randrange(-99, 200)), rng.randrange(2, 8)
+
+
+def bid_rounds(
+    name: str, start: int, count: int, bar: Any = None, match: bool = False
+) -> dict[str, np.ndarray]:
     """Rounds ``"<name>/<j>"``, ``start <= j < start + count``, dealt (random dealer,
     each side's bags before drawn from 0..9) and bid by BIS: the compiled
-    state arrays at the first card, the blind flags and the bags."""
+    state arrays at the first card, the blind flags and the bags. With ``match``,
+    the scores before the round are drawn too (:func:`match_situation`)."""
     from bots.base import Bot
     from bots.srp import SRP
     from bots.srp_compiled import state_of
@@ -199,7 +211,9 @@ def bid_rounds(name: str, start: int, count: int, bar: Any = None) -> dict[str, 
         deal = f"{name}/{j}"
         rng = random.Random(deal)
         before = (rng.randrange(RULES.bag_limit), rng.randrange(RULES.bag_limit))
-        r = RoundState(RULES, rng.randrange(4), deal_hands(deal), bags_before=before)
+        dealer = rng.randrange(4)
+        scores, number = match_situation(rng) if match else ((0, 0), 1)
+        r = RoundState(RULES, dealer, deal_hands(deal), scores, before, number)
         while r.phase is not Phase.PLAYING:
             r.apply(bidder.act(view_for(r, r.to_act), rng))
         states.append(state_of(r))
@@ -284,7 +298,9 @@ def net_arrays(net: MLP) -> tuple:
     return arrays(net)
 
 
-def load_rounds(folder: Path, name: str, start: int, count: int, bar: Any = None) -> dict:
+def load_rounds(
+    folder: Path, name: str, start: int, count: int, bar: Any = None, match: bool = False
+) -> dict:
     """:func:`bid_rounds`, kept in ``folder`` (bidding is the Python part)."""
     path = folder / f"{name.replace('/', '_')}_{start}_{count}.npz"
     if path.exists():
@@ -293,7 +309,7 @@ def load_rounds(folder: Path, name: str, start: int, count: int, bar: Any = None
         with np.load(path) as z:
             return {k: z[k] for k in z.files}
     folder.mkdir(parents=True, exist_ok=True)
-    part = bid_rounds(name, start, count, bar)
+    part = bid_rounds(name, start, count, bar, match)
     with open(path.with_suffix(".tmp"), "wb") as f:
         np.savez(f, **part)
     path.with_suffix(".tmp").replace(path)
@@ -301,6 +317,25 @@ def load_rounds(folder: Path, name: str, start: int, count: int, bar: Any = None
 
 
 # ----- the training loop ----------------------------------------------------------
+
+
+class Opponents(Protocol):
+    """Who a run's rounds are played against, when not the network itself at
+    every seat (``lab.training.qp_league.League``)."""
+
+    config: dict[str, Any]
+
+    def start(self, folder: Path, start: int) -> None:
+        """Ready for iteration ``start`` (a resumed run reads back what it kept)."""
+
+    def rows(
+        self, rounds: dict[str, np.ndarray], net: tuple, explore: float, lam: float,
+        seed: int, iteration: int,
+    ) -> dict[str, np.ndarray]:  # fmt: skip
+        """The iteration's bid ``rounds`` played: rows as :func:`selfplay` gives them."""
+
+    def after(self, folder: Path, iteration: int, net: MLP) -> None:
+        """``iteration`` iterations done, with the weights ``net``."""
 
 POOL_CHUNK = 10_000  # bid rounds a pool file holds
 
@@ -327,6 +362,8 @@ def train(
     advantage: float = 1.0,
     init: MLP | None = None,
     progress: TextIO | None = None,
+    match: bool = False,
+    opponents: Opponents | None = None,
 ) -> tuple[MLP, dict[str, Any]]:
     """Self-play from seeded random weights: each iteration plays ``rounds`` bid
     rounds (the next ones of a pool of ``pool``, cycled) with the network at every
@@ -342,7 +379,12 @@ def train(
     iterations in the buffer in ``folder``; seeded by
     (seed, iteration), so a resumed run ends with the same weights. ``init``:
     start from these weights (a network of the same shape, e.g. an earlier run's,
-    to go on at another learning rate) instead of seeded random ones."""
+    to go on at another learning rate) instead of seeded random ones.
+
+    Issue 62: ``match`` deals the pool from match situations (scores before the
+    round drawn, so BIS's end-game bids and blind nils come; the pool
+    ``"<seed>/qpmatch"``); ``opponents`` plays the rounds instead of self-play
+    (``lab.training.qp_league.League``: SRP and earlier networks)."""
     from lab.training.progress import Progress
     from lab.training.train import (
         TrainError,
@@ -379,6 +421,10 @@ def train(
         "branch": branch,
         "advantage": advantage,
     }
+    if match or opponents is not None:  # earlier runs' checkpoints keep their config
+        if branch and opponents is not None:
+            raise TrainError("a league run does not branch")
+        config.update(match=match, **(opponents.config if opponents is not None else {}))
     net = make_net((PLAY_FEATURES, *hidden, 1), seed)
     if init is not None:
         load_weights(net, init)
@@ -394,7 +440,8 @@ def train(
         history, start = state["history"], state["iteration"]
     folder.mkdir(parents=True, exist_ok=True)
     bidding = Progress("rounds bid", pool + gauge_deals, 0, progress)
-    parts = [load_rounds(deals, f"{seed}/qpself", c * chunk, chunk, bidding)
+    pool_name = f"{seed}/qpmatch" if match else f"{seed}/qpself"
+    parts = [load_rounds(deals, pool_name, c * chunk, chunk, bidding, match)
              for c in range(pool // chunk)]  # fmt: skip
     everything = {k: np.concatenate([d[k] for d in parts]) for k in parts[0]}
     held = None
@@ -415,12 +462,17 @@ def train(
         history["gauge_se"].append(g["se"])
         bar.update(0, f"iteration {i}: vs SRP {g['gap']:+.1f} ± {g['se']:.1f} points a round")
 
+    if opponents is not None:
+        opponents.start(folder, start)
     bar = Progress("iterations", iterations, start, progress)
     for i in range(start, iterations):
         first = (i * rounds) % pool
         take = np.arange(first, first + rounds) % pool
         part = {k: v[take] for k, v in everything.items()}
-        rows = selfplay(part, net_arrays(export(net)), explore, lam, [seed, i], branch)
+        if opponents is not None:
+            rows = opponents.rows(part, net_arrays(export(net)), explore, lam, seed, i)
+        else:
+            rows = selfplay(part, net_arrays(export(net)), explore, lam, [seed, i], branch)
         tmp = folder / f"iter_{i}.tmp.npz"
         np.savez(tmp, **rows)
         tmp.replace(folder / f"iter_{i}.npz")
@@ -467,6 +519,8 @@ def train(
         bar.update(1, f"iteration {i + 1} loss {total / steps:.4f}")
         if held is not None and ((i + 1) % gauge_every == 0 or i + 1 == iterations):
             point(i + 1)
+        if opponents is not None:
+            opponents.after(folder, i + 1, export(net))
         save_checkpoint(
             checkpoint,
             {

@@ -193,3 +193,16 @@ def test_the_shipped_qp_is_learned_by_self_play_and_qp_srp_from_srps_roll_outs()
     for view in play_views(10):
         legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
         assert {qp.play(view, random.Random(0)), srp.play(view, random.Random(0))} <= legal
+
+
+def test_qp_league_is_qp_trained_on_against_srp_and_for_tournaments_only() -> None:
+    qp, league = make_bot("BIS+QP").player, make_bot("BIS+QP-league").player
+    assert isinstance(league, QP) and league.network.inputs == features.PLAY_FEATURES
+    meta = league.network.meta
+    assert meta["init"] == qp.network.checksum and meta["league"] == [qp.network.checksum]
+    assert meta["srp_share"] == 0.5 and meta["league_share"] == 0.25 and meta["match"] is True
+    assert league.network.checksum != qp.network.checksum
+    assert not any(name.endswith("+QP-league") for name in bot_names())
+    for view in play_views(10):
+        legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
+        assert league.play(view, random.Random(0)) in legal

@@ -5,7 +5,8 @@
         [--buffer 4] [--branch 0] [--advantage 1] [--hidden 256,256,128]
         [--gauge-deals 2000] [--gauge-every 5]
         [--seed 1] [--output bots/data/qp.npz] [--data DIR] [--plot FILE.png]
-        [--init NPZ]
+        [--init NPZ] [--match] [--srp-share 0] [--league-share 0] [--league-every 10]
+        [--league NPZ ...]
 
 The Four Hundred paper's training (``lab.training.qp_self``): from random
 weights, the network plays all four seats of bid rounds (compiled), each
@@ -16,7 +17,10 @@ player's games. ``--branch p``: a share p of the decisions also has every legal
 card played on the true deal and labelled by the value the network gives the
 seat's next position (or the round's score), fitted with an advantage loss.
 ``--init``: start from a weights file (an earlier run's, to go on at a lower
-``--lr``) instead of seeded random weights.
+``--lr``) instead of seeded random weights. The league (issue 62): ``--match``
+deals the pool from match situations; ``--srp-share`` and ``--league-share``
+are the shares of rounds the network plays at one partnership against SRP and
+against an earlier network (``--league`` files and the run's snapshots).
 
 The bid rounds (BIS, in Python: the slow part, about 4 ms a round) are kept
 in ``--data`` (default ``<output>.data``; runs may share it), the rows of the
@@ -95,12 +99,31 @@ class Command(BaseCommand):
         parser.add_argument("--plot", help="the learning curve as a PNG")
         parser.add_argument("--init", metavar="NPZ", help="start from these weights")
         parser.add_argument("--report", metavar="NPZ", help="print a weights file's record")
+        parser.add_argument(
+            "--match", action="store_true",
+            help="deal the pool from match situations (scores drawn: end-game bids, blind nils)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--srp-share", type=float, default=0.0, help="share of rounds against SRP"
+        )
+        parser.add_argument(
+            "--league-share", type=float, default=0.0,
+            help="share of rounds against an earlier network (--league and the run's snapshots)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--league-every", type=int, default=10, help="iterations between snapshots"
+        )
+        parser.add_argument(
+            "--league", action="append", default=[], metavar="NPZ",
+            help="an opponent network of the league (repeatable)",
+        )  # fmt: skip
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if opts["report"]:
             self.stdout.write(report(opts["report"]))
             return
         from bots.learned.mlp import WeightsError, read_mlp
+        from lab.training.qp_league import League
         from lab.training.qp_self import train
         from lab.training.train import TrainError
 
@@ -113,7 +136,16 @@ class Command(BaseCommand):
             raise CommandError("--gauge-deals >= 0 and --gauge-every >= 1")
         try:
             init = read_mlp(opts["init"]) if opts["init"] else None
+            league = tuple(read_mlp(p) for p in opts["league"])
         except WeightsError as e:
+            raise CommandError(str(e)) from None
+        try:
+            opponents = None
+            if opts["srp_share"] or opts["league_share"]:
+                opponents = League(
+                    opts["srp_share"], opts["league_share"], opts["league_every"], league
+                )
+        except TrainError as e:
             raise CommandError(str(e)) from None
         data = Path(opts["data"] or str(out) + ".data")
         try:
@@ -138,6 +170,8 @@ class Command(BaseCommand):
                 advantage=opts["advantage"],
                 init=init,
                 progress=sys.stderr,
+                match=opts["match"],
+                opponents=opponents,
             )
         except TrainError as e:
             raise CommandError(str(e)) from None
@@ -159,6 +193,9 @@ class Command(BaseCommand):
                 f"QP by self-play, λ {opts['lam']:g}, explore {opts['explore']:g}, "
                 f"lr {opts['lr']:g}, {opts['rounds']} rounds an iteration"
                 + (f", from {init.checksum[:8]}" if init is not None else "")
+                + (f", SRP {opts['srp_share']:g}" if opts["srp_share"] else "")
+                + (f", league {opts['league_share']:g}" if opts["league_share"] else "")
+                + (", match deals" if opts["match"] else "")
             )
             curve_plot(h, opts["plot"], title)
             self.stdout.write(f"curves: {opts['plot']}")
