@@ -186,7 +186,7 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(notify.group_of(self.account[1]), self.channel_name)
         # A move lost in a restart would stall the bot's tables: schedule it again
         # if overdue, as a table's socket does (game.driver.sweeper).
-        master.get().scheduler.start_sweeping()
+        master.get().start_sweeping()
         for pk, (public_id, seats) in (await db_call(_seats_of)(self.account[1])).items():
             await self.watch(pk, public_id, seats)
             await db_call(sweeper.resume_table)(pk)

@@ -22,11 +22,13 @@ from tests.support.inline import InlineScheduler
 
 SITE = ("game", "lobby", "spadesite", "studies")
 # Who may do what: the broadcast is sent by the announcer's module alone; the
-# announcer is reached through the master alone; commit hooks are the
-# master's and its stores'.
+# announcer is reached through the master alone, and so is the scheduler
+# (the builder shuts down a rebuilt master's); commit hooks are the master's
+# and its stores'.
 SENDERS = {"send_to_table", "table_event", "table_changed"}
 SENDS_TO_TABLES = {"game/sockets/events.py"}
 REACHES_THE_ANNOUNCER = {"game/master.py"}
+REACHES_THE_SCHEDULER = {"game/master.py", "game/builder.py"}
 HOOKS_COMMITS = {"game/master.py", "game/moves/stores/django.py"}
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,13 +44,15 @@ def bypasses(name: str, source: str) -> list[str]:
             found.append(f"{name}: {called_name}")
         if called_name == "on_commit" and name not in HOOKS_COMMITS:
             found.append(f"{name}: on_commit")
-        reaches = isinstance(node, ast.Attribute) and node.attr == "announcer"
-        if reaches and name not in REACHES_THE_ANNOUNCER:
+        reaches = node.attr if isinstance(node, ast.Attribute) else None
+        if reaches == "announcer" and name not in REACHES_THE_ANNOUNCER:
             found.append(f"{name}: announcer")
+        if reaches == "scheduler" and name not in REACHES_THE_SCHEDULER:
+            found.append(f"{name}: scheduler")
     return found
 
 
-def test_only_the_master_announces_a_table_and_hooks_its_commit() -> None:
+def test_only_the_master_announces_a_table_schedules_its_bots_and_hooks_its_commit() -> None:
     found = []
     for package in SITE:
         for path in (ROOT / package).rglob("*.py"):
@@ -65,11 +69,13 @@ def test_the_check_finds_an_announcement_around_the_master() -> None:
         "def leave(pk):\n"
         "    transaction.on_commit(lambda: events.table_changed(pk))\n"
         "    master.get().announcer.changed(pk)\n"
+        "    master.get().scheduler.turn(plan)\n"
     )
     assert bypasses("lobby/seat_commands.py", source) == [
         "lobby/seat_commands.py: on_commit",
         "lobby/seat_commands.py: table_changed",
         "lobby/seat_commands.py: announcer",
+        "lobby/seat_commands.py: scheduler",
     ]
 
 

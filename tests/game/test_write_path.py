@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from game import errors, master, seating
-from game.driver import bot_turns, scheduling, sweeper
+from game.driver import bot_turns, scheduling, sweeper, tasks
 from game.engine import Bid, Match, Play, Rules, SeeCards, replay, view_for
 from game.engine.state import Phase
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
@@ -390,7 +390,7 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
     assert abs(due - time.time() - 150) < 5
     assert sent == [
         (
-            "game.bot_turns.act",
+            tasks.ACT_TASK,
             {
                 "args": [5, 2, 17],
                 "kwargs": {"stand_in": False, "away": False},
@@ -399,7 +399,7 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
             },
         ),
         (
-            "game.bot_turns.act",
+            tasks.ACT_TASK,
             {
                 "args": [5, 3, 18],
                 "kwargs": {"stand_in": True, "away": False},
@@ -408,7 +408,7 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
             },
         ),
         (
-            "game.bot_turns.act",
+            tasks.ACT_TASK,
             {
                 "args": [5, 3, 19],
                 "kwargs": {"stand_in": True, "away": False},
@@ -418,7 +418,7 @@ def test_without_in_process_bots_moves_go_to_the_celery_bots_queue(
         ),
     ]
     # The name sent is the driver's task, which delivers at least once.
-    assert bot_turns.act.acks_late is True and bot_turns.act.name == scheduling.ACT_TASK
+    assert tasks.act.acks_late is True and tasks.act.name == tasks.ACT_TASK
 
 
 def test_a_move_never_changes_the_cached_match(live: InlineScheduler) -> None:

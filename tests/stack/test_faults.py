@@ -37,7 +37,7 @@ from tests.support.stack_checks import check_stored_log
 pytestmark = [pytest.mark.stack, pytest.mark.faults]
 
 BOTS = {1: "BIS+SRP", 3: "BIS+SRP"}  # humans at 0 and 2
-RECEIVED = "Task game.bot_turns.act["
+RECEIVED = "Task game.driver.tasks.act["
 REDIS_DOWN_SECONDS = 7.0
 
 

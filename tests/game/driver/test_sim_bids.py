@@ -12,7 +12,7 @@ import pytest
 from bots.registry import make_bot
 from bots.sim import SIM
 from game import master
-from game.driver import bot_turns
+from game.driver import bot_turns, tasks
 from game.engine import Bid, Rules, action_to_dict, view_for
 from game.models import Action, Table
 from game.moves import matches
@@ -110,8 +110,8 @@ def test_with_celery_the_simulation_goes_to_the_search_queue_and_the_first_submi
     settings.SPADES_BOT_BUDGET = 0.5
     caplog.set_level(logging.INFO, logger="game.driver.bot_turns")
     sent: dict[str, list[dict[str, Any]]] = {"act": [], "search": [], "fallback": []}
-    for name, task in (("act", bot_turns.act), ("search", bot_turns.search),
-                       ("fallback", bot_turns.submit_fallback)):  # fmt: skip
+    for name, task in (("act", tasks.act), ("search", tasks.search),
+                       ("fallback", tasks.submit_fallback)):  # fmt: skip
         monkeypatch.setattr(task, "apply_async", lambda _n=name, **kw: sent[_n].append(kw))
     table = make_table("BHHH", rules=Rules(winning_goal=1000, losing_goal=-1000),
                        bot="SIM100+SRP")  # fmt: skip
@@ -127,8 +127,8 @@ def test_with_celery_the_simulation_goes_to_the_search_queue_and_the_first_submi
     assert fallback["args"] == [table.pk, 0, version, bis, started, budget]
     assert 0 < search["soft_time_limit"] <= budget < search["time_limit"]
     assert started < fallback["eta"].timestamp() < started + budget
-    assert bot_turns.search(*search["args"], **search["kwargs"]) == bot_turns.MOVED
-    assert bot_turns.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
+    assert tasks.search(*search["args"], **search["kwargs"]) == bot_turns.MOVED
+    assert tasks.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
     _, _, source, _, bid, deals = logged_bids(caplog)[-1]
     assert source == "search" and deals > 0
     assert stored_bid(table, version) == bid
@@ -137,14 +137,14 @@ def test_with_celery_the_simulation_goes_to_the_search_queue_and_the_first_submi
     assert drive_to_bid(table, rng) == bot_turns.SEARCHING
     search, fallback = sent["search"][-1], sent["fallback"][-1]
     version = search["args"][2]
-    assert bot_turns.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.FALLBACK
-    assert bot_turns.search(*search["args"], **search["kwargs"]) == bot_turns.STALE
+    assert tasks.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.FALLBACK
+    assert tasks.search(*search["args"], **search["kwargs"]) == bot_turns.STALE
     assert stored_bid(table, version) == bis_bid(table, version, 0)
     assert all(call["queue"] == "bots" for call in sent["act"])
 
 
 @pytest.mark.parametrize(
-    ("task", "queue"), [(bot_turns.search, "search"), (bot_turns.submit_fallback, "bots")]
+    ("task", "queue"), [(tasks.search, "search"), (tasks.submit_fallback, "bots")]
 )
 def test_the_bid_tasks_are_routed_to_their_queue(task: Any, queue: str) -> None:
     assert app.amqp.router.route({}, task.name)["queue"].name == queue

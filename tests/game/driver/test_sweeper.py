@@ -12,7 +12,7 @@ from django.utils import timezone
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from game import master
-from game.driver import bot_turns, redelivery, sweeper
+from game.driver import bot_turns, redelivery, sweeper, tasks
 from game.driver.scheduling import CeleryScheduler, ThreadScheduler
 from game.engine import view_for
 from game.engine.actions import action_to_dict
@@ -109,9 +109,9 @@ def test_the_command_and_celery_beat_sweep(
     from spadesite.celery import app
 
     entry = app.conf.beat_schedule["sweep-overdue-turns"]
-    assert entry["task"] == bot_turns.SWEEP_TASK == bot_turns.sweep_overdue.name
+    assert entry["task"] == tasks.SWEEP_TASK == tasks.sweep_overdue.name
     assert entry["schedule"] == sweeper.SWEEP_EVERY_SECONDS
-    assert bot_turns.sweep_overdue() == 1  # the task itself
+    assert tasks.sweep_overdue() == 1  # the task itself
 
 
 def test_the_embedded_server_sweeps_on_its_runner() -> None:
@@ -155,7 +155,7 @@ def test_the_whole_sweep_after_an_outage_runs_once_for_all_workers(
 
     class Redis:
         def set(self, key: str, value: Any, nx: bool, ex: int) -> bool:
-            assert nx and ex == bot_turns.RESWEEP_HOLD_SECONDS
+            assert nx and ex == tasks.RESWEEP_HOLD_SECONDS
             if key in held:
                 return False
             held.add(key)
@@ -164,8 +164,8 @@ def test_the_whole_sweep_after_an_outage_runs_once_for_all_workers(
     monkeypatch.setattr(redelivery.redis_clients, "sync_client", Redis)
     table = make_table("BBBB")
     lost.clear()
-    assert bot_turns.sweep_overdue(every=True) == 1  # the first worker back
-    assert bot_turns.sweep_overdue(every=True) == 0  # the others skip
+    assert tasks.sweep_overdue(every=True) == 1  # the first worker back
+    assert tasks.sweep_overdue(every=True) == 0  # the others skip
     assert [plan.table_id for plan in lost] == [table.pk]
 
 
@@ -205,17 +205,17 @@ def test_a_bot_that_kills_its_worker_is_passed_over_for_the_plain_bot(
     monkeypatch.setattr(bot_turns, "make_bot", dying)
     for _ in range(redelivery.MAX_STARTS):
         with pytest.raises(MemoryError):
-            bot_turns.act(plan.table_id, plan.seat, plan.version)
+            tasks.act(plan.table_id, plan.seat, plan.version)
     assert Table.objects.get(pk=table.pk).version == plan.version  # nothing moved
     match = load_match(Table.objects.get(pk=table.pk), plan.version)
     expected = real_make_bot(redelivery.PLAIN_BOT).act(
         view_for(match, plan.seat), bot_turns.bot_rng(table.seed, plan.version, plan.seat)
     )
-    assert bot_turns.act(plan.table_id, plan.seat, plan.version) == bot_turns.MOVED
+    assert tasks.act(plan.table_id, plan.seat, plan.version) == bot_turns.MOVED
     moved = Action.objects.get(table=table, version=plan.version + 1)
     assert (moved.seat, moved.action) == (plan.seat, action_to_dict(expected))
     # Sent again after that (a duplicate, the sweeper): refused as stale.
-    assert bot_turns.act(plan.table_id, plan.seat, plan.version) == bot_turns.STALE
+    assert tasks.act(plan.table_id, plan.seat, plan.version) == bot_turns.STALE
 
 
 def test_a_move_that_keeps_failing_is_dropped_until_its_count_expires(
@@ -228,10 +228,10 @@ def test_a_move_that_keeps_failing_is_dropped_until_its_count_expires(
     plan = lost[0]
     key = redelivery.STARTS_KEY.format(plan.table_id, plan.seat, plan.version)
     starts.counts[key] = 2 * redelivery.MAX_STARTS
-    assert bot_turns.act(plan.table_id, plan.seat, plan.version) == bot_turns.DROPPED
+    assert tasks.act(plan.table_id, plan.seat, plan.version) == bot_turns.DROPPED
     assert Table.objects.get(pk=table.pk).version == plan.version
     del starts.counts[key]  # expired: the sweeper's next send is a first start again
-    assert bot_turns.act(plan.table_id, plan.seat, plan.version) == bot_turns.MOVED
+    assert tasks.act(plan.table_id, plan.seat, plan.version) == bot_turns.MOVED
 
 
 def test_without_redis_a_move_is_never_counted_or_dropped(
@@ -246,5 +246,5 @@ def test_without_redis_a_move_is_never_counted_or_dropped(
     table = make_table("BBBB")
     plan = lost[0]
     assert redelivery.move_starts(plan.table_id, plan.seat, plan.version) == 0
-    assert bot_turns.act(plan.table_id, plan.seat, plan.version) == bot_turns.MOVED
+    assert tasks.act(plan.table_id, plan.seat, plan.version) == bot_turns.MOVED
     assert Table.objects.get(pk=table.pk).version == plan.version + 1

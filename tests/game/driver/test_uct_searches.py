@@ -13,7 +13,7 @@ from bots import solver_compiled
 from bots.srp import SRP
 from bots.uct import UCT, UCTSearch
 from game import builder, master
-from game.driver import bot_turns
+from game.driver import bot_turns, tasks
 from game.engine import Rules, view_for
 from game.engine.cards import parse_card
 from game.models import Action, Table
@@ -114,8 +114,8 @@ class Sent:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: dict[str, list[dict[str, Any]]] = {"act": [], "search": [], "fallback": []}
-        for name, task in (("act", bot_turns.act), ("search", bot_turns.search),
-                           ("fallback", bot_turns.submit_fallback)):  # fmt: skip
+        for name, task in (("act", tasks.act), ("search", tasks.search),
+                           ("fallback", tasks.submit_fallback)):  # fmt: skip
             monkeypatch.setattr(task, "apply_async", self._capture(name))
 
     def _capture(self, name: str) -> Any:
@@ -164,16 +164,16 @@ def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
     assert started < fallback["eta"].timestamp() < started + budget
     assert fallback["args"] == [table.pk, 0, version, fallen_back, started, budget]
     assert card == expected_fallback(table, version, 0)
-    assert bot_turns.search(*search["args"], **search["kwargs"]) == bot_turns.MOVED
-    assert bot_turns.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
+    assert tasks.search(*search["args"], **search["kwargs"]) == bot_turns.MOVED
+    assert tasks.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
     assert search_moves(caplog)[-1][2:3] == ("search",)
     assert search_moves(caplog)[-1][3] <= budget
 
     # 2. The fallback first (the search was late): the search's submit is dropped.
     assert drive_to_search(table, rng) == bot_turns.SEARCHING
     search, fallback = sent.calls["search"][-1], sent.calls["fallback"][-1]
-    assert bot_turns.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.FALLBACK
-    assert bot_turns.search(*search["args"], **search["kwargs"]) == bot_turns.STALE
+    assert tasks.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.FALLBACK
+    assert tasks.search(*search["args"], **search["kwargs"]) == bot_turns.STALE
     version = search["args"][2]
     played = Action.objects.get(table=table, version=version + 1).action
     assert played["card"] == search["args"][6]["card"]
@@ -185,8 +185,8 @@ def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
     monkeypatch.setattr(UCTSearch, "run", broken)
     assert drive_to_search(table, rng) == bot_turns.SEARCHING
     search, fallback = sent.calls["search"][-1], sent.calls["fallback"][-1]
-    assert bot_turns.search(*search["args"], **search["kwargs"]) == bot_turns.FALLBACK
-    assert bot_turns.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
+    assert tasks.search(*search["args"], **search["kwargs"]) == bot_turns.FALLBACK
+    assert tasks.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE
     version = search["args"][2]
     played = Action.objects.get(table=table, version=version + 1).action
     assert played["card"] == search["args"][6]["card"]
