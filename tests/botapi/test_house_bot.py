@@ -1,6 +1,7 @@
-"""The protocol adds nothing to the play: BIS+SRP wrapped by the example client
-(docs/examples/house_bot.py) at a table of the site plays exactly the match that
-BIS+SRP plays in-process on the same deal, action by action."""
+"""The bot protocol (botapi/consumer.py) adds nothing to the play: BIS+SRP wrapped
+by the example client (docs/examples/house_bot.py) at a table of the site plays
+exactly the match that BIS+SRP plays in-process on the same deal, action by
+action."""
 
 from __future__ import annotations
 

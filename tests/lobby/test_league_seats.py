@@ -1,4 +1,5 @@
-"""Every bidder of the registry, and so of the league, can be seated from the table form."""
+"""Every bidder of the registry, and so of the league, can be seated from the
+table form (lobby/forms.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The HTTP side of the site: home page and admin."""
+"""The HTTP side of the site: the lobby's pages (lobby/views.py: the home page,
+the new table's form; the accounts' pages) and the admin."""
 
 import re
 

@@ -1,4 +1,5 @@
-"""SIM's bids at a live table through the Celery ``search`` queue: within the
+"""SIM's bids at a live table through the Celery ``search`` queue (the driver's
+tasks, game/driver/tasks.py, sent by game/driver/scheduling.py): within the
 bot budget, and BIS's bid when the budget runs out.
 
 The production stack as in ``test_uct_on_the_search_queue``: a scratch PostgreSQL

@@ -1,4 +1,5 @@
-"""A UCT bot at a live table through the Celery ``search`` queue, every move within budget.
+"""A UCT bot at a live table through the Celery ``search`` queue, every move within budget
+(the driver's tasks, game/driver/tasks.py, sent by game/driver/scheduling.py).
 
 The production stack as in ``tests/stack/test_match_on_a_worker.py``: a scratch PostgreSQL
 database, an empty Redis database, and two Celery workers as subprocesses, as

@@ -1,5 +1,6 @@
-"""Migration 0020's backfill: a rated match's bands from its people's ratings at
-its start (their history's before-values), 0 where unknown."""
+"""Migration 0020's backfill of the rating bands (game/ratings/bands.py): a rated
+match's bands from its people's ratings at its start (their history's
+before-values), 0 where unknown."""
 
 from __future__ import annotations
 

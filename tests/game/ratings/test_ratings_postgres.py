@@ -1,5 +1,6 @@
 """On PostgreSQL: matches with an entrant in common end side by side through the event
-loop's asyncio connections; each is rated once, in turn, and the rebuild agrees."""
+loop's asyncio connections; each is rated once, in turn (game/ratings/match_end.py),
+and the rebuild agrees (game/ratings/rebuild.py)."""
 
 from __future__ import annotations
 

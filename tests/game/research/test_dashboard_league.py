@@ -1,4 +1,5 @@
-"""The staff dashboard shows the latest bidding league (the JSON manage.py league writes)."""
+"""The staff dashboard shows the latest bidding league: the JSON manage.py league
+writes, read by game/research/league_table.py."""
 
 from __future__ import annotations
 
