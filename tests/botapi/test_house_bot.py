@@ -19,8 +19,8 @@ from game import seating
 from game.engine import Match, Rules, action_to_dict, view_for
 from game.models import Action, Table
 from tests.botapi import test_protocol as proto
-from tests.game.sockets.test_consumers import close_sync_thread_connections  # noqa: F401
 from tests.support.inline import InlineScheduler
+from tests.support.sockets import close_sync_thread_connections  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 RULES = Rules(winning_goal=150, losing_goal=-150)

@@ -17,9 +17,9 @@ from game.errors import NotPlaying
 from game.models import Table
 from game.sockets import visits
 from lobby.views import open_tables
-from tests.game.sockets.test_consumers import TIMEOUT, connect
 from tests.support.helpers import make_table
 from tests.support.inline import InlineScheduler
+from tests.support.sockets import TIMEOUT, connect
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -19,10 +19,10 @@ from game.engine.state import Phase
 from game.errors import SeatError
 from game.models import BOT_PERSONAS, Action, Seat, Table
 from game.moves import matches
-from tests.game.sockets.test_consumers import TIMEOUT, connect, next_state
 from tests.support import helpers
 from tests.support.helpers import make_table
 from tests.support.inline import InlineScheduler
+from tests.support.sockets import TIMEOUT, connect, next_state
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -135,7 +135,7 @@ def to_act(table: Any) -> tuple[int, Any, int]:
 
 
 async def test_a_players_move_crosses_at_most_seven_server_files(live: InlineScheduler) -> None:
-    from tests.game.sockets.test_consumers import connect
+    from tests.support.sockets import connect
 
     table = await database_sync_to_async(make_table)("HHHH")
     rng = random.Random(3)

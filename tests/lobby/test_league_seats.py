@@ -9,7 +9,7 @@ from django.test import Client
 from bots.registry import BIDDERS
 from game.models import Table
 from lab.tournaments.league import PLAYER, default_bidders
-from tests.lobby.test_lobby import as_guest, table_form_data
+from tests.support.lobby_client import as_guest, table_form_data
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

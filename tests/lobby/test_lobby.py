@@ -15,18 +15,13 @@ from bots.registry import DEFAULT_BOT, bot_groups, bot_names
 from game import master, seating
 from game.models import Seat, Table
 from game.moves import matches
-from lobby.forms import TableForm, rule_field_names
+from lobby.forms import rule_field_names
 from lobby.models import TableListing
 from tests.support.helpers import SHORT_RULES, make_table, play_humans
 from tests.support.inline import InlineScheduler
+from tests.support.lobby_client import as_guest, seat_op, table_form_data
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def as_guest(client: Client, name: str = "Ann") -> str:
-    response = client.post("/guest/", {"name": name, "next": "/"})
-    assert response.status_code == 302
-    return str(client.session["guest_id"])
 
 
 def as_session_guest(client: Client, guest_id: str, name: str) -> None:
@@ -34,20 +29,6 @@ def as_session_guest(client: Client, guest_id: str, name: str) -> None:
     session["guest_id"] = guest_id
     session["guest_name"] = name
     session.save()
-
-
-def table_form_data(**overrides: Any) -> dict[str, Any]:
-    form = TableForm()
-    data: dict[str, Any] = {}
-    for name, field in form.fields.items():
-        initial = field.initial
-        if isinstance(initial, bool):
-            if initial:
-                data[name] = "on"
-        elif initial is not None:
-            data[name] = initial
-    data.update(overrides)
-    return {k: v for k, v in data.items() if v is not None}
 
 
 # ----- players ----------------------------------------------------------------------
@@ -217,10 +198,6 @@ def new_table(client: Client, **overrides: Any) -> Table:
     response = client.post("/tables/new/", table_form_data(**overrides))
     assert response.status_code == 302, response.content.decode()[:2000]
     return Table.objects.order_by("-created_at").first()
-
-
-def seat_op(client: Client, table: Table, **data: Any) -> Any:
-    return client.post(f"/t/{table.public_id}/seat/", data)
 
 
 def test_private_tables_need_the_invite_link(client: Client) -> None:

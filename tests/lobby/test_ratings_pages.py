@@ -17,9 +17,9 @@ from game.models import Seat, Table
 from game.ratings import compute
 from game.ratings.models import Rating
 from lobby.models import PublicProfile
-from tests.lobby.test_lobby import as_guest, table_form_data
 from tests.support.helpers import play_humans
 from tests.support.inline import InlineScheduler
+from tests.support.lobby_client import as_guest, table_form_data
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -25,12 +25,16 @@ the record is a stub. Bids/tricks/points (N E S W; N/S, E/W):
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import json
+import random
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from game.engine.round_types import round_type
 from game.engine.rules import Rules
 from game.models import MatchResult, RoundRecordRow, Seat, Table
-from game.research import tallies
+from game.research import exports, imports, tallies
+from game.research.analytics import Filters
 from game.research.round_columns import (
     held_round_types,
     is_stand_in_round,
@@ -38,6 +42,10 @@ from game.research.round_columns import (
     nil_category,
     rules_key,
     side_bot,
+)
+from game.research.storage import store_match
+from tests.support.helpers import (
+    random_match,
 )
 
 RULES_A = Rules().to_dict()
@@ -175,3 +183,43 @@ def build() -> dict[str, Table]:
     tallies.add_rounds(RoundRecordRow.objects.all())
     tallies.add_matches(MatchResult.objects.all())
     return tables
+
+
+# Random data for the tallies' tests (tests/game/research/test_tallies.py,
+# tests/game/ratings/test_rating_bands.py), beside the fixed set above.
+BOTS = ("RB+SRP", "MS+SRP", "BIS+SRP")
+
+
+def varied_import(rng: random.Random) -> None:
+    """Bot matches exported, then imported again as other tables: random seats (humans and
+    bots), days over three months and stand-in moves."""
+    for i in range(6):
+        bots = [rng.choice(BOTS) for _ in range(2)]
+        store_match(random_match(f"tally-{i}"), [bots[0], bots[1], bots[0], bots[1]])
+    lines = "".join(exports.iter_jsonl(Filters(stand_ins=True))).splitlines()
+    by_table: dict[str, list[dict[str, Any]]] = {}
+    for line in lines:
+        item = json.loads(line)
+        by_table.setdefault(item["table"], []).append(item)
+    out = []
+    for copy in range(12):
+        for public_id, items in by_table.items():
+            kinds = [rng.choice("HB") for _ in range(4)]
+            names = [rng.choice(BOTS) for _ in range(2)]
+            start = date(2026, 1, 1) + timedelta(days=rng.randrange(85))
+            for k, item in enumerate(items):
+                item = json.loads(json.dumps(item))
+                item["table"] = f"c{copy}-{public_id}"[:16]
+                day = start + timedelta(days=k // 4)
+                item["finished_at"] = f"{day.isoformat()}T{rng.randrange(24):02d}:30:00+00:00"
+                if item["match_result"]:
+                    item["match_result"]["finished_at"] = item["finished_at"]
+                for p, seat in enumerate(item["seats"]):
+                    seat.update(kind="bot" if kinds[p] == "B" else "human",
+                                bot=names[p % 2] if kinds[p] == "B" else None,
+                                player=None if kinds[p] == "B" else f"p_{copy}{p}")  # fmt: skip
+                    human = kinds[p] == "H"
+                    seat["stand_in_plays"] = rng.choice((0, 0, 0, 0, 2, 5)) if human else 0
+                    seat["stand_in_bid"] = human and rng.random() < 0.05
+                out.append(json.dumps(item))
+    imports.import_jsonl(out)

@@ -7,7 +7,7 @@ import random
 from typing import Any
 
 from game import master, seating
-from game.engine import Rules, view_for
+from game.engine import Match, Rules, view_for
 from game.models import Table
 from game.moves import matches
 from game.sockets import frames
@@ -65,3 +65,13 @@ def table_view(table: Table | int, seat: int | None) -> dict[str, Any]:
     pk = table.pk if isinstance(table, Table) else table
     view: dict[str, Any] = json.loads(frames.state_frame(pk, seat)[1])["view"]
     return view
+
+
+def random_match(seed: str) -> Match:
+    """A match played to its end by random legal actions, from ``seed``."""
+    rng = random.Random(seed)
+    match = Match(Rules(winning_goal=150, losing_goal=-100), seed)
+    while not match.is_over:
+        seat = match.round.to_act
+        match.apply(rng.choice(view_for(match, seat).legal_actions))
+    return match

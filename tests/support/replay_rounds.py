@@ -47,3 +47,15 @@ def written_record(bids: list[int], plays: str, dealer: int = 0) -> dict[str, An
         r.apply(Play(r.to_act, c))  # checks every card: following suit, spades broken
     assert r.phase is Phase.DONE
     return record_of(r)
+
+
+# Tricks 1-9, written so that North (nil) takes none, South five (4 bid),
+# East/West four (6 bid) and East leads trick 10. North deals; East leads first.
+FILLER = (
+    "2D AD 3D 4D  QD 5D 6D 7D  JD 8D TD TH  QH 3H 4H 9H  5C 6C 7C JC  "
+    "TC 3S 8C 9C  4S KS 5S 6S  7S 8S AS 9S  QS TS 6H JS"
+)
+
+
+# Tricks 10-13 from N: KH 4C 3C 2C, E: JH 8H 7H KC, S: AH 5H 9D 2S, W: 2H AC QC KD.
+ENDING = "JH 5H 2H KH  2C KC 2S QC  AH KD 3C 7H  9D AC 4C 8H"

@@ -15,8 +15,8 @@ from game import seating
 from game.models import MatchResult, Rating, RoundRecordRow, RoundTally, Table
 from game.ratings import bands
 from game.research import tallies
-from tests.game.research.test_tallies import _varied_import
 from tests.support import analytics_fixtures
+from tests.support.analytics_fixtures import varied_import
 
 pytestmark = pytest.mark.django_db
 
@@ -85,7 +85,7 @@ def test_no_human_or_no_rated_human_is_band_0() -> None:
 def _with_bands() -> None:
     """Imported tables of random seats, each side with people in a band (every band
     used, 0 too: a side of people with no rated match), bots' sides in 0."""
-    _varied_import(random.Random(45))
+    varied_import(random.Random(45))
     cycle = iter(range(10**6))
     for table in Table.objects.all():
         kinds = "".join("H" if s.kind == "human" else "B" for s in table.seats.order_by("position"))

@@ -23,7 +23,7 @@ from game.replays.analysis import (
     spots_of,
 )
 from game.replays.rounds import analyse_round
-from tests.support.replay_rounds import played_record, written_record
+from tests.support.replay_rounds import ENDING, FILLER, played_record, written_record
 
 
 def reference(doc: dict, start: int):
@@ -106,16 +106,6 @@ def test_losses_equal_a_brute_force_reference_on_small_endings(bot: str) -> None
     assert checked == sum(4 * (1 + i % 4) for i in range(ROUNDS))
     assert nonzero > 0, "some cards should give something away"
     assert nils > 0, "some rounds should have a nil (the points objective's hardest part)"
-
-
-# Tricks 1-9, written so that North (nil) takes none, South five (4 bid),
-# East/West four (6 bid) and East leads trick 10. North deals; East leads first.
-FILLER = (
-    "2D AD 3D 4D  QD 5D 6D 7D  JD 8D TD TH  QH 3H 4H 9H  5C 6C 7C JC  "
-    "TC 3S 8C 9C  4S KS 5S 6S  7S 8S AS 9S  QS TS 6H JS"
-)
-# Tricks 10-13 from N: KH 4C 3C 2C, E: JH 8H 7H KC, S: AH 5H 9D 2S, W: 2H AC QC KD.
-ENDING = "JH 5H 2H KH  2C KC 2S QC  AH KD 3C 7H  9D AC 4C 8H"
 
 
 def test_a_round_worked_by_hand() -> None:

@@ -27,10 +27,9 @@ from game.research import tallies
 from game.research.analytics import Filters, card_play_quality
 from game.research.storage import round_row_from_record
 from spadesite.celery import app
-from tests.game.replays.test_replay_analysis import ENDING, FILLER
 from tests.support import ROOT
 from tests.support.helpers import make_table, play_humans
-from tests.support.replay_rounds import written_record
+from tests.support.replay_rounds import ENDING, FILLER, written_record
 
 pytestmark = pytest.mark.django_db(transaction=True)
 migration_losses = importlib.import_module(

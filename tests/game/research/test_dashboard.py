@@ -114,10 +114,10 @@ def test_bad_filters_say_why_and_show_nothing(staff: Client, tables: dict[str, T
 
 
 def test_exports_download_with_the_filters(staff: Client) -> None:
-    from tests.game.research.test_exports import _random_match
+    from tests.support.helpers import random_match
 
-    a = store_match(_random_match("dash-1"), ["RB+SRP", "MS+SRP", "RB+SRP", "MS+SRP"])
-    store_match(_random_match("dash-2"), ["BIS0+SRP"] * 4)
+    a = store_match(random_match("dash-1"), ["RB+SRP", "MS+SRP", "RB+SRP", "MS+SRP"])
+    store_match(random_match("dash-2"), ["BIS0+SRP"] * 4)
     n = RoundRecordRow.objects.filter(table=a).count()
     response = staff.get(URL + "export.csv", {"bot": "MS+SRP"})
     assert response.status_code == 200 and response.streaming

@@ -13,32 +13,22 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Q
 
-from game.engine import Match, Rules, view_for
 from game.models import Action, MatchResult, RoundRecordRow, Seat, Table
 from game.ratings.models import Rating
 from game.ratings.rebuild import rebuild
 from game.research import analytics, exports, imports, tallies, tally_flush
 from game.research.analytics import Filters
 from game.research.storage import store_match
-from tests.support.helpers import QUICK_RULES, make_table, play_humans
+from tests.support.helpers import QUICK_RULES, make_table, play_humans, random_match
 
 pytestmark = pytest.mark.django_db
-
-
-def _random_match(seed: str) -> Match:
-    rng = random.Random(seed)
-    match = Match(Rules(winning_goal=150, losing_goal=-100), seed)
-    while not match.is_over:
-        seat = match.round.to_act
-        match.apply(rng.choice(view_for(match, seat).legal_actions))
-    return match
 
 
 @pytest.fixture
 def stored(live: Any) -> dict[str, Table]:
     """Two bot-vs-bot matches, a human+bot vs bot+bot table and a human-only one, finished."""
-    a = store_match(_random_match("exp-1"), ["RB+SRP", "MS+SRP", "RB+SRP", "MS+SRP"])
-    b = store_match(_random_match("exp-2"), ["MS+SRP", "RB+SRP", "MS+SRP", "RB+SRP"])
+    a = store_match(random_match("exp-1"), ["RB+SRP", "MS+SRP", "RB+SRP", "MS+SRP"])
+    b = store_match(random_match("exp-2"), ["MS+SRP", "RB+SRP", "MS+SRP", "RB+SRP"])
     mixed = play_humans(make_table("HBBB", QUICK_RULES, bot="Random+Random"), random.Random(4))
     humans = play_humans(make_table("HHHH", QUICK_RULES), random.Random(5))
     for t in (mixed, humans):

@@ -30,12 +30,17 @@ from game.research.analytics import Filters
 from game.research.round_columns import side_bot
 from game.research.storage import store_match
 from game.sql import connections
-from tests.game.research.test_exports import _random_match
-from tests.support.helpers import QUICK_RULES, SHORT_RULES, human_move, make_table, play_humans
+from tests.support.analytics_fixtures import varied_import
+from tests.support.helpers import (
+    QUICK_RULES,
+    SHORT_RULES,
+    human_move,
+    make_table,
+    play_humans,
+    random_match,
+)
 
 pytestmark = pytest.mark.django_db
-
-BOTS = ("RB+SRP", "MS+SRP", "BIS+SRP")
 
 
 @pytest.mark.django_db(transaction=True)  # moves schedule the stand-in after their commit
@@ -68,41 +73,6 @@ def test_a_stand_in_bid_on_a_live_table_makes_a_stand_in_round(live: Any) -> Non
 
 def _csv_rows(f: Filters) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO("".join(exports.iter_csv(f)))))
-
-
-def _varied_import(rng: random.Random) -> None:
-    """Bot matches exported, then imported again as other tables: random seats (humans and
-    bots), days over three months and stand-in moves."""
-    for i in range(6):
-        bots = [rng.choice(BOTS) for _ in range(2)]
-        store_match(_random_match(f"tally-{i}"), [bots[0], bots[1], bots[0], bots[1]])
-    lines = "".join(exports.iter_jsonl(Filters(stand_ins=True))).splitlines()
-    by_table: dict[str, list[dict[str, Any]]] = {}
-    for line in lines:
-        item = json.loads(line)
-        by_table.setdefault(item["table"], []).append(item)
-    out = []
-    for copy in range(12):
-        for public_id, items in by_table.items():
-            kinds = [rng.choice("HB") for _ in range(4)]
-            names = [rng.choice(BOTS) for _ in range(2)]
-            start = date(2026, 1, 1) + timedelta(days=rng.randrange(85))
-            for k, item in enumerate(items):
-                item = json.loads(json.dumps(item))
-                item["table"] = f"c{copy}-{public_id}"[:16]
-                day = start + timedelta(days=k // 4)
-                item["finished_at"] = f"{day.isoformat()}T{rng.randrange(24):02d}:30:00+00:00"
-                if item["match_result"]:
-                    item["match_result"]["finished_at"] = item["finished_at"]
-                for p, seat in enumerate(item["seats"]):
-                    seat.update(kind="bot" if kinds[p] == "B" else "human",
-                                bot=names[p % 2] if kinds[p] == "B" else None,
-                                player=None if kinds[p] == "B" else f"p_{copy}{p}")  # fmt: skip
-                    human = kinds[p] == "H"
-                    seat["stand_in_plays"] = rng.choice((0, 0, 0, 0, 2, 5)) if human else 0
-                    seat["stand_in_bid"] = human and rng.random() < 0.05
-                out.append(json.dumps(item))
-    imports.import_jsonl(out)
 
 
 def _by_hand(f: Filters) -> tuple[int, dict[tuple[int, str], list[int]]]:
@@ -184,7 +154,7 @@ def test_live_round_ends_add_to_the_flushing_process_shard_and_readers_sum_the_s
     live: Any,
 ) -> None:
     rng = random.Random(5)
-    _varied_import(rng)  # the bulk path: shard 0
+    varied_import(rng)  # the bulk path: shard 0
     played = [make_table("HHHH", QUICK_RULES, stand_in_bots=False) for _ in range(3)]
     for table in played:
         play_humans(table, rng)
@@ -223,7 +193,7 @@ STUDY_KEYS = ((0, False), (7, False), (7, True), (8, False))  # (study condition
 
 def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
     rng = random.Random(20)
-    _varied_import(rng)
+    varied_import(rng)
     # Imported tables of studies (as the migration of studies' older tables would mark them).
     # And rating bands (0 for a side with no human, as a live start gives it).
     for table in Table.objects.all():
@@ -309,7 +279,7 @@ def test_tallies_give_the_scans_figures_on_random_data(live: Any) -> None:
 
 
 def test_bad_stand_in_fields_in_an_import_are_refused() -> None:
-    store_match(_random_match("bad-1"), ["RB+SRP"] * 4)
+    store_match(random_match("bad-1"), ["RB+SRP"] * 4)
     lines = "".join(exports.iter_jsonl(Filters())).splitlines()
     Table.objects.all().delete()
     tallies.rebuild()

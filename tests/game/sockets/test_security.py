@@ -27,9 +27,9 @@ from game.sockets import client_frames, limits
 from game.sockets.routing import websocket_urlpatterns
 from lobby.access import CLOSE_PRIVATE
 from lobby.models import TableListing
-from tests.game.sockets.test_consumers import TIMEOUT, connect, refused
 from tests.support.helpers import make_table
 from tests.support.inline import InlineScheduler
+from tests.support.sockets import TIMEOUT, connect, refused
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -185,7 +185,7 @@ def test_the_frame_parser_refuses_what_the_table_page_never_sends() -> None:
 
 
 def test_seat_positions_are_ascii_digits_only(live: InlineScheduler) -> None:
-    from tests.lobby.test_lobby import table_form_data
+    from tests.support.lobby_client import table_form_data
 
     client = Client()
     client.post("/guest/", {"name": "Host"})

@@ -11,9 +11,9 @@ from channels.db import database_sync_to_async
 
 from game.models import ChatLine
 from game.sockets import talk, watchers
-from tests.game.sockets.test_consumers import TIMEOUT, connect, receive, refused
 from tests.support.helpers import make_table
 from tests.support.inline import InlineScheduler
+from tests.support.sockets import TIMEOUT, connect, receive, refused
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,9 +12,9 @@ from channels.db import database_sync_to_async
 from game.models import Action
 from game.moves import matches
 from game.sockets.client_frames import MAX_THINK_MS
-from tests.game.sockets.test_consumers import connect, refused
 from tests.support.helpers import make_table
 from tests.support.inline import InlineScheduler
+from tests.support.sockets import connect, refused
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
