@@ -190,7 +190,7 @@ class BotConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(offers.CHALLENGES, self.channel_name)
         # A move lost in a restart would stall the bot's tables: schedule it again
         # if overdue, as a table's socket does (game.driver.sweeper).
-        master.get().scheduler.start_sweeping()
+        master.get().start_sweeping()
         try:
             for pk, (public_id, seats) in (await reads.read(_seats_of, self.account[1])).items():
                 await self.watch(pk, public_id, seats)

@@ -7,7 +7,7 @@ so are the moves' switches (the bots' pace and budget, the stand-in bot:
 ``game.switches``) and where the small shared state lives (rate limits,
 watchers, a move task's starts: Redis with ``REDIS_URL``, else memory). No
 other module of the server reads or branches on them
-(``tests/server/test_master.py`` parses every module for it). ``game.apps``
+(``tests/game/test_master.py`` parses every module for it). ``game.apps``
 installs :func:`build` at start-up; the master is built again when one of
 the settings it is built from changes, and the rest handed in again when
 one of theirs does (the tests change them).

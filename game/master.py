@@ -215,7 +215,7 @@ class TableMaster:
                 self.scheduler.flush_soon(table.pk)
             except Exception:  # the round stays pending: the sweep adds it
                 log.exception("adding the round of table %s to the tallies failed", table.pk)
-        self._schedule(after_move(outcome))
+        self.schedule(after_move(outcome))
 
     def change(self, write: Callable[[], Changed[T]]) -> T:
         """A change of live tables that is not a move (seats, a start, a
@@ -234,15 +234,30 @@ class TableMaster:
                 self.announcer.changed(table_id)
             except Exception:
                 log.exception("telling table %s of its change failed", table_id)
-        self._schedule(done.turn)
+        self.schedule(done.turn)
 
-    def _schedule(self, plan: TurnPlan | None) -> None:
+    def schedule(self, plan: TurnPlan | None) -> bool:
+        """Have the plan's bot or stand-in move made after its delay (after a
+        commit; the sweeper's and a resumed table's plans); whether it was
+        scheduled. A failure is logged: the sweep tries again."""
         if plan is None:
-            return
+            return False
         try:
             self.scheduler.turn(plan)
         except Exception:
             log.exception("scheduling a bot move at table %s failed", plan.table_id)
+            return False
+        return True
+
+    def search(self, job: Any) -> str:
+        """A searching bot's move within its budget (``game.driver.bot_turns.Search``),
+        run where the scheduler runs searches: here, or on the queues."""
+        return self.scheduler.search(job)
+
+    def start_sweeping(self) -> None:
+        """Sweep for lost moves periodically, if nothing else does (a socket's
+        first connection in the embedded server)."""
+        self.scheduler.start_sweeping()
 
 
 # ----- the process's master ---------------------------------------------------------------

@@ -4,7 +4,7 @@ The builder reads them from the settings (and the environment) at start-up
 and again when a test changes one of them (Django's ``setting_changed``),
 and installs them with :func:`install`; the master's pacing, seating and
 the bot driver read ``switches.current``, never the settings, so no move
-reads the configuration (``tests/server/test_master.py`` holds it). An
+reads the configuration (``tests/game/test_master.py`` holds it). An
 attribute, not a function, so that a move's traced files stay the ones
 ``docs/architecture.md`` counts; read it through the module, since
 ``install`` rebinds it.

@@ -37,7 +37,7 @@ app.autodiscover_tasks()
 # of a worker's CPU per bot move (manage.py bench_workers); the server (ASGI)
 # keeps Django's CONN_MAX_AGE = 0, as Django advises. A connection that failed
 # (a database restart, a terminated backend) is closed after the task, whose
-# retry then opens a new one (game/driver/bot_turns.py).
+# retry then opens a new one (game/driver/tasks.py).
 # Kept connections cannot be pooled (Django refuses both), and a worker needs
 # no pool: it holds one connection per task slot, so its concurrency is its
 # cap (docs/studies.md, "Sizing", counts them).
@@ -98,7 +98,7 @@ def _start_beat_heartbeat(sender: Any = None, **_: Any) -> None:
 # Celery beat (`celery -A spadesite beat`, one per deployment) sweeps for
 # tables whose bot move was lost (game/driver/sweeper.py).
 app.conf.beat_schedule = {
-    "sweep-overdue-turns": {"task": "game.bot_turns.sweep_overdue", "schedule": 15.0},
+    "sweep-overdue-turns": {"task": "game.driver.tasks.sweep_overdue", "schedule": 15.0},
     # Study participants whose page went quiet (studies/sweep.py).
     "sweep-studies": {"task": "studies.sweep", "schedule": 15.0},
 }
@@ -115,7 +115,7 @@ class SweepAfterReconnect(bootsteps.StartStopStep):
     def start(self, parent: Any) -> None:
         if parent.restart_count > 0:  # 0 on the first connection
             parent.app.send_task(
-                "game.bot_turns.sweep_overdue", kwargs={"every": True}, queue="bots"
+                "game.driver.tasks.sweep_overdue", kwargs={"every": True}, queue="bots"
             )
 
 
@@ -147,12 +147,16 @@ app.conf.worker_consumer = f"{__name__}:QuickReconnect"
 app.conf.broker_connection_max_retries = None  # 100 tries would be 100 s now
 
 # A list of (glob, route) pairs is matched in order, first match wins, so the
-# narrower search pattern must come before the catch-all for bot tasks. The
+# narrower search pattern must come before the catch-all for bot tasks. The bot
+# driver's tasks (game/driver/tasks.py) keep their former names' routes too, for
+# the messages queued under them before a deploy. The
 # lab's research games (tournaments, the league: lab/tournaments/celery_jobs.py,
 # which the site never imports) have a queue of their own, so that a research
 # run never delays a live table's move or search.
 app.conf.task_routes = (
     [
+        ("game.driver.tasks.search*", {"queue": "search"}),
+        ("game.driver.tasks.*", {"queue": "bots"}),
         ("game.bot_turns.search*", {"queue": "search"}),
         ("game.bot_turns.*", {"queue": "bots"}),
         ("lab.research.*", {"queue": "research"}),

@@ -238,7 +238,7 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # A worker killed while it holds a bot move (kill -9, the OOM killer, a lost
 # machine) must not lose the move (docs/architecture.md, "Faults"):
-# - the move tasks are acknowledged after the move (acks_late, game/driver/bot_turns.py),
+# - the move tasks are acknowledged after the move (acks_late, game/driver/tasks.py),
 #   so a message a dead worker held stays in Redis's set of unacked messages;
 # - every worker, each half second, renews the lease of the messages it holds
 #   (spadesite/celery.py) and gives a message whose lease is older than the

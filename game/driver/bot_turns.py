@@ -1,25 +1,27 @@
 """The bot driver: every bot's (or stand-in's) move computed and submitted.
 
 :func:`take_turn` is the one entry, whoever runs it: the Celery task
-:func:`act` on the production stack, the master's thread scheduler in the
-embedded default. It counts the move's start (``game.driver.redelivery``: a move
-started too often is made by the plain bot, then dropped for a while), then
-:func:`play_turn` moves only if the table is still at ``version`` and
-``seat`` is a bot (or a stand-in's human), and submits through the master
-with ``expected_version=version``, so a move that runs twice, or late, is
-dropped as stale. The bots (``bots/``) see only the seat's view, never the
-database.
+``game.driver.tasks.act`` on the production stack, the master's thread
+scheduler in the embedded default. It counts the move's start
+(``game.driver.redelivery``: a move started too often is made by the plain
+bot, then dropped for a while), then :func:`play_turn` moves only if the
+table is still at ``version`` and ``seat`` is a bot (or a stand-in's human),
+and submits through the master with ``expected_version=version``, so a move
+that runs twice, or late, is dropped as stale. The bots (``bots/``) see only
+the seat's view, never the database.
 
 A bot that searches for this decision (UCT in its search phase, SIM's bid)
 moves within the bot time budget (:func:`bot_budget`, from the moment the
 move is computed). :class:`Search` computes its fallback first (SRP's card,
 BIS's bid); the master's scheduler then runs the search in the same call
 (:meth:`Search.run_here`) or sends it to the ``search`` queue with the
-fallback on ``bots`` just before the deadline (:meth:`Search.send_to_queues`):
-both submit at the same version, the first is the move, the other stale. A
-search that fails, times out or starts too late submits the fallback at once.
-Every searched decision logs one line "search move: ..." or "search bid:
-..." with its source and elapsed time, which the stack tests read.
+fallback on ``bots`` just before the deadline
+(``game.driver.scheduling.send_search``): both submit at the same version,
+the first is the move, the other stale. A search that fails, times out or
+starts too late submits the fallback at once. Every searched decision logs
+one line "search move: ..." or "search bid: ..." with its source and elapsed
+time, which the stack tests read. No Celery here: the tasks that run this
+on a worker are ``game.driver.tasks``.
 """
 
 from __future__ import annotations
@@ -28,26 +30,22 @@ import logging
 import random
 import time
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Any
 
-from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import InterfaceError, OperationalError
 
 from bots import solver_compiled
 from bots.registry import DEFAULT_BOT, make_bot
 from bots.sim import SIM
 from bots.uct import UCT
-from game import master, redis_clients, switches
-from game.driver import external, redelivery, scheduling, sweeper
+from game import master, switches
+from game.driver import external, redelivery
 from game.engine import Action, action_from_dict, action_to_dict, view_for
 from game.engine.actions import Bid, Play
 from game.engine.state import Phase
 from game.engine.view import SeatView
 from game.errors import IllegalMove, NotPlaying, StaleVersion, TableNotFound
 from game.external_bots import EXTERNAL_PREFIX
-from game.master import TurnPlan
 from game.models import Seat, Table
 from game.moves.matches import load_match
 
@@ -59,8 +57,6 @@ SEARCHING = "searching"  # the search went to the search queue; a fallback is sc
 FALLBACK = "fallback"  # the fallback move was submitted
 WAITING = "waiting"  # a long wait sent on in one more piece
 DROPPED = "dropped"  # a move that kept failing, left for a while (redelivery)
-
-SWEEP_TASK = "game.bot_turns.sweep_overdue"
 
 
 def bot_budget(table: Any = None) -> float:
@@ -173,7 +169,7 @@ def play_turn(
         fallback = _fallback(found, view, fallback_rng(table.seed, version, seat))
         job = Search(table_id, seat, version, bot_name, time.time(), bot_budget(table),
                      action_to_dict(fallback), stand_in, away)  # fmt: skip
-        return master.get().scheduler.search(job)
+        return master.get().search(job)
     rng = bot_rng(table.seed, version, seat)
     action = bot.act(view, rng)
     try:
@@ -236,27 +232,6 @@ class Search:
         """Search in this call for what is left of the budget, less a submit's time."""
         return self.search_and_submit(reserves=1)
 
-    def send_to_queues(self) -> str:
-        """The search on the ``search`` queue, the fallback on ``bots`` just before
-        the deadline; if the search cannot be sent, the fallback at once."""
-        deadline = self.started + self.budget
-        limit = max(0.1, deadline - time.time())
-        args = [self.table_id, self.seat, self.version, self.bot_name, self.started, self.budget,
-                self.fallback]  # fmt: skip
-        kwargs = {"stand_in": self.stand_in, "away": self.away}
-        try:
-            search.apply_async(args=args, kwargs=kwargs, queue="search", soft_time_limit=limit,
-                               time_limit=limit + 1.0,
-                               expires=datetime.fromtimestamp(deadline, UTC))  # fmt: skip
-        except Exception:
-            log.exception("cannot send the search of %s at table %s: the fallback instead",
-                          self.bot_name, self.table_id)  # fmt: skip
-            return self.submit_fallback()
-        eta = datetime.fromtimestamp(deadline - submit_reserve(self.budget), UTC)
-        submit_fallback.apply_async(args=[*args[:3], self.fallback, *args[4:6]], kwargs=kwargs,
-                                    queue="bots", eta=eta)  # fmt: skip
-        return SEARCHING
-
     def search_and_submit(self, reserves: int = 2) -> str:
         """Search until ``reserves`` submit times before the deadline (two on the
         search queue: its submit must land before the fallback is sent), then
@@ -297,58 +272,3 @@ class Search:
             self.budget, f" bid {action.tricks} deals {deals or 0}" if kind == "bid" else "",
         )  # fmt: skip
         return MOVED if source == "search" else FALLBACK
-
-
-# A move that lost its database connection (a restart, a terminated backend)
-# is tried again: it is made at its version or refused as stale, never twice.
-DB_LOST = (OperationalError, InterfaceError)
-DB_RETRY = {"max_retries": 5, "countdown": 0.3}
-
-
-@shared_task(name=scheduling.ACT_TASK, acks_late=True, ignore_result=True,
-             autoretry_for=DB_LOST, retry_kwargs=DB_RETRY)  # fmt: skip
-def act(table_id: int, seat: int, version: int, stand_in: bool = False, away: bool = False,
-        due: float | None = None) -> str:  # fmt: skip
-    left = (due or 0.0) - time.time()
-    if left > 0.05:
-        # One piece of a long wait (game.driver.scheduling.send_turn): on to the next,
-        # unless the table has moved on.
-        playing = Table.objects.filter(pk=table_id, version=version, status=Table.Status.PLAYING)
-        if not playing.exists():
-            return STALE
-        scheduling.send_turn(TurnPlan(table_id, seat, version, left, stand_in, away))
-        return WAITING
-    return take_turn(table_id, seat, version, stand_in, away)
-
-
-@shared_task(name="game.bot_turns.search", ignore_result=True)
-def search(table_id: int, seat: int, version: int, bot_name: str, started: float,
-           budget: float, fallback: dict[str, Any], stand_in: bool = False,
-           away: bool = False) -> str:  # fmt: skip
-    job = Search(table_id, seat, version, bot_name, started, budget, fallback, stand_in, away)
-    return job.search_and_submit()
-
-
-@shared_task(name="game.bot_turns.submit_fallback", acks_late=True, ignore_result=True,
-             autoretry_for=DB_LOST, retry_kwargs=DB_RETRY)  # fmt: skip
-def submit_fallback(table_id: int, seat: int, version: int, fallback: dict[str, Any],
-                    started: float, budget: float, stand_in: bool = False,
-                    away: bool = False) -> str:  # fmt: skip
-    job = Search(table_id, seat, version, "", started, budget, fallback, stand_in, away)
-    return job.submit_fallback()
-
-
-# After a broker outage every worker reconnects and asks for the whole sweep:
-# one of them makes it (a Redis key held this long), the others skip.
-RESWEEP_KEY, RESWEEP_HOLD_SECONDS = "spades:sweep-every-table", 10
-
-
-@shared_task(name=SWEEP_TASK, ignore_result=True)
-def sweep_overdue(every: bool = False) -> int:
-    """Celery beat's periodic sweep (``game.driver.sweeper``): lost moves scheduled
-    again; ``every``: after a broker outage, every table's next automatic move."""
-    if every and not redis_clients.sync_client().set(
-        RESWEEP_KEY, 1, nx=True, ex=RESWEEP_HOLD_SECONDS
-    ):
-        return 0
-    return len(sweeper.sweep(every=every))

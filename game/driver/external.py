@@ -31,5 +31,5 @@ def time_left(table: Table) -> float:
 
 def await_bot(table: Table, seat: int, version: int) -> str:
     """Schedule the stand-in for ``seat`` at the end of its time."""
-    master.get().scheduler.turn(TurnPlan(table.pk, seat, version, time_left(table), True))
+    master.get().schedule(TurnPlan(table.pk, seat, version, time_left(table), True))
     return AWAITING

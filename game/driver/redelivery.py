@@ -8,7 +8,7 @@ seat, version), for ``STARTS_TTL`` seconds: after ``MAX_STARTS`` starts the
 plain bot (pure Python, no search) moves instead, and past twice that the
 task is dropped with an error. A broken table then costs a few tries each
 time its count expires and the sweeper (game.driver.sweeper) sends the move again,
-not a loop of dying workers (game.driver.bot_turns.act).
+not a loop of dying workers (game.driver.tasks.act).
 """
 
 from __future__ import annotations

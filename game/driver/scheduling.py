@@ -6,8 +6,8 @@ finished rounds' tallies and the periodic sweep for lost moves. Two
 schedulers run them, and ``game.builder`` picks one:
 
 - :class:`CeleryScheduler` (the production stack): every move is a Celery
-  task on the ``bots`` queue, by name (``game.bot_turns.act``); a search goes
-  to the ``search`` queue with a fallback on ``bots``; the tallies of a
+  task on the ``bots`` queue (``game.driver.tasks.act``); a search goes
+  to the ``search`` queue with a fallback on ``bots`` (:func:`send_search`); the tallies of a
   batch of rounds go to a worker, their double-dummy analysis to the
   ``replays`` queue (``game.replays.tasks``); Celery beat sweeps.
 - :class:`ThreadScheduler` (the embedded default, no Redis): the same work
@@ -24,20 +24,20 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from celery import current_app
 
 from bots import solver_compiled
-from game.driver import runner, sweeper
+from game.driver import runner, sweeper, tasks
+from game.driver.bot_turns import SEARCHING, Search, submit_reserve
 from game.master import TurnPlan
 from game.replays import child as replay_child
 from game.replays import tasks as replay_tasks
 from game.research import tally_flush
 
 log = logging.getLogger(__name__)
-
-ACT_TASK = "game.bot_turns.act"  # the Celery task of a bot's or stand-in's move
 
 # game.driver.bot_turns.take_turn(table_id, seat, version, stand_in, away): the bot driver.
 Mover = Callable[[int, int, int, bool, bool], str]
@@ -70,7 +70,7 @@ class CeleryScheduler:
         loop.run_in_executor(None, send_turn, plan).add_done_callback(_log_failure)
 
     def search(self, job: Any) -> str:
-        return job.send_to_queues()  # type: ignore[no-any-return]
+        return send_search(job)
 
     def flush_soon(self, table_id: int) -> None:
         self._flusher.soon(table_id)
@@ -87,16 +87,38 @@ def send_turn(plan: TurnPlan) -> None:
     countdown = plan.delay
     if countdown > HOLD_AT_MOST_SECONDS:
         # A long wait (a human's turn timer) goes in pieces: the task sends
-        # itself on until its due time (game.bot_turns.act).
+        # itself on until its due time (game.driver.tasks.act).
         kwargs["due"] = time.time() + countdown
         countdown = HOLD_AT_MOST_SECONDS
     current_app.send_task(
-        ACT_TASK,
+        tasks.ACT_TASK,
         args=[plan.table_id, plan.seat, plan.version],
         kwargs=kwargs,
         queue="bots",
         countdown=countdown if countdown > 0 else None,
     )
+
+
+def send_search(job: Search) -> str:
+    """The search on the ``search`` queue, the fallback on ``bots`` just before
+    the deadline; if the search cannot be sent, the fallback at once."""
+    deadline = job.started + job.budget
+    limit = max(0.1, deadline - time.time())
+    args = [job.table_id, job.seat, job.version, job.bot_name, job.started, job.budget,
+            job.fallback]  # fmt: skip
+    kwargs = {"stand_in": job.stand_in, "away": job.away}
+    try:
+        tasks.search.apply_async(args=args, kwargs=kwargs, queue="search",
+                                 soft_time_limit=limit, time_limit=limit + 1.0,
+                                 expires=datetime.fromtimestamp(deadline, UTC))  # fmt: skip
+    except Exception:
+        log.exception("cannot send the search of %s at table %s: the fallback instead",
+                      job.bot_name, job.table_id)  # fmt: skip
+        return job.submit_fallback()
+    eta = datetime.fromtimestamp(deadline - submit_reserve(job.budget), UTC)
+    tasks.submit_fallback.apply_async(args=[*args[:3], job.fallback, *args[4:6]], kwargs=kwargs,
+                                      queue="bots", eta=eta)  # fmt: skip
+    return SEARCHING
 
 
 def _log_failure(future: asyncio.Future[None]) -> None:

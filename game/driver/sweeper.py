@@ -10,7 +10,7 @@ is safe to repeat: the move is made at the table's version or refused as
 stale, so two copies never make two moves.
 
 It runs every :data:`SWEEP_EVERY_SECONDS`: from Celery beat on the
-production stack (``game.bot_turns.sweep_overdue``), from the embedded
+production stack (``game.driver.tasks.sweep_overdue``), from the embedded
 server's scheduler once a table socket has opened there
 (``game.driver.scheduling``; a socket opening also resumes its own table,
 :func:`resume_table`), or
@@ -105,10 +105,7 @@ def sweep(now: datetime | None = None, *, every: bool = False) -> list[int]:
         log.exception("sweep: flushing the tallies failed")
     swept = []
     for plan in overdue_plans(now, every=every):
-        try:
-            master.get().scheduler.turn(plan)
-        except Exception:
-            log.exception("sweep: scheduling table %s again failed", plan.table_id)
+        if not master.get().schedule(plan):
             continue
         if not every:
             log.warning(
@@ -186,5 +183,4 @@ def resume_table(table: Table | int) -> bool:
     resumed = master.TurnPlan(
         plan.table_id, plan.seat, plan.version, delay, plan.stand_in, plan.away
     )
-    master.get().scheduler.turn(resumed)
-    return True
+    return master.get().schedule(resumed)

@@ -9,7 +9,7 @@ channel layer, ``game.sockets.events``) and a :class:`Scheduler` (what
 follows a move, ``game.driver.scheduling``). These types sit below the master
 and the stores both, so that neither imports the other.
 
-Only types live here, no code a move runs (``tests/server/test_move_paths.py``
+Only types live here, no code a move runs (``tests/game/test_files_a_move_crosses.py``
 counts the files a move's functions are in).
 """
 

@@ -208,7 +208,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "watchers", "names": await watchers.names(self.table_pk)})
         # A move lost in a restart would stall the table: schedule it again if
         # overdue; the embedded server then sweeps every table (game.driver.sweeper).
-        master.get().scheduler.start_sweeping()
+        master.get().start_sweeping()
         await db_call(sweeper.resume_table)(self.table_pk)
 
     async def disconnect(self, code: int) -> None:

@@ -21,7 +21,7 @@ state (:class:`NoticingPubSub`); and a publish that meets a connection the
 pool kept from before the restart is made once more, on a new one.
 
 Built on channels_redis 4's classes (``RedisPubSubChannelLayer``, its
-per-loop layer and its shard connection); ``tests/server/test_stack_services.py``
+per-loop layer and its shard connection); ``tests/stack/test_services.py``
 runs it against a real Redis.
 """
 

@@ -1,3 +1,3 @@
-"""The live-table fixtures of tests/server, for the bot protocol's tests."""
+"""The live-table fixtures (tests/support/live_tables.py), for the bot protocol's tests."""
 
-from tests.server.conftest import fresh_rate_limits, live, machine_speed  # noqa: F401
+from tests.support.live_tables import fresh_rate_limits, live, machine_speed  # noqa: F401

@@ -15,7 +15,7 @@ from game import seating
 from game.errors import SeatError
 from game.models import Seat, Table
 from game.ratings import compute
-from tests.server.test_lobby import as_guest, seat_op, table_form_data
+from tests.support.lobby_client import as_guest, seat_op, table_form_data
 
 pytestmark = pytest.mark.django_db
 TOKEN = re.compile(r'<code id="bot-token">(sbt_[A-Za-z0-9_-]+)</code>')

@@ -17,8 +17,8 @@ from asgiref.sync import sync_to_async
 from game.models import Action, Table
 from tests.botapi import schema_check
 from tests.botapi.test_protocol import SCHEMAS, _bot, _connect, _frame, _table
-from tests.server.inline import InlineScheduler
-from tests.server.test_consumers import close_sync_thread_connections  # noqa: F401
+from tests.support.inline import InlineScheduler
+from tests.support.sockets import close_sync_thread_connections  # noqa: F401
 from tests.test_layers_of_the_code import SITE, modules
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,8 +16,8 @@ from asgiref.sync import sync_to_async
 from game.research import analytics, exports
 from game.research.analytics import Filters
 from tests.botapi.test_protocol import _bot, _connect, _play, _table, client
-from tests.server.inline import InlineScheduler
-from tests.server.test_consumers import close_sync_thread_connections  # noqa: F401
+from tests.support.inline import InlineScheduler
+from tests.support.sockets import close_sync_thread_connections  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,6 +1,7 @@
-"""The protocol adds nothing to the play: BIS+SRP wrapped by the example client
-(docs/examples/house_bot.py) at a table of the site plays exactly the match that
-BIS+SRP plays in-process on the same deal, action by action."""
+"""The bot protocol (botapi/consumer.py) adds nothing to the play: BIS+SRP wrapped
+by the example client (docs/examples/house_bot.py) at a table of the site plays
+exactly the match that BIS+SRP plays in-process on the same deal, action by
+action."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from game import seating
 from game.engine import Match, Rules, action_to_dict, view_for
 from game.models import Action, Table
 from tests.botapi import test_protocol as proto
-from tests.server.inline import InlineScheduler
-from tests.server.test_consumers import close_sync_thread_connections  # noqa: F401
+from tests.support.inline import InlineScheduler
+from tests.support.sockets import close_sync_thread_connections  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 RULES = Rules(winning_goal=150, losing_goal=-150)

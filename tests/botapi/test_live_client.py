@@ -1,5 +1,5 @@
-"""Bots in processes of their own through the bot protocol, on a live server
-(the embedded default: SQLite, bots on the server's threads): the reference
+"""Bots in processes of their own through the bot protocol (botapi/consumer.py), on
+a live server (the embedded default: SQLite, bots on the server's threads): the reference
 client plays a match at a Daphne, and ``manage.py tournament --ns ext:<name>``
 with BIS+SRP wrapped by the house-bot client plays the in-process tournament's
 games to the same results."""

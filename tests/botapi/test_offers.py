@@ -19,8 +19,8 @@ from game.errors import SeatError, TooManyTables
 from game.models import Seat, Table
 from tests.botapi import schema_check
 from tests.botapi.test_protocol import SCHEMAS, _bot, _connect, _table, _until
-from tests.server.inline import InlineScheduler
-from tests.server.test_consumers import close_sync_thread_connections  # noqa: F401
+from tests.support.inline import InlineScheduler
+from tests.support.sockets import close_sync_thread_connections  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -230,7 +230,7 @@ def test_a_seat_is_offered_only_where_it_is_free_and_the_table_open(live: Inline
 def test_a_host_offers_a_seat_from_the_table_form_and_the_seat_menu(
     live: InlineScheduler, client: Client
 ) -> None:
-    from tests.server.test_lobby import as_guest, table_form_data
+    from tests.support.lobby_client import as_guest, table_form_data
 
     _bot("alpha")
     as_guest(client, "Host")

@@ -22,9 +22,9 @@ from game.engine import Rules, parse_card
 from game.engine.cards import cards_of
 from game.models import Action, RoundRecordRow, Seat, Table
 from tests.botapi import schema_check
-from tests.server.helpers import QUICK_RULES
-from tests.server.inline import InlineScheduler
-from tests.server.test_consumers import close_sync_thread_connections  # noqa: F401
+from tests.support.helpers import QUICK_RULES
+from tests.support.inline import InlineScheduler
+from tests.support.sockets import close_sync_thread_connections  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TIMEOUT = 5
@@ -367,7 +367,7 @@ async def test_a_bot_and_a_browser_player_finish_a_rated_match_with_house_bots(
     """The Done-when's table: a person on the table socket, the reference
     client, two house bots; the rounds name the bot, and its rating moves."""
     from game.models import Rating
-    from tests.server.test_consumers import connect
+    from tests.support.sockets import connect
 
     token = await sync_to_async(_bot)()
     table = await sync_to_async(_table)("HXBB", {1: "randy"})

@@ -12,8 +12,8 @@ from django.db import IntegrityError, OperationalError
 
 from botapi import consumer, reads
 from tests.botapi.test_protocol import _bot, _connect, _table, _until
-from tests.server.inline import InlineScheduler
-from tests.server.test_consumers import close_sync_thread_connections  # noqa: F401
+from tests.support.inline import InlineScheduler
+from tests.support.sockets import close_sync_thread_connections  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
-from tests.server import analytics_fixtures
+from tests.support import analytics_fixtures
 
 pytestmark = pytest.mark.browser
 

@@ -16,7 +16,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from pytest_django.live_server_helper import LiveServer
 
 from spadesite.security import DEFAULT_POLICY
-from tests.server import analytics_fixtures
+from tests.support import analytics_fixtures
 
 pytestmark = pytest.mark.browser
 

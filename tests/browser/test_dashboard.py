@@ -12,7 +12,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from lab.tournaments.storage import store_tournament
 from lab.tournaments.tournament import TournamentConfig
-from tests.server import analytics_fixtures
+from tests.support import analytics_fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

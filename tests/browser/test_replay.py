@@ -15,8 +15,7 @@ from game.replays.models import RoundAnalysis
 from game.research.storage import round_row_from_record
 from spadesite.security import DEFAULT_POLICY
 from tests.browser.test_content_security_policy import watch
-from tests.server.replay_rounds import written_record
-from tests.server.test_replay_analysis import ENDING, FILLER
+from tests.support.replay_rounds import ENDING, FILLER, written_record
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -1,5 +1,5 @@
 """The lab's tests start as the server's do: no request counted against the rate
 limits, nobody watching (the benchmark's and the success curves' tests came from
-tests/server)."""
+the server's tests)."""
 
-from tests.server.conftest import fresh_rate_limits  # noqa: F401  (autouse)
+from tests.support.live_tables import fresh_rate_limits  # noqa: F401  (autouse)

@@ -324,5 +324,5 @@ def test_the_fingerprint_holds_every_bot_setting(monkeypatch: pytest.MonkeyPatch
 def test_research_tasks_have_a_queue_of_their_own() -> None:
     queue = app.amqp.router.route({}, TASK)["queue"].name
     assert queue == QUEUE == "research"
-    for bot_task in ("game.bot_turns.act", "game.bot_turns.search"):
+    for bot_task in ("game.driver.tasks.act", "game.driver.tasks.search"):
         assert app.amqp.router.route({}, bot_task)["queue"].name != queue

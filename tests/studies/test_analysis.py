@@ -22,11 +22,11 @@ from game.models import Action, RoundRecordRow, Table
 from studies import export, intake, withdrawal
 from studies.loading import load_study
 from studies.models import Participant, Study, StudyTable
-from tests.server.conftest import live as live  # the fixture
-from tests.server.helpers import play_humans
 from tests.studies.analysis_check import agrees, direct_count, read, run
 from tests.studies.conftest import example_text
 from tests.studies.test_tables import CHEAP, ONE, TWO, arrive, poll
+from tests.support.helpers import play_humans
+from tests.support.live_tables import live as live  # the fixture
 
 Stage = Participant.Stage
 

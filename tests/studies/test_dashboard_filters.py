@@ -21,10 +21,10 @@ from game.research import analytics, tallies, tally_flush
 from game.research.analytics import Filters
 from studies.loading import load_study
 from studies.models import StudyTable
-from tests.server.conftest import live as live  # the fixture
-from tests.server.helpers import QUICK_RULES, make_table, play_humans
 from tests.studies.conftest import example_text
 from tests.studies.test_tables import ONE, TWO, arrive, poll
+from tests.support.helpers import QUICK_RULES, make_table, play_humans
+from tests.support.live_tables import live as live  # the fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the tallies follow each move's commit
 

@@ -2,7 +2,7 @@
 all of a participant's matches, and moved on by the study's sweep
 (studies.sweep) when their page has gone quiet; the server's own outage never
 counts as anyone's absence. The move path's count of timers is tested in
-tests/server/test_away.py."""
+tests/game/test_away_players.py."""
 
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ from studies.models import (
     StudySeat,
 )
 from studies.views import SESSION_KEY
-from tests.server.conftest import live as live  # the fixture
 from tests.studies.test_tables import CHEAP, ONE, arrive, poll
 from tests.studies.test_tables import cheap_study as cheap_study  # the fixture
 from tests.studies.test_tables import study as study  # the fixture
+from tests.support.live_tables import live as live  # the fixture
 
 pytestmark = pytest.mark.django_db
 Stage = Participant.Stage

@@ -20,19 +20,19 @@ from django.urls import reverse
 from game.models import Table
 from studies import participants, playing, waiting_room
 from studies.models import Participant, Study, StudyTable
-from tests.server.conftest import live as live  # the fixture
-from tests.server.inline import InlineScheduler
-from tests.server.test_consumers import (
+from tests.studies.test_tables import cheap_study as cheap_study  # the fixture
+from tests.support.inline import InlineScheduler
+from tests.support.live_tables import live as live  # the fixture
+from tests.support.sockets import (
     cards_in,
     connect,
     connect_through_the_site,
     held_at,
     play_match,
 )
-from tests.server.test_consumers import (
+from tests.support.sockets import (
     close_sync_thread_connections as close_sync_thread_connections,
 )
-from tests.studies.test_tables import cheap_study as cheap_study  # the fixture
 
 Stage = Participant.Stage
 ONE, TWO = 0, 1  # the example's conditions: one participant (S); two (N and S)

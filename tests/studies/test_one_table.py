@@ -14,9 +14,9 @@ from lobby.models import TableListing
 from studies import waiting_room
 from studies.models import Participant, Study, StudySeat, StudyTable
 from studies.views import SESSION_KEY
-from tests.server.conftest import live as live  # the fixture
 from tests.studies.test_tables import ONE, arrive, poll
 from tests.studies.test_tables import study as study  # the fixture
+from tests.support.live_tables import live as live  # the fixture
 
 # Inline bots (``live``): no bot or flush thread outlives the test.
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("live")]

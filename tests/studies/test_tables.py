@@ -22,10 +22,10 @@ from studies import playing, sweep, views, waiting_room
 from studies.loading import load_study
 from studies.models import DroppedWhy, Participant, Study, StudySeat, StudyTable
 from studies.views import SESSION_KEY
-from tests.server.conftest import live as live  # the fixture
-from tests.server.helpers import play_humans
 from tests.studies.conftest import example_text
 from tests.studies.test_assignment import threads_database
+from tests.support.helpers import play_humans
+from tests.support.live_tables import live as live  # the fixture
 
 Stage = Participant.Stage
 ONE, TWO = 0, 1  # the example's conditions: one participant (S); two (N and S), "names"

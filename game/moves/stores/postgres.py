@@ -16,7 +16,7 @@ and parameter types, so PostgreSQL parses and plans it once rather than at
 every move, and its parameters go in text format: PostgreSQL's CPU per action
 0.56-0.58 -> 0.42-0.44 ms and the bytes sent to it 562 -> 273
 (``bench_server --stacks redis``, docs/scaling.md).
-``tests/server/test_db_postgres.py`` checks that values arrive as psycopg's
+``tests/game/moves/stores/test_postgres_statements.py`` checks that values arrive as psycopg's
 binding sends them, that errors are psycopg's, and that a statement is
 prepared once. A connection pooler put in front of PostgreSQL in transaction
 mode would have to keep prepared statements per client (PgBouncer 1.21 and
