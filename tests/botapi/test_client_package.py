@@ -1,7 +1,8 @@
 """The reference client package (clients/python, ``spades_bot_client``) on the
 site: it plays a whole match with its random legal policy, every frame it
 sends passes its schema, and the package and the server never import each
-other. The package's own tests are in clients/python/tests."""
+other. The package's own tests are in clients/python/tests; here it plays
+through the bot socket (botapi/consumer.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """An external bot's rounds in the research data (issue 60, item 4): the round
 log exports (CSV and JSON Lines) name the seat's bot ``ext:<name>`` and its
 protocol version, its seat's actor is the bot (no stand-in moves), and the
-dashboard lists it among the bots it filters by, like a house bot kind."""
+dashboard lists it among the bots it filters by, like a house bot kind. The
+match is played by a bot through its socket (botapi/consumer.py)."""
 
 from __future__ import annotations
 
