@@ -50,6 +50,12 @@ Analyser = Callable[[list[int]], None]  # the stored rounds of these tables anal
 # every message it holds (spadesite/celery.py), so only a dead worker's go back.
 HOLD_AT_MOST_SECONDS = 60.0
 
+# A search stops by its own clock before the deadline; the task's time limit is
+# only a net for one that does not. Past the deadline by this much, so that it
+# cannot fire during the search's own submit or the scheduling of the next move
+# after that commit (on a loaded worker both can run past the deadline).
+SEARCH_LIMIT_GRACE_SECONDS = 2.0
+
 
 class CeleryScheduler:
     """Moves, searches, tally flushes and analyses as Celery tasks; beat sweeps."""
@@ -103,7 +109,7 @@ def send_search(job: Search) -> str:
     """The search on the ``search`` queue, the fallback on ``bots`` just before
     the deadline; if the search cannot be sent, the fallback at once."""
     deadline = job.started + job.budget
-    limit = max(0.1, deadline - time.time())
+    limit = max(0.1, deadline - time.time()) + SEARCH_LIMIT_GRACE_SECONDS
     args = [job.table_id, job.seat, job.version, job.bot_name, job.started, job.budget,
             job.fallback]  # fmt: skip
     kwargs = {"stand_in": job.stand_in, "away": job.away}

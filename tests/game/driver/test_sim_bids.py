@@ -12,7 +12,7 @@ import pytest
 from bots.registry import make_bot
 from bots.sim import SIM
 from game import master
-from game.driver import bot_turns, tasks
+from game.driver import bot_turns, scheduling, tasks
 from game.engine import Bid, Rules, action_to_dict, view_for
 from game.models import Action, Table
 from game.moves import matches
@@ -125,7 +125,8 @@ def test_with_celery_the_simulation_goes_to_the_search_queue_and_the_first_submi
     assert (table_id, seat, bot_name, budget) == (table.pk, 0, "SIM100+SRP", 0.5)
     assert bis == action_to_dict(Bid(0, bis_bid(table, version, 0)))
     assert fallback["args"] == [table.pk, 0, version, bis, started, budget]
-    assert 0 < search["soft_time_limit"] <= budget < search["time_limit"]
+    grace = scheduling.SEARCH_LIMIT_GRACE_SECONDS
+    assert grace < search["soft_time_limit"] <= budget + grace < search["time_limit"]
     assert started < fallback["eta"].timestamp() < started + budget
     assert tasks.search(*search["args"], **search["kwargs"]) == bot_turns.MOVED
     assert tasks.submit_fallback(*fallback["args"], **fallback["kwargs"]) == bot_turns.STALE

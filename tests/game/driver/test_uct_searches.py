@@ -13,7 +13,7 @@ from bots import solver_compiled
 from bots.srp import SRP
 from bots.uct import UCT, UCTSearch
 from game import builder, master
-from game.driver import bot_turns, tasks
+from game.driver import bot_turns, scheduling, tasks
 from game.engine import Rules, view_for
 from game.engine.cards import parse_card
 from game.models import Action, Table
@@ -159,7 +159,8 @@ def test_with_celery_the_search_goes_to_its_queue_and_the_first_submit_wins(
     table_id, seat, version, bot_name, started, budget, fallen_back = search["args"]
     card = parse_card(fallen_back["card"])
     assert (table_id, seat, bot_name, budget) == (table.pk, 0, "BIS+UCT5", 0.5)
-    assert 0 < search["soft_time_limit"] <= budget < search["time_limit"]
+    grace = scheduling.SEARCH_LIMIT_GRACE_SECONDS
+    assert grace < search["soft_time_limit"] <= budget + grace < search["time_limit"]
     assert started < search["expires"].timestamp() <= started + budget + 1e-6
     assert started < fallback["eta"].timestamp() < started + budget
     assert fallback["args"] == [table.pk, 0, version, fallen_back, started, budget]
