@@ -18,8 +18,9 @@ from studies.export_rounds import round_rows_of
 from studies.loading import load_study
 from studies.models import Participant, Study, StudyTable
 from tests.studies.conftest import example_text, line_of, study_file  # noqa: F401
-from tests.studies.test_stand_in import client_of, round_rows_of_fake
-from tests.studies.test_tables import ONE, TWO, arrive, poll
+from tests.support.study_export import round_rows_of_fake
+from tests.support.study_pages import client_of
+from tests.support.study_tables import ONE, TWO, arrive, poll
 
 pytestmark = pytest.mark.django_db
 Stage = Participant.Stage

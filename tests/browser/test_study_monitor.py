@@ -17,7 +17,7 @@ from studies.models import Participant
 from tests.browser.test_accessibility import serious_violations
 from tests.browser.test_content_security_policy import watch
 from tests.studies.conftest import example_text
-from tests.studies.test_monitor import RAW, TWO, person, seated
+from tests.support.study_tables import RAW, TWO, person, seated
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 Stage = Participant.Stage

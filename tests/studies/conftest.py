@@ -1,4 +1,7 @@
-"""A study loaded from the worked example, and study files made from its text."""
+"""A study loaded from the worked example, and study files made from its text:
+the example itself (``study``), its stand-in told apart from the seat plans'
+bots (``own_stand_in_study``, which the tests of the tables take as their
+``study``), and with bots that cost nothing (``cheap_study``)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import pytest
 
 from studies.loading import load_study
 from studies.models import Study
+from tests.support.study_tables import CHEAP
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "study.toml"
 
@@ -43,6 +47,20 @@ def study_file(tmp_path: Path):
 @pytest.fixture
 def study(study_file) -> Study:
     return load_study(study_file())[0]
+
+
+@pytest.fixture
+def own_stand_in_study(study_file) -> Study:
+    """The example, its stand-in told apart from the seat plans' bots."""
+    text = example_text().replace('stand_in_bot = "BIS+SRP"', 'stand_in_bot = "RB+SRP"')
+    return load_study(study_file(text))[0]
+
+
+@pytest.fixture
+def cheap_study(study_file) -> Study:
+    """The example with bots that cost nothing to run, for matches played out."""
+    text = example_text().replace("BIS+SRP", CHEAP).replace("RB+SRP", CHEAP)
+    return load_study(study_file(text))[0]
 
 
 @pytest.fixture

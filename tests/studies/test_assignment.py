@@ -3,11 +3,8 @@ from the seed, recorded, and never one slot for two concurrent arrivals."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,7 @@ from django.db import connection
 from studies import assignment, participants
 from studies.assignment import block_order, sequence
 from studies.models import Assignment, Participant, Study
+from tests.support.sqlite_threads import threads_database
 
 
 def test_a_thousand_arrivals_over_three_conditions_never_differ_by_more_than_one() -> None:
@@ -57,28 +55,6 @@ def test_arrivals_through_the_database_follow_the_seeded_sequence_and_are_record
 def test_a_slot_is_only_taken_inside_a_transaction(study: Study) -> None:
     with pytest.raises(RuntimeError, match="inside a transaction"):
         assignment.take_slot(study)
-
-
-@contextmanager
-def threads_database(path: Path) -> Iterator[sqlite3.Connection | None]:
-    """SQLite's in-memory test database copied to a file, which new connections
-    (other threads') open meanwhile: the in-memory one is shared-cache, whose
-    locks fail at once ("database table is locked") instead of waiting as a
-    file's write lock does on the site (spadesite/config.py: BEGIN IMMEDIATE).
-    Any other test database as it is (None)."""
-    if connection.vendor != "sqlite" or not connection.is_in_memory_db():
-        yield None
-        return
-    connection.ensure_connection()
-    copy = sqlite3.connect(path)
-    connection.connection.backup(copy)
-    name = connection.settings_dict["NAME"]
-    connection.settings_dict["NAME"] = str(path)  # the dict every new wrapper shares
-    try:
-        yield copy
-    finally:
-        connection.settings_dict["NAME"] = name
-        copy.close()
 
 
 SLOTS = Assignment.objects.order_by("sequence")

@@ -22,9 +22,9 @@ from game.research.analytics import Filters
 from studies.loading import load_study
 from studies.models import StudyTable
 from tests.studies.conftest import example_text
-from tests.studies.test_tables import ONE, TWO, arrive, poll
 from tests.support.helpers import QUICK_RULES, make_table, play_humans
 from tests.support.live_tables import live as live  # the fixture
+from tests.support.study_tables import ONE, TWO, arrive, poll
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the tallies follow each move's commit
 

@@ -28,13 +28,17 @@ from studies.models import (
     StudySeat,
 )
 from studies.views import SESSION_KEY
-from tests.studies.test_tables import CHEAP, ONE, arrive, poll
-from tests.studies.test_tables import cheap_study as cheap_study  # the fixture
-from tests.studies.test_tables import study as study  # the fixture
 from tests.support.live_tables import live as live  # the fixture
+from tests.support.study_tables import CHEAP, ONE, arrive, poll
 
 pytestmark = pytest.mark.django_db
 Stage = Participant.Stage
+
+
+@pytest.fixture
+def study(own_stand_in_study: Study) -> Study:
+    """The example, its stand-in told apart from the seat plans' bots (conftest)."""
+    return own_stand_in_study
 
 
 def seated(study: Study) -> tuple[Participant, StudySeat]:

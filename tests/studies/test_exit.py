@@ -18,7 +18,7 @@ from studies.definition import parse
 from studies.loading import load_study
 from studies.models import Answer, Participant, Study
 from tests.studies.conftest import example_text
-from tests.studies.test_pages import (
+from tests.support.study_pages import (
     PARAMS,
     RAW_ID,
     RIGHT,

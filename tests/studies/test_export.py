@@ -14,36 +14,14 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from game.models import Action, Seat, Table
-from studies import export, intake, participants, stages
+from studies import export, intake, participants
 from studies.export import FILES, StudyTableSeats, bonus_for, export_study
 from studies.models import Assignment, AuditEntry, Participant, Study
 from tests.studies.conftest import EXAMPLE
+from tests.support.study_export import rows_of, through_the_study
 
 pytestmark = pytest.mark.django_db
 Stage = Participant.Stage
-RIGHT = {"q1": "The player across the table", "q2": "Spades", "q3": "50 points"}
-
-
-def arrive(study: Study, raw_id: str, pilot: bool = False) -> Participant:
-    """A participant through the quiz (one wrong attempt, then right) and the
-    questionnaire, to the end of the way out."""
-    p = participants.consent(study, {"PROLIFIC_PID": raw_id, "SESSION_ID": f"s-{raw_id}"})
-    Participant.objects.filter(pk=p.pk).update(pilot=pilot)
-    p = stages.move(p, Stage.CONSENTED, Stage.INSTRUCTIONS)
-    p = stages.move(p, Stage.INSTRUCTIONS, Stage.QUIZ)
-    p = stages.answer_quiz(p, 0, [2], 2, {**RIGHT, "q2": "Hearts"})
-    p = stages.answer_quiz(p, 1, [], 2, RIGHT)
-    p.move_to(Stage.QUESTIONNAIRE)
-    p.save()
-    answers = {"partner_trust": "4", "partner_skill": "2", "enjoyment": "5", "comments": "Nice"}
-    p = stages.answer_questionnaire(p, answers)
-    if p.stage == Stage.DEBRIEF:
-        p = stages.move(p, Stage.DEBRIEF, Stage.COMPLETED)
-    return p
-
-
-def read(path: Path) -> list[dict[str, str]]:
-    return list(csv.DictReader(path.open(newline="")))
 
 
 def every_text(folder: Path) -> dict[str, str]:
@@ -53,7 +31,8 @@ def every_text(folder: Path) -> dict[str, str]:
 def test_the_files_hold_the_participants_answers_and_conditions(
     study: Study, tmp_path: Path
 ) -> None:
-    first, second = arrive(study, "raw000first"), arrive(study, "raw000second")
+    first = through_the_study(study, "raw000first")
+    second = through_the_study(study, "raw000second")
     written = export_study(study, tmp_path)
     assert [p.name for p in written] == [
         "participants.csv",
@@ -65,13 +44,13 @@ def test_the_files_hold_the_participants_answers_and_conditions(
         "study.toml",
         "codebook.md",
     ]
-    people = read(tmp_path / "participants.csv")
+    people = rows_of(tmp_path / "participants.csv")
     assert [p["pseudonym"] for p in people] == [first.pseudonym, second.pseudonym]
     row = people[0]
     assert row["condition"] == first.condition.name and row["pilot"] == "false"
     assert row["stage"] == "completed" and row["quiz_attempts"] == "2"
     assert row["entered_waiting"] == first.stage_times["waiting"] and row["entered_dropped"] == ""
-    answers = read(tmp_path / "answers.csv")
+    answers = rows_of(tmp_path / "answers.csv")
     assert len(answers) == 2 * (3 + 3 + 4)
     mine = [a for a in answers if a["pseudonym"] == first.pseudonym]
     assert mine[0] == {
@@ -83,7 +62,7 @@ def test_the_files_hold_the_participants_answers_and_conditions(
     }
     quiz = {(a["attempt"], a["item_id"]): a["value"] for a in mine if a["kind"] == "quiz"}
     assert quiz[("1", "q2")] == "Hearts" and quiz[("2", "q2")] == "Spades"
-    conditions = read(tmp_path / "conditions.csv")
+    conditions = rows_of(tmp_path / "conditions.csv")
     assert conditions[1] == {
         "name": "two-humans",
         "seat_n": "participant",
@@ -93,15 +72,15 @@ def test_the_files_hold_the_participants_answers_and_conditions(
         "disclosure": "names",
     }
     assert (tmp_path / "actions.csv").read_text().startswith("table,match,version,round,seat,")
-    assert read(tmp_path / "actions.csv") == [] and export.study_tables(study) == []
+    assert rows_of(tmp_path / "actions.csv") == [] and export.study_tables(study) == []
     assert (tmp_path / "rounds.csv").read_text().startswith("table,match,condition,round,")
-    assert read(tmp_path / "rounds.csv") == []
+    assert rows_of(tmp_path / "rounds.csv") == []
 
 
 def test_the_codebook_describes_exactly_the_columns_of_each_file(
     study: Study, tmp_path: Path
 ) -> None:
-    arrive(study, "raw000first")
+    through_the_study(study, "raw000first")
     export_study(study, tmp_path, with_payments=True)
     book = (tmp_path / "codebook.md").read_text()
     assert study.definition_hash in book and "Pilot participants are left out." in book
@@ -122,20 +101,21 @@ def test_the_codebook_describes_exactly_the_columns_of_each_file(
 
 
 def test_pilots_are_left_out_unless_asked(study: Study, tmp_path: Path) -> None:
-    kept, pilot = arrive(study, "raw000first"), arrive(study, "raw000pilot", pilot=True)
+    kept = through_the_study(study, "raw000first")
+    pilot = through_the_study(study, "raw000pilot", pilot=True)
     export_study(study, tmp_path / "main", with_payments=True)
     export_study(study, tmp_path / "all", with_payments=True, include_pilot=True)
     for name in ("participants.csv", "answers.csv", "payments.csv"):
-        main = {r["pseudonym"] for r in read(tmp_path / "main" / name)}
+        main = {r["pseudonym"] for r in rows_of(tmp_path / "main" / name)}
         assert main == {kept.pseudonym}, name
-        every = {r["pseudonym"] for r in read(tmp_path / "all" / name)}
+        every = {r["pseudonym"] for r in rows_of(tmp_path / "all" / name)}
         assert every == {kept.pseudonym, pilot.pseudonym}, name
     assert "included (see `pilot`)" in (tmp_path / "all" / "codebook.md").read_text()
 
 
 def test_the_raw_id_is_only_in_payments_and_only_when_asked(study: Study, tmp_path: Path) -> None:
     secrets = ("raw000first", "s-raw000first", "raw000second")
-    first, _ = arrive(study, "raw000first"), arrive(study, "raw000second")
+    first, _ = through_the_study(study, "raw000first"), through_the_study(study, "raw000second")
     export_study(study, tmp_path / "plain", include_pilot=True)
     for name, text in every_text(tmp_path / "plain").items():
         assert not [s for s in secrets if s in text], name
@@ -143,7 +123,7 @@ def test_the_raw_id_is_only_in_payments_and_only_when_asked(study: Study, tmp_pa
     for name, text in every_text(tmp_path / "paid").items():
         holds = [s for s in secrets if s in text]
         assert holds == ([] if name != "payments.csv" else ["raw000first", "raw000second"])
-    payments = read(tmp_path / "paid" / "payments.csv")
+    payments = rows_of(tmp_path / "paid" / "payments.csv")
     assert payments[0] == {
         "pseudonym": first.pseudonym,
         "recruitment_id": "raw000first",
@@ -163,7 +143,7 @@ def test_an_unfinished_participant_has_no_completion_code(study: Study, tmp_path
     participants.consent(study, {"PROLIFIC_PID": "raw000early"})
     Participant.objects.update(pilot=False)
     export_study(study, tmp_path, with_payments=True)
-    row = read(tmp_path / "payments.csv")[0]
+    row = rows_of(tmp_path / "payments.csv")[0]
     assert row["completed"] == "false" and row["completion_code"] == ""
 
 
@@ -178,7 +158,7 @@ def test_bonus_follows_the_rule() -> None:
 def test_actions_at_a_study_table_name_the_participant_or_the_bot(
     study: Study, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    person = arrive(study, "raw000first")
+    person = through_the_study(study, "raw000first")
     table = Table.objects.create()
     for position in range(4):
         bot = position != 2
@@ -197,7 +177,7 @@ def test_actions_at_a_study_table_name_the_participant_or_the_bot(
     tables = [StudyTableSeats(table, {2: person.pseudonym}), StudyTableSeats(other, {2: "p0"})]
     monkeypatch.setattr(export, "study_tables", lambda study: tables)
     export_study(study, tmp_path)
-    rows = read(tmp_path / "actions.csv")
+    rows = rows_of(tmp_path / "actions.csv")
     assert [(r["table"], r["version"], r["seat"], r["player"]) for r in rows] == [
         (table.public_id, "1", "S", person.pseudonym),
         (table.public_id, "2", "W", "BIS+SRP"),
@@ -208,7 +188,7 @@ def test_actions_at_a_study_table_name_the_participant_or_the_bot(
 
 
 def test_the_export_study_command_writes_the_files(study: Study, tmp_path: Path) -> None:
-    arrive(study, "raw000first")
+    through_the_study(study, "raw000first")
     out = io.StringIO()
     call_command("export_study", study.slug, "--out", str(tmp_path / "x"), stdout=out)
     assert out.getvalue().split() == [
@@ -228,7 +208,7 @@ def test_the_export_study_command_writes_the_files(study: Study, tmp_path: Path)
         "export_study", study.slug, "--out", str(tmp_path / "y"), "--with-payments",
         "--include-pilot", stdout=io.StringIO(),
     )  # fmt: skip
-    assert len(read(tmp_path / "y" / "payments.csv")) == 1
+    assert len(rows_of(tmp_path / "y" / "payments.csv")) == 1
     with pytest.raises(CommandError, match="no study 'nope'"):
         call_command("export_study", "nope", "--out", str(tmp_path / "z"))
 
@@ -236,9 +216,10 @@ def test_the_export_study_command_writes_the_files(study: Study, tmp_path: Path)
 def test_the_export_carries_the_assignment_the_outcome_and_the_study_file(
     study: Study, tmp_path: Path
 ) -> None:
-    first, second = arrive(study, "raw000first"), arrive(study, "raw000second")
+    first = through_the_study(study, "raw000first")
+    second = through_the_study(study, "raw000second")
     export_study(study, tmp_path)
-    rows = {r["pseudonym"]: r for r in read(tmp_path / "participants.csv")}
+    rows = {r["pseudonym"]: r for r in rows_of(tmp_path / "participants.csv")}
     for p in (first, second):
         slot = Assignment.objects.get(participant=p)
         row = rows[p.pseudonym]
@@ -261,13 +242,13 @@ def test_the_export_carries_the_assignment_the_outcome_and_the_study_file(
 def test_exclusions_are_flagged_and_the_audit_log_is_exported_without_raw_ids(
     study: Study, tmp_path: Path
 ) -> None:
-    kept, left = arrive(study, "raw000first"), arrive(study, "raw000second")
+    kept, left = through_the_study(study, "raw000first"), through_the_study(study, "raw000second")
     Participant.objects.update(pilot=False)
     intake.exclude(study, left.pseudonym, "ana", "answered at random (raw000second said so)")
     export_study(study, tmp_path)
-    flags = {r["pseudonym"]: r["excluded"] for r in read(tmp_path / "participants.csv")}
+    flags = {r["pseudonym"]: r["excluded"] for r in rows_of(tmp_path / "participants.csv")}
     assert flags == {kept.pseudonym: "false", left.pseudonym: "true"}
-    (entry,) = read(tmp_path / "audit.csv")
+    (entry,) = rows_of(tmp_path / "audit.csv")
     who = (entry["action"], entry["participant"], entry["by"])
     assert who == ("exclude", left.pseudonym, "ana")
     assert entry["reason"] == "answered at random ([recruitment ID] said so)"

@@ -14,7 +14,7 @@ from studies import export
 from studies.loading import load_study
 from studies.models import Study, StudySeat
 from tests.studies.conftest import example_text
-from tests.studies.test_tables import ONE, arrive, poll
+from tests.support.study_tables import ONE, arrive, poll
 
 pytestmark = pytest.mark.django_db
 

@@ -17,11 +17,10 @@ from studies import intake, participants, waiting_room
 from studies.loading import load_study
 from studies.models import AuditEntry, Participant, Study, StudySeat
 from tests.studies.conftest import example_text
-from tests.studies.test_pages import link
-from tests.studies.test_tables import CHEAP
-from tests.studies.test_tables import cheap_study as cheap_study  # the fixture
 from tests.support.inline import InlineScheduler
 from tests.support.live_tables import live as live  # the fixture
+from tests.support.study_pages import link
+from tests.support.study_tables import CHEAP
 
 pytestmark = pytest.mark.django_db
 Stage = Participant.Stage

@@ -21,10 +21,9 @@ from studies.models import (
     StudySeat,
     keyed_hash,
 )
-from tests.studies.test_pages import link
-from tests.studies.test_tables import cheap_study as cheap_study  # the fixture
 from tests.support.inline import InlineScheduler
 from tests.support.live_tables import live as live  # the fixture
+from tests.support.study_pages import link
 
 pytestmark = pytest.mark.django_db
 NEW_KEY = "a-new-secret-key-after-rotation-" + "k" * 30

@@ -22,7 +22,7 @@ from studies.loading import load_study
 from studies.models import Participant, Study, StudyClock
 from studies.views import SESSION_KEY
 from tests.studies.conftest import example_text
-from tests.studies.test_pages import ALL_PARTICIPANTS, PARAMS, RIGHT, link, page
+from tests.support.study_pages import ALL_PARTICIPANTS, PARAMS, RIGHT, link, page
 
 pytestmark = pytest.mark.django_db
 Stage = Participant.Stage

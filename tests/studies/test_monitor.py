@@ -18,9 +18,8 @@ from django.test import Client
 from django.urls import reverse
 
 from game.models import Table
-from studies import participants, playing, waiting_room
+from studies import participants, playing
 from studies.models import Participant, Study, StudyTable
-from tests.studies.test_tables import cheap_study as cheap_study  # the fixture
 from tests.support.inline import InlineScheduler
 from tests.support.live_tables import live as live  # the fixture
 from tests.support.sockets import (
@@ -33,30 +32,15 @@ from tests.support.sockets import (
 from tests.support.sockets import (
     close_sync_thread_connections as close_sync_thread_connections,
 )
+from tests.support.study_tables import RAW, TWO, person, seated
 
 Stage = Participant.Stage
-ONE, TWO = 0, 1  # the example's conditions: one participant (S); two (N and S)
-RAW = "RAWPID"  # every raw ID of these tests starts so
 
 
 @pytest.fixture(autouse=True)
 def bots_inline(live: InlineScheduler) -> InlineScheduler:
     """Bots move inline as a table starts: no thread of theirs holds the database."""
     return live
-
-
-def person(study: Study, n: int, stage: str, condition: int = ONE) -> Participant:
-    """A participant who consented (raw ID ``RAWPID<n>``), moved to ``stage``."""
-    p = participants.consent(study, {"PROLIFIC_PID": f"{RAW}{n:04d}", "SESSION_ID": f"s{n}"})
-    p.condition = study.conditions.get(position=condition)
-    p.move_to(stage)
-    p.save()
-    return p
-
-
-def seated(study: Study, n: int) -> Participant:
-    """A participant of the one-participant condition, seated at once."""
-    return waiting_room.advance(person(study, n, Stage.WAITING, ONE))
 
 
 def populate(study: Study) -> dict[str, Participant]:

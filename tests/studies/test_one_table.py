@@ -14,12 +14,17 @@ from lobby.models import TableListing
 from studies import waiting_room
 from studies.models import Participant, Study, StudySeat, StudyTable
 from studies.views import SESSION_KEY
-from tests.studies.test_tables import ONE, arrive, poll
-from tests.studies.test_tables import study as study  # the fixture
 from tests.support.live_tables import live as live  # the fixture
+from tests.support.study_tables import ONE, arrive, poll
 
 # Inline bots (``live``): no bot or flush thread outlives the test.
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("live")]
+
+
+@pytest.fixture
+def study(own_stand_in_study: Study) -> Study:
+    """The example, its stand-in told apart from the seat plans' bots (conftest)."""
+    return own_stand_in_study
 
 
 def _seated_client(study: Study) -> tuple[Client, Participant, Table]:

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import json
 import logging
-from urllib.parse import urlencode
 
 import pytest
 from django.apps import apps
 from django.contrib.sessions.models import Session
 from django.core import serializers
-from django.http import HttpResponse
 from django.test import Client
 
 from studies import participants, stages
@@ -20,19 +18,23 @@ from studies.loading import load_study
 from studies.models import ConsentDeclined, Participant, Study
 from studies.views import SESSION_KEY
 from tests.studies.conftest import example_text
+from tests.support.study_pages import (
+    ALL_PARTICIPANTS,
+    PARAMS,
+    RAW_ID,
+    RIGHT,
+    SLUG,
+    answer,
+    at_quiz,
+    consented,
+    everything_said,
+    link,
+    page,
+)
 
 pytestmark = pytest.mark.django_db
 
-RAW_ID = "5f1a9c3e7b2d4e6f80a1b2c3"
-PARAMS = {"PROLIFIC_PID": RAW_ID, "STUDY_ID": "study77aa", "SESSION_ID": "sess42bb"}
-SLUG = "partner-trust-pilot"
-RIGHT = {"q1": "1", "q2": "1", "q3": "1"}  # the example's answers, by option number
 Stage = Participant.Stage
-
-
-ALL_PARTICIPANTS = (
-    'seats = { N = "participant", E = "participant", S = "participant", W = "participant" }'
-)
 
 
 @pytest.fixture
@@ -46,34 +48,9 @@ def study(study_file) -> Study:
     return load_study(study_file(text))[0]
 
 
-def link(params: dict[str, str] | None = None, slug: str = SLUG) -> str:
-    return f"/study/{slug}/?{urlencode(PARAMS if params is None else params)}"
-
-
-def page(name: str, slug: str = SLUG) -> str:
-    return f"/study/{slug}/{name}/"
-
-
 def stored_rows() -> int:
     models = [*apps.get_app_config("studies").get_models(), Session]
     return sum(m.objects.count() for m in models)
-
-
-def consented(client: Client) -> Participant:
-    response = client.post(link(), {"choice": "agree"})
-    assert response.status_code == 302 and response["Location"] == page("instructions")
-    return Participant.objects.get()
-
-
-def at_quiz(client: Client) -> Participant:
-    consented(client)
-    client.get(page("instructions"))
-    assert client.post(page("instructions"))["Location"] == page("quiz")
-    return Participant.objects.get()
-
-
-def answer(client: Client, answers: dict[str, str], attempt: int) -> HttpResponse:
-    return client.post(page("quiz"), {**answers, "attempt": str(attempt)})
 
 
 def test_the_whole_way_for_one_participant(study: Study, client: Client) -> None:
@@ -293,11 +270,6 @@ def test_the_study_texts_are_escaped(study_file, client: Client) -> None:
     load_study(study_file(text))
     consent = client.get(link()).content.decode()
     assert "<script>alert" not in consent and "&lt;script&gt;alert(1)&lt;/script&gt;" in consent
-
-
-def everything_said(response: HttpResponse) -> str:
-    headers = "\n".join(f"{k}: {v}" for k, v in response.items())
-    return f"{headers}\n{response.cookies.output()}\n{response.content.decode()}"
 
 
 def test_the_raw_id_is_in_no_page_header_log_or_session(

@@ -23,7 +23,7 @@ from studies.loading import load_study
 from studies.models import Participant, RecruitmentId, Study, StudyTable
 from studies.views import SESSION_KEY
 from tests.studies.conftest import example_text, line_of
-from tests.studies.test_tables import ONE, arrive, poll
+from tests.support.study_tables import ONE, arrive, poll
 
 pytestmark = pytest.mark.django_db
 Stage = Participant.Stage

@@ -17,7 +17,7 @@ from studies.export import export_study
 from studies.loading import load_study
 from studies.models import Participant, Study
 from tests.studies.conftest import example_text
-from tests.studies.test_export import read
+from tests.support.study_export import rows_of
 
 PILOT_LINE = "pilot = true "
 
@@ -42,5 +42,5 @@ def test_a_pilot_run_is_cleared_and_the_real_run_starts_from_the_first_slot(
     first = participants.consent(study, {"PROLIFIC_PID": "RAWREAL1"})
     assert not first.pilot and first.assignment.sequence == 0
     export_study(study, tmp_path)  # pilots left out: the real participant only
-    assert [r["pseudonym"] for r in read(tmp_path / "participants.csv")] == [first.pseudonym]
+    assert [r["pseudonym"] for r in rows_of(tmp_path / "participants.csv")] == [first.pseudonym]
     assert (tmp_path / "study.toml").read_text() == real_text

@@ -16,7 +16,7 @@ from studies.definition import StudyFileError, parse
 from studies.loading import load_study
 from studies.models import Answer, Participant, Study
 from tests.studies.conftest import example_text
-from tests.studies.test_pages import consented, page
+from tests.support.study_pages import consented, page
 
 pytestmark = pytest.mark.django_db
 Stage = Participant.Stage

@@ -10,16 +10,16 @@ import csv
 from pathlib import Path
 
 import pytest
-from django.test import Client
 
 from game.models import Action, RoundRecordRow, Table
 from studies import export, stages, stand_in
 from studies.definition import StudyFileError, parse
 from studies.loading import load_study
 from studies.models import Participant, Study, StudyTable
-from studies.views import SESSION_KEY
 from tests.studies.conftest import example_text, line_of
-from tests.studies.test_tables import ONE, TWO, arrive, poll
+from tests.support.study_export import round_rows_of_fake
+from tests.support.study_pages import client_of
+from tests.support.study_tables import ONE, TWO, arrive, poll
 
 pytestmark = pytest.mark.django_db
 Stage = Participant.Stage
@@ -38,14 +38,6 @@ def plain_study(study_file) -> Study:
     start = text.index("# Optional: the debrief of one who waited alone")
     end = text.index("[consent]")
     return load_study(study_file(text[:start] + text[end:]))[0]
-
-
-def client_of(study: Study, participant: Participant) -> Client:
-    client = Client()
-    session = client.session
-    session[SESSION_KEY] = {study.slug: participant.pseudonym}
-    session.save()
-    return client
 
 
 def alone(study: Study) -> Participant:
@@ -147,18 +139,6 @@ def test_the_fill_is_flagged_per_table_round_and_seat_in_the_export(
     assert rows[0]["player_kind_s"] == "stand-in" and rows[0]["actor_s"] == "stand-in"
     assert rows[0]["player_kind_n"] == "participant" and rows[0]["player_kind_e"] == "bot"
     assert rows[0]["stand_in_fill"] is True and rows[0]["stand_in_round"] is True
-
-
-def round_rows_of_fake(func, entry, row):  # type: ignore[no-untyped-def]
-    """``round_rows_of`` over one unsaved round record (the rest of its row is not read)."""
-    from unittest import mock
-
-    with (
-        mock.patch("studies.export_rounds.round_rows.record_pending"),
-        mock.patch("studies.export_rounds.RoundRecordRow.objects") as rows,
-    ):
-        rows.filter.return_value.order_by.return_value = [row]
-        yield from func([entry], {})
 
 
 def test_stand_in_debrief_is_checked_at_its_line() -> None:

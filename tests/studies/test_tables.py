@@ -23,40 +23,18 @@ from studies.loading import load_study
 from studies.models import DroppedWhy, Participant, Study, StudySeat, StudyTable
 from studies.views import SESSION_KEY
 from tests.studies.conftest import example_text
-from tests.studies.test_assignment import threads_database
 from tests.support.helpers import play_humans
 from tests.support.live_tables import live as live  # the fixture
+from tests.support.sqlite_threads import threads_database
+from tests.support.study_tables import CHEAP, ONE, TWO, arrive, poll
 
 Stage = Participant.Stage
-ONE, TWO = 0, 1  # the example's conditions: one participant (S); two (N and S), "names"
-CHEAP = "Random+Random"
 
 
 @pytest.fixture
-def study(study_file) -> Study:
-    """The example, its stand-in told apart from the seat plans' bots."""
-    text = example_text().replace('stand_in_bot = "BIS+SRP"', 'stand_in_bot = "RB+SRP"')
-    return load_study(study_file(text))[0]
-
-
-@pytest.fixture
-def cheap_study(study_file) -> Study:
-    """The example with bots that cost nothing to run, for matches played out."""
-    text = example_text().replace("BIS+SRP", CHEAP).replace("RB+SRP", CHEAP)
-    return load_study(study_file(text))[0]
-
-
-def arrive(study: Study, condition: int, waited: float = 0) -> Participant:
-    p = Participant(study=study, condition=study.conditions.get(position=condition))
-    p.move_to(Stage.WAITING)
-    p.waiting_since = timezone.now() - timedelta(seconds=waited)
-    p.stage_times[Stage.WAITING] = p.waiting_since.isoformat()
-    p.save()
-    return p
-
-
-def poll(p: Participant) -> Participant:
-    return waiting_room.advance(Participant.objects.get(pk=p.pk))
+def study(own_stand_in_study: Study) -> Study:
+    """The example, its stand-in told apart from the seat plans' bots (conftest)."""
+    return own_stand_in_study
 
 
 def seats_of(table: Table) -> list[tuple[int, str, str, str]]:

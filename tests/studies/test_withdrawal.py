@@ -33,8 +33,8 @@ from studies.models import (
 )
 from studies.views import SESSION_KEY
 from tests.studies.conftest import example_text
-from tests.studies.test_export import arrive as through_the_study
-from tests.studies.test_tables import ONE, arrive, poll
+from tests.support.study_export import through_the_study
+from tests.support.study_tables import ONE, arrive, poll
 
 pytestmark = pytest.mark.django_db
 Stage = Participant.Stage
