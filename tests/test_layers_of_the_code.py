@@ -29,25 +29,10 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
+from tests.support.code_graph import PACKAGES, SITE, modules
+
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("game", "bots", "lobby", "studies", "botapi", "spadesite", "lab")
-# What runs when people play: all but the lab.
-SITE = ("game", "bots", "lobby", "studies", "botapi", "spadesite")
 DJANGO_WORLD = ("django", "channels", "daphne", "celery", "asgiref", "psycopg", "redis")
-
-
-def modules() -> dict[str, Path]:
-    """Every project module (migrations aside) by dotted name."""
-    found = {}
-    for package in PACKAGES:
-        for path in (ROOT / package).rglob("*.py"):
-            if "migrations" in path.parts:
-                continue
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            found[".".join(parts)] = path
-    return found
 
 
 def imports_of(name: str, path: Path, known: Mapping[str, Path]) -> set[str]:

@@ -17,10 +17,10 @@ from asgiref.sync import sync_to_async
 
 from game.models import Action, Table
 from tests.botapi import schema_check
-from tests.botapi.test_protocol import SCHEMAS, _bot, _connect, _frame, _table
+from tests.support.bot_protocol import SCHEMAS, bot_table, bot_token, connect_bot, next_frame
+from tests.support.code_graph import SITE, modules
 from tests.support.inline import InlineScheduler
 from tests.support.sockets import close_sync_thread_connections  # noqa: F401
-from tests.test_layers_of_the_code import SITE, modules
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "clients" / "python" / "spades_bot_client"
@@ -54,13 +54,13 @@ def test_the_package_and_the_server_never_import_each_other() -> None:
 async def test_the_package_plays_a_whole_match_at_a_table_of_the_site(
     live: InlineScheduler, machine_speed: None
 ) -> None:
-    token = await sync_to_async(_bot)("pkgbot")
-    table = await sync_to_async(_table)("BBXB", {2: "pkgbot"})
-    comm, sent = await _connect(token), []
+    token = await sync_to_async(bot_token)("pkgbot")
+    table = await sync_to_async(bot_table)("BBXB", {2: "pkgbot"})
+    comm, sent = await connect_bot(token), []
     session = BotSession(random_policy(random.Random(2)), matches=1)
     replies: list[dict[str, Any]] = []
     while not session.done:
-        for reply in session.handle(await _frame(comm, sent)):
+        for reply in session.handle(await next_frame(comm, sent)):
             assert schema_check.check_frame(reply, SCHEMAS) == [], reply
             replies.append(reply)
             await comm.send_json_to(reply)

@@ -16,7 +16,13 @@ from asgiref.sync import sync_to_async
 
 from game.research import analytics, exports
 from game.research.analytics import Filters
-from tests.botapi.test_protocol import _bot, _connect, _play, _table, client
+from tests.support.bot_protocol import (
+    bot_table,
+    bot_token,
+    connect_bot,
+    play_session,
+    reference_client,
+)
 from tests.support.inline import InlineScheduler
 from tests.support.sockets import close_sync_thread_connections  # noqa: F401
 
@@ -34,11 +40,12 @@ def _jsonl(filters: Filters) -> list[dict]:
 async def test_the_exports_name_the_external_bot_and_its_protocol(
     live: InlineScheduler, machine_speed: None
 ) -> None:
-    token = await sync_to_async(_bot)()
+    token = await sync_to_async(bot_token)()
     # Both East and West the external bot: the E/W partnership's bot key is its name.
-    table = await sync_to_async(_table)("BXBX", {1: "randy", 3: "randy"})
-    comm, sent = await _connect(token), []
-    await _play(comm, client.BotSession(client.random_policy(random.Random(3))), sent)
+    table = await sync_to_async(bot_table)("BXBX", {1: "randy", 3: "randy"})
+    comm, sent = await connect_bot(token), []
+    policy = reference_client.random_policy(random.Random(3))
+    await play_session(comm, reference_client.BotSession(policy), sent)
     await comm.disconnect()
 
     rows = await sync_to_async(_csv)(Filters())

@@ -18,7 +18,7 @@ from bots.registry import make_bot
 from game import seating
 from game.engine import Match, Rules, action_to_dict, view_for
 from game.models import Action, Table
-from tests.botapi import test_protocol as proto
+from tests.support.bot_protocol import bot_token, connect_bot, play_session
 from tests.support.inline import InlineScheduler
 from tests.support.sockets import close_sync_thread_connections  # noqa: F401
 
@@ -57,11 +57,11 @@ def _table(kinds: str, seed: str) -> Table:
 async def test_the_wrapped_house_bot_plays_the_in_process_match(
     live: InlineScheduler, machine_speed: None, kinds: str, seed: str
 ) -> None:
-    token = await sync_to_async(proto._bot)()
+    token = await sync_to_async(bot_token)()
     table = await sync_to_async(_table)(kinds, seed)
-    comm, sent = await proto._connect(token), []
+    comm, sent = await connect_bot(token), []
     session = BotSession(house.house_policy("BIS+SRP"))
-    await proto._play(comm, session, sent)
+    await play_session(comm, session, sent)
     await comm.disconnect()
     played = await sync_to_async(list)(
         Action.objects.filter(table=table).order_by("version").values_list("action", "by_stand_in")

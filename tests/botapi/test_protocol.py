@@ -3,93 +3,37 @@ sees nothing hidden, and every refusal changes nothing."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth.models import User
 
 from botapi import accounts, reads
 from game import master, seating
-from game.engine import Rules, parse_card
+from game.engine import parse_card
 from game.engine.cards import cards_of
 from game.models import Action, RoundRecordRow, Seat, Table
 from tests.botapi import schema_check
-from tests.support.helpers import QUICK_RULES
+from tests.support.bot_protocol import (
+    SCHEMAS,
+    TIMEOUT,
+    bot_table,
+    bot_token,
+    connect_bot,
+    frame_until,
+    next_frame,
+    play_session,
+    reference_client,
+)
 from tests.support.inline import InlineScheduler
 from tests.support.sockets import close_sync_thread_connections  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
-TIMEOUT = 5
-SCHEMAS = schema_check.load()
 CARD = re.compile(r"^[2-9TJQKA][CDHS]$")
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "spades_bot.py"
-_spec = importlib.util.spec_from_file_location("spades_bot_example", EXAMPLE)
-assert _spec is not None and _spec.loader is not None
-client = importlib.util.module_from_spec(_spec)
-sys.modules["spades_bot_example"] = client
-_spec.loader.exec_module(client)
-
-
-def _bot(name: str = "randy") -> str:
-    owner, _ = User.objects.get_or_create(username="author")
-    return accounts.register(owner, name, "random legal", "author@example.org")[1]
-
-
-def _table(kinds: str, bots: dict[int, str], rules: Rules = QUICK_RULES, *, start: bool = True,
-           turn_seconds: int = 30) -> Table:  # fmt: skip
-    """A table: 'H' a guest, 'B' a house bot, 'X' the external bot ``bots[position]``."""
-    table = seating.create_table(rules=rules, turn_seconds=turn_seconds, stand_in_bots=True)
-    for p, kind in enumerate(kinds):
-        if kind == "H":
-            seating.take_seat(table, p, guest_id=f"g{p}", guest_name=f"Guest {p}")
-        else:
-            seating.add_bot(table, p, f"ext:{bots[p]}" if kind == "X" else "Random+Random")
-    if start:
-        seating.start_table(table)
-    table.refresh_from_db()
-    return table
-
-
-async def _connect(token: str | None) -> WebsocketCommunicator:
-    from spadesite.asgi import application
-
-    headers = [(b"authorization", f"Bearer {token}".encode())] if token else []
-    comm = WebsocketCommunicator(application, "/ws/bot/", headers=headers)
-    connected, _ = await comm.connect(timeout=TIMEOUT)
-    assert connected
-    return comm
-
-
-async def _frame(comm: WebsocketCommunicator, sent: list[dict[str, Any]]) -> dict[str, Any]:
-    frame = await comm.receive_json_from(timeout=TIMEOUT)
-    assert schema_check.check_frame(frame, SCHEMAS) == [], frame
-    sent.append(frame)
-    return frame
-
-
-async def _until(comm: WebsocketCommunicator, sent: list[dict[str, Any]], kind: str) -> dict:
-    while True:
-        frame = await _frame(comm, sent)
-        if frame["type"] == kind:
-            return frame
-
-
-async def _play(comm: WebsocketCommunicator, session: Any, sent: list[dict[str, Any]],
-                tables: int = 1) -> None:  # fmt: skip
-    """Run the reference client's session on ``comm`` until ``tables`` matches end."""
-    while len(session.finished) < tables:
-        for reply in session.handle(await _frame(comm, sent)):
-            assert schema_check.check_frame(reply, SCHEMAS) == [], reply
-            await comm.send_json_to(reply)
 
 
 def _hidden_cards_seen(sent: list[dict[str, Any]], table: Table) -> list[str]:
@@ -116,9 +60,9 @@ def _hidden_cards_seen(sent: list[dict[str, Any]], table: Table) -> list[str]:
 
 
 async def test_a_bad_token_is_refused_with_its_close_code(live: InlineScheduler) -> None:
-    await sync_to_async(_bot)()
+    await sync_to_async(bot_token)()
     for token in (None, "sbt_not-a-token", "Basic abc"):
-        comm = await _connect(token)
+        comm = await connect_bot(token)
         error = await comm.receive_json_from(timeout=TIMEOUT)
         assert schema_check.check_frame(error, SCHEMAS) == []
         assert error["code"] == "bad_token"
@@ -129,11 +73,11 @@ async def test_a_bad_token_is_refused_with_its_close_code(live: InlineScheduler)
 async def test_the_reference_client_plays_a_whole_match_with_house_bots(
     live: InlineScheduler, machine_speed: None
 ) -> None:
-    token = await sync_to_async(_bot)()
-    table = await sync_to_async(_table)("BXBB", {1: "randy"})
-    comm, sent = await _connect(token), []
-    session = client.BotSession(client.random_policy(random.Random(7)))
-    await _play(comm, session, sent)
+    token = await sync_to_async(bot_token)()
+    table = await sync_to_async(bot_table)("BXBB", {1: "randy"})
+    comm, sent = await connect_bot(token), []
+    session = reference_client.BotSession(reference_client.random_policy(random.Random(7)))
+    await play_session(comm, session, sent)
     await comm.disconnect()
     await sync_to_async(table.refresh_from_db)()
     assert table.status == Table.Status.FINISHED
@@ -154,11 +98,12 @@ async def test_the_reference_client_plays_a_whole_match_with_house_bots(
 async def test_a_decision_carries_the_seats_own_page_view(live: InlineScheduler) -> None:
     from game.sockets import frames
 
-    token = await sync_to_async(_bot)()
-    table = await sync_to_async(_table)("XBBB", {0: "randy"})
-    comm, sent = await _connect(token), []
-    await comm.send_json_to(client.BotSession(print).handle(await _frame(comm, sent))[0])
-    decision = await _until(comm, sent, "decision")
+    token = await sync_to_async(bot_token)()
+    table = await sync_to_async(bot_table)("XBBB", {0: "randy"})
+    comm, sent = await connect_bot(token), []
+    hello = await next_frame(comm, sent)
+    await comm.send_json_to(reference_client.BotSession(print).handle(hello)[0])
+    decision = await frame_until(comm, sent, "decision")
     _, page = await sync_to_async(frames.state_frame)(table.pk, decision["seat"])
     assert decision["view"] == json.loads(page)["view"]
     assert decision["legal_actions"] == decision["view"]["legal_actions"]
@@ -169,16 +114,16 @@ async def test_a_decision_carries_the_seats_own_page_view(live: InlineScheduler)
 async def test_four_external_bots_play_two_tables_on_one_connection(
     live: InlineScheduler, machine_speed: None
 ) -> None:
-    token = await sync_to_async(_bot)()
-    other = await sync_to_async(_bot)("other")
+    token = await sync_to_async(bot_token)()
+    other = await sync_to_async(bot_token)("other")
     both = {p: "randy" for p in range(4)}
-    first = await sync_to_async(_table)("XXXX", both)
-    second = await sync_to_async(_table)("BXBX", both)
-    comm, sent = await _connect(token), []
+    first = await sync_to_async(bot_table)("XXXX", both)
+    second = await sync_to_async(bot_table)("BXBX", both)
+    comm, sent = await connect_bot(token), []
     # A second bot with its own connection sits out: it holds no seat.
-    bystander = await _connect(other)
-    session = client.BotSession(client.random_policy(random.Random(3)))
-    await _play(comm, session, sent, tables=2)
+    bystander = await connect_bot(other)
+    session = reference_client.BotSession(reference_client.random_policy(random.Random(3)))
+    await play_session(comm, session, sent, tables=2)
     for t in (first, second):
         await sync_to_async(t.refresh_from_db)()
         assert t.status == Table.Status.FINISHED
@@ -193,15 +138,15 @@ async def test_four_external_bots_play_two_tables_on_one_connection(
 
 async def _ready_at_decision(token: str, sent: list[dict[str, Any]]
                              ) -> tuple[WebsocketCommunicator, dict[str, Any]]:  # fmt: skip
-    comm = await _connect(token)
-    await _until(comm, sent, "hello")
+    comm = await connect_bot(token)
+    await frame_until(comm, sent, "hello")
     await comm.send_json_to({"type": "ready", "protocol": "spades-bot/1"})
-    return comm, await _until(comm, sent, "decision")
+    return comm, await frame_until(comm, sent, "decision")
 
 
 async def test_refused_frames_change_nothing(live: InlineScheduler) -> None:
-    token = await sync_to_async(_bot)()
-    table = await sync_to_async(_table)("XBBB", {0: "randy"})
+    token = await sync_to_async(bot_token)()
+    table = await sync_to_async(bot_table)("XBBB", {0: "randy"})
     sent: list[dict[str, Any]] = []
     comm, d = await _ready_at_decision(token, sent)
     about = {"table": d["table"], "seat": d["seat"], "version": d["version"]}
@@ -233,27 +178,27 @@ async def test_refused_frames_change_nothing(live: InlineScheduler) -> None:
     ]
     for text, code in wrong:
         await comm.send_to(text_data=text)
-        error = await _until(comm, sent, "error")
+        error = await frame_until(comm, sent, "error")
         assert error["code"] == code, (text[:80], error)
         assert await sync_to_async(Table.objects.get)(pk=table.pk) == table
         assert (await sync_to_async(Table.objects.get)(pk=table.pk)).version == table.version
     # The stale action gets the decision again; a right one is then taken.
     await comm.send_json_to({"type": "action", **about, "action": d["legal_actions"][0]})
-    accepted = await _until(comm, sent, "accepted")
+    accepted = await frame_until(comm, sent, "accepted")
     assert accepted["new_version"] == d["version"] + 1
     await comm.disconnect()
 
 
 async def test_over_the_frame_limit_is_refused(live: InlineScheduler, settings: Any) -> None:
     settings.SPADES_LIMITS = {"bot_frames": (3, 10.0, 50)}
-    token = await sync_to_async(_bot)()
+    token = await sync_to_async(bot_token)()
     sent: list[dict[str, Any]] = []
-    comm = await _connect(token)
-    await _until(comm, sent, "hello")
+    comm = await connect_bot(token)
+    await frame_until(comm, sent, "hello")
     codes = []
     for _ in range(5):
         await comm.send_json_to({"type": "ping"})
-        frame = await _frame(comm, sent)
+        frame = await next_frame(comm, sent)
         codes.append(frame.get("code", frame["type"]))
     assert codes == ["not_ready"] * 3 + ["rate_limited"] * 2
     await comm.disconnect()
@@ -262,21 +207,21 @@ async def test_over_the_frame_limit_is_refused(live: InlineScheduler, settings: 
 async def test_out_of_time_the_stand_in_moves_and_a_late_answer_is_refused(
     live: InlineScheduler,
 ) -> None:
-    token = await sync_to_async(_bot)()
-    table = await sync_to_async(_table)("XBBB", {0: "randy"})
+    token = await sync_to_async(bot_token)()
+    table = await sync_to_async(bot_table)("XBBB", {0: "randy"})
     sent: list[dict[str, Any]] = []
     comm, d = await _ready_at_decision(token, sent)
     # The stand-in, at the end of the turn timer (the bot's ready also resumed
     # its table, game.driver.sweeper: a copy, which finds its move made: stale).
     assert live.pending_timers() >= 1
     await sync_to_async(live.run_timers)()
-    stood = await _until(comm, sent, "stood_in")
+    stood = await frame_until(comm, sent, "stood_in")
     assert (stood["seat"], stood["version"]) == (0, d["version"])
     first = await sync_to_async(Action.objects.get)(table=table, version=d["version"] + 1)
     assert first.by_stand_in and first.seat == 0  # marked as the stand-in's
     await comm.send_json_to({"type": "action", "table": d["table"], "seat": 0,
                              "version": d["version"], "action": d["legal_actions"][0]})  # fmt: skip
-    late = await _until(comm, sent, "error")
+    late = await frame_until(comm, sent, "error")
     assert late["code"] == "late"
     after = await sync_to_async(Action.objects.filter(table=table).count)()
     assert after >= d["version"] + 1  # the match went on; nothing of the late answer
@@ -284,8 +229,8 @@ async def test_out_of_time_the_stand_in_moves_and_a_late_answer_is_refused(
 
 
 async def test_a_reconnecting_bot_resumes_its_seat(live: InlineScheduler) -> None:
-    token = await sync_to_async(_bot)()
-    await sync_to_async(_table)("XBBB", {0: "randy"})
+    token = await sync_to_async(bot_token)()
+    await sync_to_async(bot_table)("XBBB", {0: "randy"})
     sent: list[dict[str, Any]] = []
     comm, d = await _ready_at_decision(token, sent)
     await comm.disconnect()
@@ -293,59 +238,59 @@ async def test_a_reconnecting_bot_resumes_its_seat(live: InlineScheduler) -> Non
     assert (d2["table"], d2["seat"], d2["version"]) == (d["table"], d["seat"], d["version"])
     answer = {"table": d["table"], "seat": 0, "version": d["version"]}
     await again.send_json_to({"type": "action", **answer, "action": d["legal_actions"][0]})
-    assert (await _until(again, sent, "accepted"))["new_version"] == d["version"] + 1
+    assert (await frame_until(again, sent, "accepted"))["new_version"] == d["version"] + 1
     await again.disconnect()
 
 
 async def test_a_bot_seated_while_connected_is_told_and_plays(live: InlineScheduler) -> None:
-    token = await sync_to_async(_bot)()
+    token = await sync_to_async(bot_token)()
     sent: list[dict[str, Any]] = []
-    comm = await _connect(token)
-    await _until(comm, sent, "hello")
+    comm = await connect_bot(token)
+    await frame_until(comm, sent, "hello")
     await comm.send_json_to({"type": "ready", "protocol": "spades-bot/1"})
     # Frames are handled in order: the pong says the ready was (the bot listens now).
     await comm.send_json_to({"type": "ping"})
-    await _until(comm, sent, "pong")
+    await frame_until(comm, sent, "pong")
     # Guests, and the external seat last, so that no other write runs beside the
     # bot's reads: the test database (SQLite in memory, shared cache) refuses at
     # once a read while a write holds the table, where a file or PostgreSQL waits.
-    table = await sync_to_async(_table)("HHHX", {3: "randy"}, start=False)
-    seated = await _until(comm, sent, "seated")
+    table = await sync_to_async(bot_table)("HHHX", {3: "randy"}, start=False)
+    seated = await frame_until(comm, sent, "seated")
     assert (seated["table"], seated["seats"]) == (table.public_id, [3])
     # The start is a write beside the socket's reads after `seated`: tried again
     # on the in-memory database's refusal, as the socket's own reads are.
     await reads.read(seating.start_table, table)
-    assert (await _until(comm, sent, "table_started"))["players"][3]["bot_name"] == "ext:randy"
+    assert (await frame_until(comm, sent, "table_started"))["players"][3]["bot_name"] == "ext:randy"
     await comm.disconnect()
 
 
 async def test_a_token_revoked_mid_match_closes_the_socket_and_the_match_goes_on(
     live: InlineScheduler,
 ) -> None:
-    token = await sync_to_async(_bot)()
-    table = await sync_to_async(_table)("XBBB", {0: "randy"})
+    token = await sync_to_async(bot_token)()
+    table = await sync_to_async(bot_table)("XBBB", {0: "randy"})
     sent: list[dict[str, Any]] = []
     comm, d = await _ready_at_decision(token, sent)
     from botapi.models import BotAccount
 
     account = await sync_to_async(BotAccount.objects.get)(name="randy")
     await sync_to_async(accounts.revoke)(account)
-    assert (await _until(comm, sent, "error"))["code"] == "token_withdrawn"
+    assert (await frame_until(comm, sent, "error"))["code"] == "token_withdrawn"
     assert (await comm.receive_output(timeout=TIMEOUT))["code"] == 4403
     await sync_to_async(live.run_timers)()  # the stand-in plays its turn
     await sync_to_async(table.refresh_from_db)()
     assert table.version > d["version"]
-    refused = await _connect(token)
+    refused = await connect_bot(token)
     assert (await refused.receive_json_from(timeout=TIMEOUT))["code"] == "bad_token"
 
 
 async def test_a_wrong_protocol_version_is_refused(live: InlineScheduler) -> None:
-    token = await sync_to_async(_bot)()
+    token = await sync_to_async(bot_token)()
     sent: list[dict[str, Any]] = []
-    comm = await _connect(token)
-    await _until(comm, sent, "hello")
+    comm = await connect_bot(token)
+    await frame_until(comm, sent, "hello")
     await comm.send_json_to({"type": "ready", "protocol": "spades-bot/9"})
-    assert (await _until(comm, sent, "error"))["code"] == "bad_protocol"
+    assert (await frame_until(comm, sent, "error"))["code"] == "bad_protocol"
     assert (await comm.receive_output(timeout=TIMEOUT))["code"] == 4400
 
 
@@ -371,11 +316,11 @@ async def test_a_bot_and_a_browser_player_finish_a_rated_match_with_house_bots(
     from game.models import Rating
     from tests.support.sockets import connect
 
-    token = await sync_to_async(_bot)()
-    table = await sync_to_async(_table)("HXBB", {1: "randy"})
+    token = await sync_to_async(bot_token)()
+    table = await sync_to_async(bot_table)("HXBB", {1: "randy"})
     person, state = await connect(table, guest="g0")
-    comm, sent = await _connect(token), []
-    session = client.BotSession(client.random_policy(random.Random(11)))
+    comm, sent = await connect_bot(token), []
+    session = reference_client.BotSession(reference_client.random_policy(random.Random(11)))
     rng = random.Random(5)
 
     async def person_moves(frame: dict[str, Any]) -> None:
@@ -421,16 +366,16 @@ async def test_over_the_sockets_per_bot_the_next_is_closed(
     live: InlineScheduler, settings: Any
 ) -> None:
     settings.SPADES_MAX_SOCKETS = (1, 40)
-    token = await sync_to_async(_bot)()
-    first = await _connect(token)
+    token = await sync_to_async(bot_token)()
+    first = await connect_bot(token)
     assert (await first.receive_json_from(timeout=TIMEOUT))["type"] == "hello"
-    second = await _connect(token)
+    second = await connect_bot(token)
     refused = await second.receive_json_from(timeout=TIMEOUT)
     assert schema_check.check_frame(refused, SCHEMAS) == []
     assert refused["code"] == "too_many_sockets"
     assert (await second.receive_output(timeout=TIMEOUT))["code"] == 4429
     await first.disconnect()
-    third = await _connect(token)  # the first one's place is free again
+    third = await connect_bot(token)  # the first one's place is free again
     assert (await third.receive_json_from(timeout=TIMEOUT))["type"] == "hello"
     await third.disconnect()
 
@@ -440,8 +385,8 @@ async def test_a_database_lost_under_an_action_asks_to_try_again(
 ) -> None:
     from django.db import OperationalError
 
-    token = await sync_to_async(_bot)()
-    table = await sync_to_async(_table)("XBBB", {0: "randy"})
+    token = await sync_to_async(bot_token)()
+    table = await sync_to_async(bot_table)("XBBB", {0: "randy"})
     sent: list[dict[str, Any]] = []
     comm, d = await _ready_at_decision(token, sent)
 
@@ -451,9 +396,9 @@ async def test_a_database_lost_under_an_action_asks_to_try_again(
     monkeypatch.setattr(master.get(), "submit_on_loop", lost)
     about = {"table": d["table"], "seat": 0, "version": d["version"]}
     await comm.send_json_to({"type": "action", **about, "action": d["legal_actions"][0]})
-    assert (await _until(comm, sent, "error"))["code"] == "try_again"
+    assert (await frame_until(comm, sent, "error"))["code"] == "try_again"
     assert (await sync_to_async(Table.objects.get)(pk=table.pk)).version == d["version"]
     monkeypatch.undo()
     await comm.send_json_to({"type": "action", **about, "action": d["legal_actions"][0]})
-    assert (await _until(comm, sent, "accepted"))["new_version"] == d["version"] + 1
+    assert (await frame_until(comm, sent, "accepted"))["new_version"] == d["version"] + 1
     await comm.disconnect()

@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 from django.db import IntegrityError, OperationalError
 
 from botapi import consumer, reads
-from tests.botapi.test_protocol import _bot, _connect, _table, _until
+from tests.support.bot_protocol import bot_table, bot_token, connect_bot, frame_until
 from tests.support.inline import InlineScheduler
 from tests.support.sockets import close_sync_thread_connections  # noqa: F401
 
@@ -48,15 +48,15 @@ def test_which_refusals_pass() -> None:
 async def test_a_seat_read_refused_for_a_moment_still_sends_seated(
     live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    token = await sync_to_async(_bot)()
-    table = await sync_to_async(_table)("HHHX", {3: "randy"}, start=False)
+    token = await sync_to_async(bot_token)()
+    table = await sync_to_async(bot_table)("HHHX", {3: "randy"}, start=False)
     planted, calls = _refusing(consumer._seats_of, 2, OperationalError("database table is locked"))
     monkeypatch.setattr(consumer, "_seats_of", planted)
     sent: list[dict[str, Any]] = []
-    comm = await _connect(token)
-    await _until(comm, sent, "hello")
+    comm = await connect_bot(token)
+    await frame_until(comm, sent, "hello")
     await comm.send_json_to({"type": "ready", "protocol": "spades-bot/1"})
-    seated = await _until(comm, sent, "seated")
+    seated = await frame_until(comm, sent, "seated")
     assert (seated["table"], seated["seats"]) == (table.public_id, [3])
     assert calls[0] == 3  # twice refused, the third read answered
     assert not [f for f in sent if f["type"] == "error"]
@@ -66,15 +66,15 @@ async def test_a_seat_read_refused_for_a_moment_still_sends_seated(
 async def test_a_table_read_refused_for_a_moment_still_sends_the_decision(
     live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    token = await sync_to_async(_bot)()
-    await sync_to_async(_table)("XBBB", {0: "randy"})
+    token = await sync_to_async(bot_token)()
+    await sync_to_async(bot_table)("XBBB", {0: "randy"})
     planted, calls = _refusing(consumer._load, 3, OperationalError("database table is locked"))
     monkeypatch.setattr(consumer, "_load", planted)
     sent: list[dict[str, Any]] = []
-    comm = await _connect(token)
-    await _until(comm, sent, "hello")
+    comm = await connect_bot(token)
+    await frame_until(comm, sent, "hello")
     await comm.send_json_to({"type": "ready", "protocol": "spades-bot/1"})
-    assert (await _until(comm, sent, "decision"))["seat"] == 0
+    assert (await frame_until(comm, sent, "decision"))["seat"] == 0
     assert calls[0] == 4
     await comm.disconnect()
 
@@ -82,33 +82,33 @@ async def test_a_table_read_refused_for_a_moment_still_sends_the_decision(
 async def test_a_refusal_that_lasts_is_given_up_and_reported(
     live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    token = await sync_to_async(_bot)()
-    await sync_to_async(_table)("XBBB", {0: "randy"})
+    token = await sync_to_async(bot_token)()
+    await sync_to_async(bot_table)("XBBB", {0: "randy"})
     planted, calls = _refusing(consumer._seats_of, 99, OperationalError("database is locked"))
     monkeypatch.setattr(consumer, "_seats_of", planted)
     sent: list[dict[str, Any]] = []
-    comm = await _connect(token)
-    await _until(comm, sent, "hello")
+    comm = await connect_bot(token)
+    await frame_until(comm, sent, "hello")
     await comm.send_json_to({"type": "ready", "protocol": "spades-bot/1"})
-    assert (await _until(comm, sent, "error"))["code"] == "try_again"
+    assert (await frame_until(comm, sent, "error"))["code"] == "try_again"
     assert calls[0] == reads.ATTEMPTS
     # As the error says: once the database answers, ready again is taken.
     monkeypatch.undo()
     await comm.send_json_to({"type": "ready", "protocol": "spades-bot/1"})
-    assert (await _until(comm, sent, "decision"))["seat"] == 0
+    assert (await frame_until(comm, sent, "decision"))["seat"] == 0
     await comm.disconnect()
 
 
 async def test_a_refusal_that_is_no_moments_is_not_tried_again(
     live: InlineScheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    token = await sync_to_async(_bot)()
+    token = await sync_to_async(bot_token)()
     planted, calls = _refusing(consumer._seats_of, 99, OperationalError("no such table: x"))
     monkeypatch.setattr(consumer, "_seats_of", planted)
     sent: list[dict[str, Any]] = []
-    comm = await _connect(token)
-    await _until(comm, sent, "hello")
+    comm = await connect_bot(token)
+    await frame_until(comm, sent, "hello")
     await comm.send_json_to({"type": "ready", "protocol": "spades-bot/1"})
-    assert (await _until(comm, sent, "error"))["code"] == "try_again"
+    assert (await frame_until(comm, sent, "error"))["code"] == "try_again"
     assert calls[0] == 1
     await comm.disconnect()
