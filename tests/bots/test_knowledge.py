@@ -8,52 +8,13 @@ import pytest
 
 from bots.knowledge import Knowledge, sure_takes
 from game.engine.actions import Bid, Play
-from game.engine.cards import CLUBS, DIAMONDS, FULL_DECK, HEARTS, SPADES, parse_card, parse_hand
+from game.engine.cards import CLUBS, DIAMONDS, HEARTS, SPADES, parse_card, parse_hand
 from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
 from game.engine.tricks import beaters, beats
-from game.engine.view import SeatView, view_for
-
-# ----- building positions by hand (shared with test_srp) ----------------------------
-
-
-def position(
-    hands: dict[int, str],
-    bids: tuple[int, int, int, int],
-    plays: str = "",
-    dealer: int = 3,
-    rules: Rules | None = None,
-) -> RoundState:
-    """A round with the given (partial) hands, bids and cards played so far.
-
-    Cards not named are dealt round the seats short of 13, lowest card first:
-    name every card a test depends on. ``plays`` is the cards in play
-    order ('AH 5H ...'), starting with the leader left of ``dealer``.
-    """
-    masks = [parse_hand(hands.get(s, "")) for s in range(4)]
-    rest = FULL_DECK & ~(masks[0] | masks[1] | masks[2] | masks[3])
-    seat = 0
-    while rest:
-        while masks[seat].bit_count() >= 13:
-            seat = (seat + 1) & 3
-        low = rest & -rest
-        masks[seat] |= low
-        rest ^= low
-        seat = (seat + 1) & 3
-    assert not rest
-    r = RoundState(rules or Rules(), dealer=dealer, hands=masks)
-    for _ in range(4):
-        seat = r.to_act
-        r.apply(Bid(seat, bids[seat]))
-    for text in plays.split():
-        r.apply(Play(r.to_act, parse_card(text)))
-    return r
-
-
-def view_of(r: RoundState) -> SeatView:
-    """The view of the seat to act."""
-    return view_for(r, r.to_act)
+from game.engine.view import view_for
+from tests.support.positions import position, view_of
 
 
 def c(text: str) -> int:

@@ -20,18 +20,9 @@ from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
 from game.engine.tricks import ABOVE, BELOW
 from game.engine.view import view_for
-from tests.bots.test_knowledge import position, view_of
+from tests.support.positions import ISSUE_ROUND, position, view_of
 
 srp = SRP()
-
-# Issue 25: East bid nil; after trick 3 the ace of diamonds can only be East's.
-ISSUE_ROUND = (
-    "spades/1 r1 d:E s:0,0 b:0,0 rules:winning_goal=200,losing_goal=-100 "
-    "h:9854.K7632.8.K53/7.QJT95.A632.J64/KQJ62.84.T.AQT87/AT3.A.KQJ9754.92 "
-    "bids:S4,W4,N2,En pass:- play:4HAH2HQHKD8D6DTDQDKC3D2S6SAS4S7SJDKH2DJS8H3S3HJH9D7HADAC5HQ"
-    "S7D6HQC9C5CJCTC2C3C6C8C5D5S4C8STHKSTS7C4D9S9H"
-)
-
 
 def issue_round(cards: int) -> RoundState:
     head, play = ISSUE_ROUND.split(" play:")

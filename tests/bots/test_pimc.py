@@ -18,7 +18,7 @@ from game.engine.state import Phase, RoundState
 from game.engine.tricks import winning_card
 from game.engine.view import view_for
 from tests.bots.deals import played_round
-from tests.bots.test_uct import endgame
+from tests.support.positions import endgame
 
 
 def reference_gap(view, hands, card) -> int:  # noqa: ANN001

@@ -13,7 +13,7 @@ from bots.points_steps import SteppedPoints
 from bots.solver import NilObjective, PointsObjective, Solver, TricksObjective, random_position
 from bots.solver_compiled import CompiledSolver, SearchOverBudget, _idx, _splits
 from game.engine.rules import Rules
-from tests.bots.test_solver_compiled import _play_line, a_position, random_objectives
+from tests.support.solver_positions import a_position, play_line, random_objectives
 
 
 def test_the_same_values_as_the_reference_with_full_and_null_windows() -> None:
@@ -44,7 +44,7 @@ def test_one_kept_pair_of_solvers_for_every_position_of_a_round() -> None:
         _, points = random_objectives(rng, rules)
         stepped = SteppedPoints(CompiledSolver(points()), CompiledSolver(TricksObjective()))
         start = points().tricks_won
-        line = list(_play_line(rng, random_position(rng, 6)))
+        line = list(play_line(rng, random_position(rng, 6)))
         rng.shuffle(line)
         for p, taken in line:
             won = [a + b for a, b in zip(start, taken, strict=True)]

@@ -13,7 +13,7 @@ from bots.sampling import Sampler, WeightedSampler
 from bots.sampling_compiled import CompiledSampler, SplitMixRandom
 from game.engine.fast_compiled import SplitMix
 from game.engine.view import view_for
-from tests.bots.test_srp_compiled import RULES, positions
+from tests.support.srp_positions import RULES, positions
 
 
 def test_the_python_stream_is_the_engines_splitmix() -> None:

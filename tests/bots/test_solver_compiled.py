@@ -19,34 +19,9 @@ from bots.solver import (
 )
 from bots.solver import max_tricks as ref_max_tricks
 from bots.solver_compiled import CompiledSolver, max_tricks, objective_tables
-from game.engine.cards import SUIT_MASKS, parse_hand
+from game.engine.cards import parse_hand
 from game.engine.rules import Rules
-from game.engine.tricks import trick_winner
-
-
-def random_objectives(rng: random.Random, rules: Rules):
-    """A nil objective and two equal points objectives (one per solver) with random
-    nil bidders, bids, tricks already taken, scores and bags."""
-    nil_seats = sorted(rng.sample(range(4), rng.choice((0, 1, 1, 2, 3))))
-    bids = [0 if s in nil_seats else rng.randint(1, 6) for s in range(4)]
-    blind = [s in nil_seats and rng.random() < 0.2 for s in range(4)]
-    before = [rng.randint(0, 3) if s not in nil_seats else rng.randint(0, 1) for s in range(4)]
-    scores = (rng.randint(-150, 450), rng.randint(-150, 450))
-    bags = (rng.randrange(10), rng.randrange(10))
-
-    def points() -> PointsObjective:
-        return PointsObjective(rules, bids, blind, before, scores, bags)
-
-    return nil_seats, points
-
-
-def a_position(rng: random.Random, k: int, i: int) -> Position:
-    p = random_position(rng, k, spades_first=i % 2 == 0, trick_cards=(0, 0, 1, 2, 3)[i % 5])
-    if i % 4 == 3 and not any(c >= 39 for c in p.trick):
-        p = p._replace(spades_broken=False)  # random play nearly always breaks spades
-    p.check()
-    return p
-
+from tests.support.solver_positions import a_position, play_line, random_objectives
 
 # (cards per hand, positions): 3,000 positions, each solved for three objectives.
 PLAN = [(1, 100), (2, 900), (3, 900), (4, 800), (5, 250), (6, 50)]
@@ -154,36 +129,13 @@ def test_one_solver_for_every_position_of_a_round_gives_each_positions_value(
         nil_seats, points = random_objectives(rng, rules)
         kept = CompiledSolver(points())
         start = points().tricks_won
-        line = list(_play_line(rng, random_position(rng, 6)))
+        line = list(play_line(rng, random_position(rng, 6)))
         rng.shuffle(line)  # any order: the analysis goes from the last card back
         for p, taken in line:
             won = [a + b for a, b in zip(start, taken, strict=True)]
             objective = PointsObjective(rules, points().bids, points().blind, won,
                                         points().scores, points().bags)  # fmt: skip
             assert kept.value(p, taken=taken) == Solver(objective).value(p), (p, taken)
-
-
-def _play_line(rng: random.Random, p: Position):
-    """Every position of ``p`` played out by random legal cards to its last card,
-    with the tricks each seat took since ``p``."""
-    hands, leader, trick, broken = list(p.hands), p.leader, list(p.trick), p.spades_broken
-    taken = [0, 0, 0, 0]
-    while any(hands):
-        yield Position(tuple(hands), leader, tuple(trick), broken), tuple(taken)
-        seat = (leader + len(trick)) & 3
-        hand = hands[seat]
-        if trick:
-            legal = hand & SUIT_MASKS[trick[0] // 13] or hand
-        else:
-            legal = hand if broken else (hand & ~SUIT_MASKS[3]) or hand
-        c = rng.choice([c for c in range(52) if legal >> c & 1])
-        hands[seat] ^= 1 << c
-        broken = broken or c >= 39
-        trick.append(c)
-        if len(trick) == 4:
-            leader = trick_winner(leader, trick)
-            taken[leader] += 1
-            trick = []
 
 
 def _played_down(rng: random.Random, p: Position, k: int) -> Position:

@@ -14,7 +14,7 @@ from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
 from game.engine.view import view_for
-from tests.bots.test_knowledge import position, view_of
+from tests.support.positions import position, view_of
 
 srp = SRP()
 

@@ -20,9 +20,9 @@ from game.engine.cards import parse_card, parse_hand
 from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
-from game.engine.tricks import Trick, trick_winner
 from game.engine.view import SeatView, view_for
 from tests.bots.deals import check_deal, played_round
+from tests.support.positions import endgame
 
 
 def legal_cards(view: SeatView) -> set[int]:
@@ -65,46 +65,6 @@ def test_sampler_keeps_known_cards_and_is_uniform() -> None:
 
 
 # ----- UCT ----------------------------------------------------------------------------
-
-
-def endgame(tricks_won: tuple[int, int, int, int] = (3, 3, 2, 3)) -> RoundState:
-    """Two tricks left, North to lead, bids 3 each. North holds AH 2C, East KH QH,
-    South 4C 5C, West 6C 7C; South and West showed void in hearts."""
-    hands = [parse_hand(h) for h in ("AH 2C", "KH QH", "4C 5C", "6C 7C")]
-    texts = [
-        "3C 8C 9C TC", "JC QC KC AC", "2H 3H 4H 5H", "6H 7H 8H 9H",
-        "2D 3D 4D 5D", "6D 7D 8D 9D", "TD JD QD KD",
-        "TH JH AD AS",  # South and West cannot follow hearts; West ruffs
-        "2S 3S 4S 5S", "6S 7S 8S 9S", "TS JS QS KS",
-    ]  # fmt: skip
-    tricks = []
-    for t in texts:
-        cards = tuple(parse_card(x) for x in t.split())
-        tricks.append(Trick(0, cards, trick_winner(0, cards)))
-    r = RoundState.__new__(RoundState)
-    r.rules = Rules()
-    r.dealer = 3
-    r.round_number = 1
-    r.scores_before = (0, 0)
-    r.bags_before = (0, 0)
-    r.hands_dealt = tuple(hands)
-    r.hands = hands
-    r.cards_seen = [True] * 4
-    r.blind_nil_eligible = (False,) * 4
-    r.phase = Phase.PLAYING
-    r.to_act = r.leader = 0
-    r.bids = [3, 3, 3, 3]
-    r.blind = [False] * 4
-    r.bid_order = [0, 1, 2, 3]
-    r.pass_queue = []
-    r.passes = []
-    r.trick = []
-    r.tricks = tricks
-    r.tricks_won = list(tricks_won)
-    r.spades_broken = True
-    r.actions = []
-    r.result = None
-    return r
 
 
 def test_uct_cashes_the_ace_it_needs_for_the_contract() -> None:

@@ -7,7 +7,7 @@ from bots.registry import make_bot
 from game.engine.record import from_text
 from lab.tournaments.tournament import TournamentConfig, play_game
 from lab.training.nil_sets import NilSetCounts, count_round, replay_game, set_nil_leader
-from tests.bots.test_nil_cover import ISSUE_ROUND
+from tests.support.positions import ISSUE_ROUND
 
 
 def test_set_nil_leader_names_partners_lead() -> None:

@@ -29,7 +29,7 @@ from lab.training.qp_league import (
     versus_round,
 )
 from lab.training.qp_self import RULES_ARRAY, bid_rounds, net_arrays
-from tests.lab.test_qp_self import engine_round, torch_installed  # noqa: F401
+from tests.support.qp_rounds import engine_round
 
 NET = load_mlp(shipped(QP_WEIGHTS))
 OTHER = load_mlp(shipped(QP_SRP_WEIGHTS))

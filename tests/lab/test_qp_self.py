@@ -15,10 +15,9 @@ from bots.learned.mlp import load_mlp, read_mlp, shipped
 from bots.learned.qp import QP, QP_WEIGHTS
 from bots.srp import SRP
 from game.engine.actions import Play
-from game.engine.state import Phase, RoundState
+from game.engine.state import Phase
 from game.engine.view import view_for
 from lab.training.qp_self import (
-    RULES,
     RULES_ARRAY,
     bid_rounds,
     duel_round,
@@ -26,33 +25,9 @@ from lab.training.qp_self import (
     net_arrays,
     selfplay,
 )
-from tests import services
+from tests.support.qp_rounds import engine_round
 
 NET = load_mlp(shipped(QP_WEIGHTS))
-
-
-@pytest.fixture
-def torch_installed() -> None:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        services.unavailable("PyTorch is not installed: pip install -e '.[train]'")
-
-
-def engine_round(name: str, j: int) -> RoundState:
-    """Round ``"<name>/<j>"`` dealt and bid as ``bid_rounds`` does, in the Python engine."""
-    from bots.base import Bot
-    from bots.success_curves import make_bis
-    from game.engine.deal import deal_hands
-
-    deal = f"{name}/{j}"
-    rng = random.Random(deal)
-    before = (rng.randrange(RULES.bag_limit), rng.randrange(RULES.bag_limit))
-    r = RoundState(RULES, rng.randrange(4), deal_hands(deal), bags_before=before)
-    bidder = Bot(make_bis("BIS"), SRP())
-    while r.phase is not Phase.PLAYING:
-        r.apply(bidder.act(view_for(r, r.to_act), rng))
-    return r
 
 
 def test_greedy_self_play_is_qp_at_every_seat_and_the_last_labels_are_the_score() -> None:

@@ -16,7 +16,7 @@ from game.engine.deal import deal_hands
 from lab.training.spb_eval import duplicate_gauge
 from lab.training.spb_sim import Simulator
 from tests import services
-from tests.bots.test_learned import bid_views, constant_net
+from tests.support.learned_views import bid_views, constant_net
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from bots.learned.mlp import MLP, read_mlp
 from bots.learned.qp import QP
 from lab.training.analysis import bid_stats
 from tests import services
-from tests.bots.test_learned import bid_views, play_views
+from tests.support.learned_views import bid_views, play_views
 
 
 def test_bid_stats_count_sets_and_tricks_minus_bid_by_side() -> None:
