@@ -6,29 +6,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
 from tests.support import analytics_fixtures
+from tests.support.browser_checks import serious_violations
 
 pytestmark = pytest.mark.browser
-
-SERIOUS = ("serious", "critical")
-
-
-def serious_violations(page: Page) -> list[str]:
-    results: Any = Axe().run(page)
-    found = []
-    for v in results.response["violations"]:
-        if v.get("impact") in SERIOUS:
-            targets = [", ".join(map(str, n["target"])) for n in v["nodes"]][:3]
-            found.append(f"{v['id']} ({v['impact']}): {v['help']} at {targets}")
-    return found
 
 
 def test_the_lobby_and_the_table(daphne_server: str, new_page: Callable[..., Page]) -> None:

@@ -11,27 +11,15 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth import get_user_model
-from playwright.sync_api import ConsoleMessage, Page, expect
+from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from pytest_django.live_server_helper import LiveServer
 
 from spadesite.security import DEFAULT_POLICY
 from tests.support import analytics_fixtures
+from tests.support.browser_checks import watch
 
 pytestmark = pytest.mark.browser
-
-
-def watch(page: Page) -> list[str]:
-    """The page's console errors and uncaught exceptions (a CSP violation is one)."""
-    problems: list[str] = []
-
-    def on_console(message: ConsoleMessage) -> None:
-        if message.type == "error":
-            problems.append(f"{page.url}: {message.text}")
-
-    page.on("console", on_console)
-    page.on("pageerror", lambda e: problems.append(f"{page.url}: {e}"))
-    return problems
 
 
 def _policy_of(page: Page, url: str) -> str:

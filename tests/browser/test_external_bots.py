@@ -26,7 +26,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from tests.browser.test_table_play import become_guest, create_table, play_card
+from tests.support.table_steps import become_guest, create_table, play_card
 
 pytestmark = pytest.mark.browser
 

@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_accessibility import serious_violations
-from tests.browser.test_study_end_to_end import step
-from tests.browser.test_table_play import become_guest, create_table
+from tests.support.browser_checks import serious_violations
+from tests.support.table_steps import become_guest, create_table, step
 
 pytestmark = pytest.mark.browser
 

@@ -14,7 +14,7 @@ from game.replays import tasks
 from game.replays.models import RoundAnalysis
 from game.research.storage import round_row_from_record
 from spadesite.security import DEFAULT_POLICY
-from tests.browser.test_content_security_policy import watch
+from tests.support.browser_checks import watch
 from tests.support.replay_rounds import ENDING, FILLER, written_record
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

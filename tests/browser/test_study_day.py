@@ -30,7 +30,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from studies.assignment import sequence
-from tests.browser.test_study_end_to_end import (
+from tests.support.study_browser import (
     EXAMPLE,
     LIKERT,
     RIGHT,
@@ -42,9 +42,9 @@ from tests.browser.test_study_end_to_end import (
     query,
     reach_table,
     read_csv,
-    step,
     way_in,
 )
+from tests.support.table_steps import step
 
 pytestmark = pytest.mark.browser
 

@@ -16,43 +16,44 @@ their partner's seat. Then what the database holds and every file
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import hashlib
 import json
-import os
-import re
-import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, Route, expect
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from studies.assignment import sequence
 from tests.studies.analysis_check import agrees, direct_count, run
+from tests.support.study_browser import (
+    EXAMPLE,
+    LIKERT,
+    RIGHT,
+    SEED,
+    SLUG,
+    WAIT_SECONDS,
+    heading,
+    manage,
+    query,
+    reach_table,
+    read_csv,
+    way_in,
+)
+from tests.support.table_steps import step
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "docs" / "examples" / "study.toml"
-SLUG = "partner-trust-pilot"
-SEED = 20250611
-WAIT_SECONDS = 5  # the smallest waiting-room timeout a study file may have
 MATCH_SECONDS = 150
 CODE = "C7XK2P9Q"
 REDIRECT = "https://app.prolific.com/submissions/complete?cc=C7XK2P9Q"
-RIGHT = ("The player across the table", "Spades", "50 points")
 WRONG_FIRST = ("The player on your left", "Spades", "50 points")
 # The two conditions, in the file's order: the first is made a two-participant
 # condition too (bots shown), so that one condition shows the timeout's stand-in.
 SHOWN, HIDDEN = "human-with-bot-partner", "two-humans"
 SHOWN_SEATS = 'seats = { N = "participant", E = "RB+SRP", S = "participant", W = "RB+SRP" }'
-LIKERT = {"partner_trust": "4", "partner_skill": "3", "enjoyment": "5"}
 
 
 def short_study(tmp_path: Path) -> Path:
@@ -74,83 +75,10 @@ def short_study(tmp_path: Path) -> Path:
     return path
 
 
-def manage(server, *args: str) -> str:
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{server.database}",
-        "DJANGO_SETTINGS_MODULE": "spadesite.settings",
-    }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=REPO,
-        env=env,
-        check=True,
-        timeout=120,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
-
-
-def query(server, sql: str, *params: object) -> list[tuple]:
-    with contextlib.closing(sqlite3.connect(server.database)) as db:
-        return db.execute(sql, params).fetchall()
-
-
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-def heading(page: Page, text: str) -> None:
-    expect(page.get_by_role("heading", level=1)).to_have_text(text)
-
-
-def way_in(page: Page, server: str, raw_id: str) -> None:
-    """Consent and the instructions: the participant is at the quiz."""
-    page.goto(f"{server}/study/{SLUG}/?PROLIFIC_PID={raw_id}&STUDY_ID=st1&SESSION_ID=se-{raw_id}")
-    heading(page, "Information and consent")
-    page.get_by_role("button", name="I agree").click()
-    heading(page, "Instructions")
-    page.get_by_role("button", name="Continue").click()
-    heading(page, "A few questions about the game")
-
-
 def answer_quiz(page: Page, answers: tuple[str, ...]) -> None:
     for text in answers:
         page.get_by_label(text, exact=True).check()
     page.get_by_role("button", name="Check my answers").click()
-
-
-def reach_table(page: Page) -> None:
-    """The waiting room sends the participant on to their table."""
-    expect(page).to_have_url(re.compile(r"/t/[\w-]+/$"), timeout=(WAIT_SECONDS + 15) * 1000)
-
-
-def step(page: Page) -> bool:
-    """One move of a participant at the table, if one is due; True when the match is over."""
-    if page.locator("#match-over").is_visible():
-        return True
-    summary = page.locator("#round-summary")
-    if summary.is_visible():
-        with contextlib.suppress(PlaywrightTimeoutError):
-            summary.get_by_role("button", name="Next round").click(timeout=2000)
-        return False
-    bids = page.locator(".bid-panel .bid-btn")
-    if bids.count() > 0:
-        three = page.locator(".bid-panel .bid-btn", has_text=re.compile(r"^3$"))
-        with contextlib.suppress(PlaywrightTimeoutError, AssertionError):
-            (three if three.count() else bids.last).click(timeout=2000)
-            expect(bids).to_have_count(0, timeout=3000)
-        return False
-    legal = page.locator("#hand .card.legal")
-    if legal.count() > 0:
-        with contextlib.suppress(PlaywrightTimeoutError, AssertionError):
-            code = legal.first.get_attribute("data-card", timeout=1000)
-            legal.first.click(timeout=2000)
-            expect(page.locator(f'#hand .card[data-card="{code}"]')).to_have_count(0, timeout=3000)
-    return False
 
 
 def way_out(page: Page, debrief: bool) -> None:

@@ -14,9 +14,8 @@ from pytest_django.live_server_helper import LiveServer
 
 from studies.loading import load_study
 from studies.models import Participant
-from tests.browser.test_accessibility import serious_violations
-from tests.browser.test_content_security_policy import watch
 from tests.studies.conftest import example_text
+from tests.support.browser_checks import serious_violations, watch
 from tests.support.study_tables import RAW, TWO, person, seated
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -13,19 +13,14 @@ from playwright.sync_api import Browser, Page, expect
 from pytest_django.live_server_helper import LiveServer
 
 from studies import participants, stages
-from studies.loading import load_study
 from studies.models import Participant, Study
-from tests.browser.test_accessibility import serious_violations
-from tests.browser.test_content_security_policy import watch
+from tests.support.browser_checks import serious_violations, watch
+from tests.support.study_browser import waiting_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "study.toml"
 LINK = "/study/partner-trust-pilot/?PROLIFIC_PID=browser0001&STUDY_ID=s1&SESSION_ID=x1"
 Stage = Participant.Stage
-ALL_PARTICIPANTS = (
-    'seats = { N = "participant", E = "participant", S = "participant", W = "participant" }'
-)
 
 
 @pytest.fixture
@@ -52,16 +47,6 @@ def a_waiting_participant(study: Study, raw_id: str) -> Participant:
     ):
         other = stages.move(other, expected, to)
     return other
-
-
-def waiting_study(tmp_path: Path) -> Study:
-    """The example with four participant seats in each condition: nobody here is
-    seated (tests/studies/test_tables.py has the tables)."""
-    text = EXAMPLE.read_text()
-    for line in [line for line in text.splitlines() if line.startswith("seats = ")]:
-        text = text.replace(line, ALL_PARTICIPANTS)
-    (tmp_path / "study.toml").write_text(text)
-    return load_study(tmp_path / "study.toml")[0]
 
 
 def test_a_participant_on_a_phone(live_server: LiveServer, phone: Page, tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ from pytest_django.live_server_helper import LiveServer
 
 from studies import intake
 from studies.models import Participant, Study
-from tests.browser.test_accessibility import serious_violations
-from tests.browser.test_study_pages import waiting_study
+from tests.support.browser_checks import serious_violations
+from tests.support.study_browser import waiting_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

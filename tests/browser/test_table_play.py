@@ -13,57 +13,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.browser.boxes import check_table_fits
+from tests.support.table_steps import become_guest, create_table, play_card
 
 pytestmark = pytest.mark.browser
 
 MATCH_TIMEOUT_SECONDS = 240
-
-
-def become_guest(page: Page, server: str, name: str) -> None:
-    page.goto(server + "/")
-    page.locator(".guest-panel input[name=name]").fill(name)
-    page.locator(".guest-panel button[type=submit]").click()
-    expect(page.locator(".hero-note")).to_contain_text(name)
-
-
-def create_table(
-    page: Page,
-    server: str,
-    seats: list[str],
-    *,
-    goal: int = 500,
-    losing_goal: int = -200,
-    private: bool = False,
-    extra: dict[str, str] | None = None,
-    unchecked: tuple[str, ...] = (),
-) -> str:
-    """Fill the new-table form; returns the table page URL."""
-    page.goto(server + "/tables/new/")
-    for position, choice in enumerate(seats):
-        page.select_option(f"#id_seat_{position}", choice)
-    page.fill("#id_winning_goal", str(goal))
-    page.fill("#id_losing_goal", str(losing_goal))
-    page.fill("#id_turn_seconds", "600")
-    for name, value in (extra or {}).items():
-        page.fill(f"#id_{name}", value)
-    for name in unchecked:
-        page.uncheck(f"#id_{name}")
-    if private:
-        page.check("#id_private")
-    page.get_by_role("button", name="Open the table").click()
-    expect(page).to_have_url(re.compile(r"/t/[\w-]+/$"))
-    return page.url
-
-
-def play_card(page: Page, legal: Locator) -> None:
-    """Click the first legal card and wait until it has left the hand."""
-    code = legal.first.get_attribute("data-card")
-    legal.first.click(timeout=3000)
-    expect(page.locator(f'#hand .card[data-card="{code}"]')).to_have_count(0)
 
 
 def test_new_table_form_shows_rule_errors(

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_table_play import become_guest, create_table
+from tests.support.table_steps import become_guest, create_table
 
 PAUSE_MS = 1500
 
