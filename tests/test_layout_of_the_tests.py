@@ -2,7 +2,10 @@
 of ``tests/`` names a package of the code (``tests/game/sockets/`` is
 ``game/sockets/``), or is one of the layers that drive the whole site, or the
 shared support; and each test file refers to the package its folder names, so
-that one dropped in the wrong folder fails here."""
+that one dropped in the wrong folder fails here. What tests share is in
+``tests/support/`` or a folder's ``conftest.py``: no module of the tests imports
+a test module (its helpers would be hidden among tests, and a test imported by
+name runs twice), and the support defines no test."""
 
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
+# Where modules of the tests sit: the server's tests and the bot client's.
+TEST_TREES = (TESTS, ROOT / "clients" / "python" / "tests")
 
 # The folders of tests/ that test a package, by the package they test.
 PACKAGES = {
@@ -131,6 +136,36 @@ def misplaced_file(path: Path, source: str) -> str | None:
     return f"{name}: names no module of {package}" + (" at its top" if at_its_top else "")
 
 
+def is_test_module(dotted: str) -> bool:
+    """Whether ``dotted`` (``tests.studies.test_tables``, ``.test_round``) names
+    a test module, or something in one."""
+    return any(part.startswith("test_") for part in dotted.split("."))
+
+
+def imported_tests(source: str) -> list[str]:
+    """The test modules (and what of them) that ``source`` imports, anywhere in it."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if is_test_module(alias.name)]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            names = [f"{base}.{alias.name}".replace("..", ".") for alias in node.names]
+            found += [base] if is_test_module(base) else [n for n in names if is_test_module(n)]
+    return found
+
+
+def defined_tests(source: str) -> list[str]:
+    """The tests (pytest's ``test*`` functions, ``Test*`` classes) that
+    ``source`` defines at its top: a test module importing them runs them."""
+    tree = ast.parse(source).body
+    functions = [n.name for n in tree if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    classes = [n.name for n in tree if isinstance(n, ast.ClassDef)]
+    return [f for f in functions if f.startswith("test")] + [
+        c for c in classes if c.startswith("Test")
+    ]
+
+
 def test_every_folder_of_the_tests_names_a_package_or_a_layer() -> None:
     assert [why for f in folders() if (why := misplaced_folder(f))] == []
 
@@ -159,3 +194,48 @@ def test_the_check_finds_a_test_in_the_wrong_folder() -> None:
         "tests/game/socket: game.socket is not a package"
     )
     assert misplaced_folder(TESTS / "server") == "tests/server: names no package nor layer"
+
+
+def test_no_module_of_the_tests_imports_a_test_module() -> None:
+    paths = sorted(p for tree in TEST_TREES for p in tree.rglob("*.py"))
+    assert [(p.relative_to(ROOT).as_posix(), names) for p in paths
+            if (names := imported_tests(p.read_text()))] == []  # fmt: skip
+
+
+def test_the_support_defines_no_test() -> None:
+    paths = sorted((TESTS / SUPPORT).rglob("*.py"))
+    assert [(p.name, names) for p in paths if (names := defined_tests(p.read_text()))] == []
+
+
+def test_the_checks_find_a_test_module_imported_and_a_test_in_the_support() -> None:
+    """Planted cases: a helper, a fixture and a module taken from test modules,
+    from the top and from the folder, inside a function too; the support's
+    and a conftest's helpers pass."""
+    planted = """
+from tests.studies.test_tables import ONE, arrive
+from tests.studies.test_tables import cheap_study as cheap_study  # the fixture
+from tests.botapi import test_protocol as proto
+import tests.bots.test_knowledge
+from .test_round import deal
+from tests.support.study_tables import TWO, poll
+from tests.studies.conftest import example_text
+
+
+def helper():
+    from tests.browser.test_table_play import become_guest
+"""
+    assert imported_tests(planted) == [
+        "tests.studies.test_tables",
+        "tests.studies.test_tables",
+        "tests.botapi.test_protocol",
+        "tests.bots.test_knowledge",
+        ".test_round",
+        "tests.browser.test_table_play",
+    ]
+    clean = (TESTS / "studies" / "test_tables.py").read_text()
+    assert imported_tests(clean) == [] and imported_tests(planted.split("\n", 7)[-1]) == [
+        "tests.browser.test_table_play"
+    ]
+    support = (TESTS / SUPPORT / "study_tables.py").read_text()
+    assert defined_tests(support) == []
+    assert defined_tests(support + "\n\ndef test_arrive() -> None:\n    pass\n") == ["test_arrive"]
