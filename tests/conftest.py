@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import services
+from tests.support import services
 
 
 @pytest.fixture(autouse=True)

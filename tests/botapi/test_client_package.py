@@ -16,7 +16,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from game.models import Action, Table
-from tests.botapi import schema_check
+from tests.support import schema_check
 from tests.support.bot_protocol import SCHEMAS, bot_table, bot_token, connect_bot, next_frame
 from tests.support.code_graph import SITE, modules
 from tests.support.inline import InlineScheduler

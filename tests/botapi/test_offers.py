@@ -17,7 +17,7 @@ from botapi.models import BotAccount, SeatOffer
 from game import external_bots, seating
 from game.errors import SeatError, TooManyTables
 from game.models import Seat, Table
-from tests.botapi import schema_check
+from tests.support import schema_check
 from tests.support.bot_protocol import SCHEMAS, bot_table, bot_token, connect_bot, frame_until
 from tests.support.inline import InlineScheduler
 from tests.support.sockets import close_sync_thread_connections  # noqa: F401

@@ -17,7 +17,7 @@ from game import master, seating
 from game.engine import parse_card
 from game.engine.cards import cards_of
 from game.models import Action, RoundRecordRow, Seat, Table
-from tests.botapi import schema_check
+from tests.support import schema_check
 from tests.support.bot_protocol import (
     SCHEMAS,
     TIMEOUT,

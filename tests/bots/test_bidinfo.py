@@ -17,7 +17,7 @@ from bots.uct import UCT, uct_search
 from game.engine.actions import Play
 from game.engine.cards import cards_of, parse_card, parse_hand
 from game.engine.view import view_for
-from tests.bots.deals import check_deal, played_round
+from tests.support.deals import check_deal, played_round
 
 # ----- the table ---------------------------------------------------------------------
 

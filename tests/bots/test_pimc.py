@@ -17,7 +17,7 @@ from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
 from game.engine.tricks import winning_card
 from game.engine.view import view_for
-from tests.bots.deals import played_round
+from tests.support.deals import played_round
 from tests.support.positions import endgame
 
 

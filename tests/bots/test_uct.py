@@ -21,7 +21,7 @@ from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
 from game.engine.view import SeatView, view_for
-from tests.bots.deals import check_deal, played_round
+from tests.support.deals import check_deal, played_round
 from tests.support.positions import endgame
 
 

@@ -14,7 +14,7 @@ from bots.sampling import Sampler
 from bots.sampling_compiled import CompiledSampler
 from bots.uct import UCTSearch
 from game.engine.view import view_for
-from tests.bots.deals import played_round
+from tests.support.deals import played_round
 
 
 @pytest.mark.parametrize(

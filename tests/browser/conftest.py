@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
-from tests.services import unavailable
+from tests.support.services import unavailable
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.boxes import COVERED, boxes_of, check_table_fits, inside
+from tests.support.boxes import COVERED, boxes_of, check_table_fits, inside
 
 pytestmark = pytest.mark.browser
 

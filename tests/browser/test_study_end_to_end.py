@@ -27,7 +27,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from studies.assignment import sequence
-from tests.studies.analysis_check import agrees, direct_count, run
+from tests.support.analysis_check import agrees, direct_count, run
 from tests.support.study_browser import (
     EXAMPLE,
     LIKERT,

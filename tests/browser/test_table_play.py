@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from tests.browser.boxes import check_table_fits
+from tests.support.boxes import check_table_fits
 from tests.support.table_steps import become_guest, create_table, play_card
 
 pytestmark = pytest.mark.browser

@@ -22,8 +22,7 @@ from game.engine.scoring import score_round
 from game.engine.state import IllegalAction, Phase, RoundState
 from game.engine.tricks import trick_winner
 from game.engine.view import view_for
-
-from .helpers import random_step, snapshot
+from tests.support.engine_steps import random_step, snapshot
 
 CARD_TEXT = re.compile(r"^[2-9TJQKA][CDHS]$")
 

@@ -29,8 +29,7 @@ from game.engine.record import (
 )
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
-
-from .helpers import ROTATING, random_round, random_step, snapshot
+from tests.support.engine_steps import ROTATING, random_round, random_step, snapshot
 
 N, E, S, W = 0, 1, 2, 3
 

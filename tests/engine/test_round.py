@@ -15,8 +15,7 @@ from game.engine.rules import Rules
 from game.engine.state import IllegalAction, Phase, RoundState
 from game.engine.tricks import Trick, trick_winner
 from game.engine.view import view_for
-
-from .helpers import BY_SUIT, ROTATING, bid_all, deal, play, random_step, snapshot
+from tests.support.engine_steps import BY_SUIT, ROTATING, bid_all, deal, play, random_step, snapshot
 
 N, E, S, W = 0, 1, 2, 3
 C = parse_card

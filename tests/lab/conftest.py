@@ -4,7 +4,7 @@ the server's tests), and ``torch_installed`` skips a test where PyTorch is not."
 
 import pytest
 
-from tests import services
+from tests.support import services
 from tests.support.live_tables import fresh_rate_limits  # noqa: F401  (autouse)
 
 

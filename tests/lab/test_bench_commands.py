@@ -18,7 +18,7 @@ from django.core.management import call_command
 
 from game.models import RoundRecordRow, RoundTally, Table
 from game.replays.models import RoundAnalysis
-from tests import services
+from tests.support import services
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -33,7 +33,7 @@ from lab.tournaments import celery_jobs, identity
 from lab.tournaments.celery_jobs import QUEUE, TASK, RunKeys, play_unit
 from lab.tournaments.tournament import TournamentConfig, format_summary, run_tournament
 from spadesite.celery import app
-from tests import services
+from tests.support import services
 
 ARGS = ["--ns", "RB+WRP", "--ew", "MS+WRP", "--games", "200", "--seed", "3", "--duplicate",
         "--goal", "300", "--lose", "-300"]  # fmt: skip

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from lab.bench.commit_probe import TABLE, CommitProbe
-from tests import services
+from tests.support import services
 
 pytestmark = pytest.mark.stack
 

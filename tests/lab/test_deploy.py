@@ -18,7 +18,7 @@ import pytest
 from django.core.management import call_command
 
 from lab.stack import deploy, proxy, stackprocs
-from tests import services
+from tests.support import services
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ from bots.learned.mlp import read_mlp
 from game.engine.deal import deal_hands
 from lab.training.spb_eval import duplicate_gauge
 from lab.training.spb_sim import Simulator
-from tests import services
+from tests.support import services
 from tests.support.learned_views import bid_views, constant_net
 
 

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 
 from bots.learned.mlp import read_mlp
-from tests import services
+from tests.support import services
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from bots.learned.bidders import NNB, SPB
 from bots.learned.mlp import MLP, read_mlp
 from bots.learned.qp import QP
 from lab.training.analysis import bid_stats
-from tests import services
+from tests.support import services
 from tests.support.learned_views import bid_views, play_views
 
 

@@ -20,7 +20,7 @@ import pytest
 from kombu import Connection, Exchange, Queue
 
 import spadesite.celery  # noqa: F401  (the patches to kombu's Redis QoS)
-from tests import services
+from tests.support import services
 
 pytestmark = pytest.mark.stack
 

@@ -26,7 +26,7 @@ from kombu import Connection, Exchange, Queue
 import spadesite.celery  # noqa: F401  (the leases in kombu's Redis QoS)
 from game.sockets.pubsub_layer import TablePubSubLayer
 from lab.stack import stackprocs
-from tests import services
+from tests.support import services
 
 pytestmark = pytest.mark.stack
 

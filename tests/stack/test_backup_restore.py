@@ -22,8 +22,7 @@ from pathlib import Path
 import pytest
 
 from lab.stack import stackprocs
-from tests import services
-from tests.support import ROOT, SUPPORT
+from tests.support import ROOT, SUPPORT, services
 
 pytestmark = pytest.mark.stack
 

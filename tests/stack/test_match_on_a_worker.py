@@ -26,7 +26,7 @@ import pytest
 
 from game.engine import Rules
 from lab.stack import stackprocs
-from tests import services
+from tests.support import services
 from tests.support.stack_checks import check_stored_log
 
 pytestmark = pytest.mark.stack

@@ -22,8 +22,8 @@ from game.models import Action, RoundRecordRow, Table
 from studies import export, intake, withdrawal
 from studies.loading import load_study
 from studies.models import Participant, Study, StudyTable
-from tests.studies.analysis_check import agrees, direct_count, read, run
 from tests.studies.conftest import example_text
+from tests.support.analysis_check import agrees, direct_count, read, run
 from tests.support.helpers import play_humans
 from tests.support.live_tables import live as live  # the fixture
 from tests.support.study_tables import CHEAP, ONE, TWO, arrive, poll

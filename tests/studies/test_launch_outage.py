@@ -19,8 +19,8 @@ import psycopg
 import pytest
 
 from lab.stack import stackprocs
-from tests.studies.study_client import SLUG, Participant, study_text
 from tests.support.cluster import RECOVERY_BOUND_SECONDS, Cluster, Players, running_cluster
+from tests.support.study_client import SLUG, Participant, study_text
 
 pytestmark = [pytest.mark.stack, pytest.mark.faults]
 

@@ -19,8 +19,8 @@ import psycopg
 import pytest
 
 from lab.stack import stackprocs
-from tests import services
-from tests.studies.study_client import Participant, study_text
+from tests.support import services
+from tests.support.study_client import Participant, study_text
 
 pytestmark = pytest.mark.stack
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.conftest import _free_port, _wait_for
-from tests.studies.study_client import SLUG, Participant, study_text
+from tests.support.study_client import SLUG, Participant, study_text
 
 pytestmark = pytest.mark.faults
 

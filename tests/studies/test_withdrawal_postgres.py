@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from lab.stack import stackprocs
-from tests import services
 from tests.studies.conftest import example_text
+from tests.support import services
 
 pytestmark = pytest.mark.stack
 

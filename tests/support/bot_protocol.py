@@ -16,8 +16,7 @@ from botapi import accounts
 from game import seating
 from game.engine import Rules
 from game.models import Table
-from tests.botapi import schema_check
-from tests.support import ROOT
+from tests.support import ROOT, schema_check
 from tests.support.helpers import QUICK_RULES
 
 TIMEOUT = 5

@@ -28,7 +28,7 @@ import psycopg
 
 from game.engine import Rules
 from lab.stack import proxy, stackprocs
-from tests import services
+from tests.support import services
 
 RULES = Rules(winning_goal=100, losing_goal=-100)
 # Every fault the stack tests inject is recovered within this: from the service

@@ -36,7 +36,7 @@ from game.engine import Match, Rules, action_from_dict, view_for
 from game.engine.actions import Bid
 from game.engine.state import Phase
 from lab.stack import stackprocs
-from tests import services
+from tests.support import services
 
 pytestmark = pytest.mark.stack
 

@@ -38,7 +38,7 @@ from bots.solver_compiled import KERNELS_READY
 from game.engine import Match, Rules, action_from_dict, view_for
 from game.engine.state import Phase
 from lab.stack import stackprocs
-from tests import services
+from tests.support import services
 
 pytestmark = pytest.mark.stack
 

@@ -22,8 +22,7 @@ from game.models import Action, PendingRound, RoundRecordRow, Seat, Table
 from game.moves import matches, move
 from game.sockets import frames
 from lab.stack import stackprocs
-from tests import services
-from tests.support import SUPPORT
+from tests.support import SUPPORT, services
 from tests.support.helpers import make_table
 from tests.support.inline import InlineScheduler
 

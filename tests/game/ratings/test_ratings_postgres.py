@@ -10,8 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from lab.stack import stackprocs
-from tests import services
-from tests.support import SUPPORT
+from tests.support import SUPPORT, services
 
 pytestmark = pytest.mark.stack
 

@@ -29,8 +29,7 @@ from typing import Any
 import pytest
 
 from lab.stack import stackprocs
-from tests import services
-from tests.support import ROOT
+from tests.support import ROOT, services
 
 FIRST = [7, 8, 10, 12]  # seeds of played_record: the rounds of the first run
 SECOND = [7, 8, 10, 12, 2, 5]  # the same deals again, as rounds of another table

@@ -15,7 +15,7 @@ import pytest
 from game.moves.stores import asyncio_steps
 from game.sql import statements
 from game.sql.statements import Query, Step, no_value
-from tests import services
+from tests.support import services
 
 
 def _first(rowcount: int, fetched: list[tuple[Any, ...]]) -> Any:

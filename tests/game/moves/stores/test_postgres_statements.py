@@ -17,7 +17,7 @@ from psycopg.types.json import Jsonb
 
 from game.moves.stores import postgres
 from game.sql.statements import Query
-from tests import services
+from tests.support import services
 
 pytestmark = pytest.mark.stack
 

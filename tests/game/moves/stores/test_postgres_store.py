@@ -22,7 +22,7 @@ from game.engine import Rules
 from game.moves.stores.postgres import APPLICATION_NAME
 from lab.bench import loadtest
 from lab.stack import stackprocs
-from tests import services
+from tests.support import services
 from tests.support.stack_checks import check_stored_log
 
 pytestmark = pytest.mark.stack
