@@ -166,6 +166,16 @@ def defined_tests(source: str) -> list[str]:
     ]
 
 
+def stray_helper(path: Path) -> str | None:
+    """Why the module at ``path`` is not where the tests keep helpers: outside
+    tests/support/, a folder holds test modules, its conftest and __init__ only."""
+    if path.parent == TESTS or path.parent.relative_to(TESTS).parts[0] == SUPPORT:
+        return None  # the top's own checks hold what sits there
+    if path.name.startswith("test_") or path.name in {"conftest.py", "__init__.py"}:
+        return None
+    return f"{path.relative_to(ROOT).as_posix()}: a helper? in tests/support/"
+
+
 def test_every_folder_of_the_tests_names_a_package_or_a_layer() -> None:
     assert [why for f in folders() if (why := misplaced_folder(f))] == []
 
@@ -194,6 +204,16 @@ def test_the_check_finds_a_test_in_the_wrong_folder() -> None:
         "tests/game/socket: game.socket is not a package"
     )
     assert misplaced_folder(TESTS / "server") == "tests/server: names no package nor layer"
+
+
+def test_the_helpers_are_in_the_support() -> None:
+    assert [why for p in sorted(TESTS.rglob("*.py")) if (why := stray_helper(p))] == []
+    # A planted case: the deals the bots' tests share, back in their folder.
+    assert stray_helper(TESTS / "bots" / "deals.py") == (
+        "tests/bots/deals.py: a helper? in tests/support/"
+    )
+    assert stray_helper(TESTS / SUPPORT / "deals.py") is None
+    assert stray_helper(TESTS / "bots" / "conftest.py") is None
 
 
 def test_no_module_of_the_tests_imports_a_test_module() -> None:
