@@ -425,6 +425,41 @@ def _can_beat(hand, lead_suit, w):
 
 
 @njit(cache=True)
+def _sure_trick(h, leader, pos, lead_suit, best, winner):
+    """The side (0 North/South, 1 East/West) that wins the trick in progress
+    whatever is played, and the card it wins with (one of the cards the
+    bound rests on), or (-1, -1). A side wins it for sure when one of its
+    cards, already played or in a hand still to play (its highest of the
+    lead suit, or its highest spade when void), beats the card winning so far
+    and no seat of the other side still to play can beat it."""
+    for k in range(pos - 1, 4):
+        if k < pos:
+            s = winner
+            w = best
+        else:
+            s = (leader + k) & 3
+            hand = h[s]
+            follow = hand & _SUIT[lead_suit]
+            if follow:
+                w = high_bit(follow)
+            elif hand & _SUIT[3]:
+                w = high_bit(hand & _SUIT[3])
+            else:
+                continue
+            if not (_BEATERS[best] >> w) & 1:
+                continue
+        sure = True
+        for p in range(pos, 4):
+            o = (leader + p) & 3
+            if (o ^ s) & 1 and _can_beat(h[o], lead_suit, w):
+                sure = False
+                break
+        if sure:
+            return s & 1, w
+    return -1, -1
+
+
+@njit(cache=True)
 def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
     """Follow order, lowest key first: a card with which the side wins the trick
     for sure (no opponent still to play can beat the winning card), the
@@ -836,6 +871,20 @@ def _solve(
                         else:
                             hi = t[2, idx]
                     trick_start = 1
+        elif quick == 1:
+            # The trick in progress may be won for sure by one side (as DDS's
+            # quick trick at second hand): one more trick for it.
+            side, w = _sure_trick(h, leader, pos, lead_suit, best, winner)
+            if side >= 0:
+                lo = t[1, idx]
+                hi = t[2, idx]
+                if side == 0:
+                    lo = t[1, idx + STRIDE_A[0]]
+                else:
+                    hi = t[2, idx + STRIDE_A[1]]
+                ready, r, rm = _decided(lo, hi, np.int64(1) << w, np.int64(1) << w, alpha, beta)
+                if not ready:
+                    rm = 0
         if ready:
             if d == 0:
                 return r
