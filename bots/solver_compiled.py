@@ -385,6 +385,40 @@ def _top_spades(h, side):
 
 
 @njit(cache=True)
+def _defenders_spades(h, side):
+    """:func:`_top_spades` for the side not on lead, with DDS's later tricks:
+    the two top spades both its own, split between its hands, one of which
+    holds another spade: two tricks (the two are never forced onto one
+    trick); a hand with the second spade and another, the top one in the
+    hand that plays just before it (it never has to play the second under
+    the top one: the side not on lead leads only after winning a trick), or
+    in the hand after it with the third spade the side's: one trick."""
+    best, rel = _top_spades(h, side)
+    spades = (h[0] | h[1] | h[2] | h[3]) & _SUIT[3]
+    if best >= 2 or popcount(spades) < 2:
+        return best, rel
+    a = high_bit(spades)
+    k = high_bit(spades & ~(np.int64(1) << a))
+    sa = _owner(h, a)
+    sk = _owner(h, k)
+    if (sk & 1) != side:
+        return best, rel
+    if (sa & 1) == side:  # both top spades (best is 1: they are split)
+        if popcount(h[sa] & _SUIT[3]) > 1 or popcount(h[sk] & _SUIT[3]) > 1:
+            return 2, np.int64(1) << k
+        return best, rel
+    if best >= 1 or popcount(h[sk] & _SUIT[3]) < 2:
+        return best, rel
+    if sa == ((sk + 3) & 3):
+        return 1, np.int64(1) << k
+    if popcount(spades) >= 3:
+        q = high_bit(spades & ~(np.int64(1) << a) & ~(np.int64(1) << k))
+        if (_owner(h, q) & 1) == side:
+            return 1, np.int64(1) << q
+    return best, rel
+
+
+@njit(cache=True)
 def _master_spades(h):
     """(seat, count, cards): the seat holding the highest live spade and how many
     of its spades are above every other seat's, each a trick it takes itself
@@ -818,7 +852,7 @@ def _solve(
                     if sq > q:
                         q, qrel = sq, srel
                     q = min(q, n)
-                    them, orel = _top_spades(h, 1 - (leader & 1))
+                    them, orel = _defenders_spades(h, 1 - (leader & 1))
                     if them > n - q:
                         them = n - q
                         orel |= qrel
