@@ -385,29 +385,41 @@ def _top_spades(h, side):
 
 
 @njit(cache=True)
-def _defenders_spades(h, side):
-    """:func:`_top_spades` for the side not on lead, with DDS's later tricks:
-    the two top spades both its own, split between its hands, one of which
-    holds another spade: two tricks (the two are never forced onto one
-    trick); a hand with the second spade and another, the top one in the
-    hand that plays just before it (it never has to play the second under
-    the top one: the side not on lead leads only after winning a trick), or
-    in the hand after it with the third spade the side's: one trick."""
+def _split_top_spades(h, side):
+    """:func:`_top_spades`, or two tricks when the side holds the two top spades
+    split between its hands, one of which holds another spade (DDS's later
+    tricks: the two are never forced onto one trick)."""
     best, rel = _top_spades(h, side)
     spades = (h[0] | h[1] | h[2] | h[3]) & _SUIT[3]
-    if best >= 2 or popcount(spades) < 2:
+    if best != 1 or popcount(spades) < 2:
         return best, rel
     a = high_bit(spades)
     k = high_bit(spades & ~(np.int64(1) << a))
     sa = _owner(h, a)
     sk = _owner(h, k)
-    if (sk & 1) != side:
+    split = (sa & 1) == side and (sk & 1) == side and sa != sk
+    if split and (popcount(h[sa] & _SUIT[3]) > 1 or popcount(h[sk] & _SUIT[3]) > 1):
+        return 2, np.int64(1) << k
+    return best, rel
+
+
+@njit(cache=True)
+def _defenders_spades(h, side):
+    """:func:`_split_top_spades` for the side not on lead, with DDS's later
+    tricks when the other side holds the top spade: a hand with the second
+    spade and another, the top one in the hand that plays just before it (it
+    never has to play the second under the top one: the side not on lead
+    leads only after winning a trick), or in the hand after it with the third
+    spade the side's: one trick."""
+    best, rel = _split_top_spades(h, side)
+    spades = (h[0] | h[1] | h[2] | h[3]) & _SUIT[3]
+    if best or popcount(spades) < 2:
         return best, rel
-    if (sa & 1) == side:  # both top spades (best is 1: they are split)
-        if popcount(h[sa] & _SUIT[3]) > 1 or popcount(h[sk] & _SUIT[3]) > 1:
-            return 2, np.int64(1) << k
-        return best, rel
-    if best >= 1 or popcount(h[sk] & _SUIT[3]) < 2:
+    a = high_bit(spades)
+    k = high_bit(spades & ~(np.int64(1) << a))
+    sa = _owner(h, a)
+    sk = _owner(h, k)
+    if (sk & 1) != side or (sa & 1) == side or popcount(h[sk] & _SUIT[3]) < 2:
         return best, rel
     if sa == ((sk + 3) & 3):
         return 1, np.int64(1) << k
@@ -857,7 +869,7 @@ def _solve(
                     # Quick tricks and top spades: each bound rests only on the
                     # cards it counted.
                     q, qrel = _quick_tricks(h, leader, broken)
-                    sq, srel = _top_spades(h, leader & 1)
+                    sq, srel = _split_top_spades(h, leader & 1)
                     if sq > q:
                         q, qrel = sq, srel
                     q = min(q, n)

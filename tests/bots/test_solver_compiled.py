@@ -234,8 +234,8 @@ def test_quick_tricks_and_top_spades_are_lower_bounds() -> None:
 
 
 def test_the_defenders_spades_and_a_sure_trick_are_bounds() -> None:
-    # The later tricks of the side not on lead (DDS's: split top spades, a
-    # second spade behind the top one) and the trick in progress won whatever
+    # The later tricks (DDS's: split top spades for either side, a second
+    # spade behind the top one for the side not on lead) and the trick in progress won whatever
     # is played (a follow node's bound) never promise a side more than it takes.
     rng = random.Random(61)
     later = sure = 0
@@ -251,6 +251,9 @@ def test_the_defenders_spades_and_a_sure_trick_are_bounds() -> None:
             n, _ = solver_compiled._defenders_spades(h, other)
             assert n <= (ns if other == 0 else left - ns), p
             later += n > solver_compiled._top_spades(h, other)[0]
+            n, _ = solver_compiled._split_top_spades(h, p.leader & 1)
+            assert n <= (ns if p.leader & 1 == 0 else left - ns), p
+            later += n > solver_compiled._top_spades(h, p.leader & 1)[0]
             continue
         best = p.trick[0]
         winner = p.leader
