@@ -430,6 +430,23 @@ def _defenders_spades(h, side):
     return best, rel
 
 
+@njit(cache=True, inline="always")
+def _trick_bounds(q, qrel, sq, srel, them, orel, n, off, leader):
+    """The trick count's bounds at a trick's start from the leader's quick
+    tricks ``q``, its side's sure spade tricks ``sq`` and the other side's
+    ``them`` (each with the cards it rests on): (lower, its cards, upper,
+    its cards) for North/South, ``off`` their tricks so far."""
+    if sq > q:
+        q, qrel = sq, srel
+    q = min(q, n)
+    if them > n - q:
+        them = n - q
+        orel |= qrel
+    if leader & 1:
+        return off + them, orel, off + n - q, qrel
+    return off + q, qrel, off + n - them, orel
+
+
 @njit(cache=True)
 def _master_spades(h):
     """(seat, count, cards): the seat holding the highest live spade and how many
@@ -471,47 +488,11 @@ def _can_beat(hand, lead_suit, w):
 
 
 @njit(cache=True)
-def _sure_trick(h, leader, pos, lead_suit, best, winner):
-    """The side (0 North/South, 1 East/West) that wins the trick in progress
-    whatever is played, and the card it wins with (one of the cards the
-    bound rests on), or (-1, -1). A side wins it for sure when one of its
-    cards, already played or in a hand still to play (its highest of the
-    lead suit, or its highest spade when void), beats the card winning so far
-    and no seat of the other side still to play can beat it."""
-    for k in range(pos - 1, 4):
-        if k < pos:
-            s = winner
-            w = best
-        else:
-            s = (leader + k) & 3
-            hand = h[s]
-            follow = hand & _SUIT[lead_suit]
-            if follow:
-                w = high_bit(follow)
-            elif hand & _SUIT[3]:
-                w = high_bit(hand & _SUIT[3])
-            else:
-                continue
-            if not (_BEATERS[best] >> w) & 1:
-                continue
-        sure = True
-        for p in range(pos, 4):
-            o = (leader + p) & 3
-            if (o ^ s) & 1 and _can_beat(h[o], lead_suit, w):
-                sure = False
-                break
-        if sure:
-            return s & 1, w
-    return -1, -1
-
-
-@njit(cache=True)
 def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
     """Follow order, lowest key first: a card with which the side wins the trick
     for sure (no opponent still to play can beat the winning card), the
-    cheapest first; then, third hand, the card that forces fourth hand's top
-    card out (seed 1's and 2's 50 13-card deals: 2% fewer nodes); then one that
-    leaves the side winning for now; then losers, low first."""
+    cheapest first; then one that leaves the side winning for now; then
+    losers, low first."""
     if (_BEATERS[best] >> c) & 1:
         w = c
         ws = seat
@@ -528,14 +509,6 @@ def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
         return 64 + rank
     if sure:
         return rank
-    if pos == 2 and ws == seat and c // 13 == lead_suit:
-        # third hand: the cheapest card above fourth hand's second card of the
-        # suit forces its top one out (DDS's RankForcesAce)
-        f4 = h[(leader + 3) & 3] & _SUIT[lead_suit]
-        if popcount(f4) >= 2:
-            sec4 = high_bit(f4 & ~(np.int64(1) << high_bit(f4)))
-            if c > sec4 and not (h[seat] & _SUIT[lead_suit] & _BELOW[c] & ~_BELOW[sec4]):
-                return 30
     return 96 + rank if pos == 1 and ws == seat else 32 + rank  # second hand low
 
 
@@ -869,18 +842,17 @@ def _solve(
                     # Quick tricks and top spades: each bound rests only on the
                     # cards it counted.
                     q, qrel = _quick_tricks(h, leader, broken)
-                    sq, srel = _split_top_spades(h, leader & 1)
-                    if sq > q:
-                        q, qrel = sq, srel
-                    q = min(q, n)
-                    them, orel = _defenders_spades(h, 1 - (leader & 1))
-                    if them > n - q:
-                        them = n - q
-                        orel |= qrel
-                    if leader & 1:
-                        qlo, qlrel, qhi, qhrel = off + them, orel, off + n - q, qrel
-                    else:
-                        qlo, qlrel, qhi, qhrel = off + q, qrel, off + n - them, orel
+                    sq, srel = _top_spades(h, leader & 1)
+                    them, orel = _top_spades(h, 1 - (leader & 1))
+                    qlo, qlrel, qhi, qhrel = _trick_bounds(
+                        q, qrel, sq, srel, them, orel, n, off, leader
+                    )
+                    if max(lo, qlo) < beta and min(hi, qhi) > alpha:
+                        # undecided: the later tricks (dearer to count) too
+                        them, orel = _defenders_spades(h, 1 - (leader & 1))
+                        qlo, qlrel, qhi, qhrel = _trick_bounds(
+                            q, qrel, sq, srel, them, orel, n, off, leader
+                        )
                     if qlo > lo:
                         lo = qlo
                         lrel = qlrel
@@ -926,20 +898,6 @@ def _solve(
                         else:
                             hi = t[2, idx]
                     trick_start = 1
-        elif quick == 1:
-            # The trick in progress may be won for sure by one side (as DDS's
-            # quick trick at second hand): one more trick for it.
-            side, w = _sure_trick(h, leader, pos, lead_suit, best, winner)
-            if side >= 0:
-                lo = t[1, idx]
-                hi = t[2, idx]
-                if side == 0:
-                    lo = t[1, idx + STRIDE_A[0]]
-                else:
-                    hi = t[2, idx + STRIDE_A[1]]
-                ready, r, rm = _decided(lo, hi, np.int64(1) << w, np.int64(1) << w, alpha, beta)
-                if not ready:
-                    rm = 0
         if ready:
             if d == 0:
                 return r
