@@ -37,7 +37,10 @@ compares the two on thousands of random positions). What differs is how:
 * for the trick count, quick tricks (the top cards the leader can cash, and
   its long cards once they leave the opponents none of the suit, then
   partner's after a lead to them) and the top spades each side holds bound
-  the value at each trick's start; for the points (from :data:`SIDE_FROM`
+  the value at each trick's start, and where they leave the window open
+  DDS's later tricks for the side not on lead (:func:`_defenders_spades`:
+  two top spades split between its hands, a second spade behind the top
+  one); for the points (from :data:`SIDE_FROM`
   tricks) through the least and greatest value for each number of tricks
   North/South take (:func:`side_tables`): the tricks taken whatever anyone
   plays (the top spades of each side and of the seat holding the highest: a
