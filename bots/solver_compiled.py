@@ -37,7 +37,10 @@ compares the two on thousands of random positions). What differs is how:
 * for the trick count, quick tricks (the top cards the leader can cash, and
   its long cards once they leave the opponents none of the suit, then
   partner's after a lead to them) and the top spades each side holds bound
-  the value at each trick's start; for the points (from :data:`SIDE_FROM`
+  the value at each trick's start, and where they leave the window open
+  DDS's later tricks for the side not on lead (:func:`_defenders_spades`:
+  two top spades split between its hands, a second spade behind the top
+  one); for the points (from :data:`SIDE_FROM`
   tricks) through the least and greatest value for each number of tricks
   North/South take (:func:`side_tables`): the tricks taken whatever anyone
   plays (the top spades of each side and of the seat holding the highest: a
@@ -382,6 +385,69 @@ def _top_spades(h, side):
             best = q
             rel = (np.int64(1) << low_bit(m)) if them else 0
     return best, rel
+
+
+@njit(cache=True)
+def _split_top_spades(h, side):
+    """:func:`_top_spades`, or two tricks when the side holds the two top spades
+    split between its hands, one of which holds another spade (DDS's later
+    tricks: the two are never forced onto one trick)."""
+    best, rel = _top_spades(h, side)
+    spades = (h[0] | h[1] | h[2] | h[3]) & _SUIT[3]
+    if best != 1 or popcount(spades) < 2:
+        return best, rel
+    a = high_bit(spades)
+    k = high_bit(spades & ~(np.int64(1) << a))
+    sa = _owner(h, a)
+    sk = _owner(h, k)
+    split = (sa & 1) == side and (sk & 1) == side and sa != sk
+    if split and (popcount(h[sa] & _SUIT[3]) > 1 or popcount(h[sk] & _SUIT[3]) > 1):
+        return 2, np.int64(1) << k
+    return best, rel
+
+
+@njit(cache=True)
+def _defenders_spades(h, side):
+    """:func:`_split_top_spades` for the side not on lead, with DDS's later
+    tricks when the other side holds the top spade: a hand with the second
+    spade and another, the top one in the hand that plays just before it (it
+    never has to play the second under the top one: the side not on lead
+    leads only after winning a trick), or in the hand after it with the third
+    spade the side's: one trick."""
+    best, rel = _split_top_spades(h, side)
+    spades = (h[0] | h[1] | h[2] | h[3]) & _SUIT[3]
+    if best or popcount(spades) < 2:
+        return best, rel
+    a = high_bit(spades)
+    k = high_bit(spades & ~(np.int64(1) << a))
+    sa = _owner(h, a)
+    sk = _owner(h, k)
+    if (sk & 1) != side or (sa & 1) == side or popcount(h[sk] & _SUIT[3]) < 2:
+        return best, rel
+    if sa == ((sk + 3) & 3):
+        return 1, np.int64(1) << k
+    if popcount(spades) >= 3:
+        q = high_bit(spades & ~(np.int64(1) << a) & ~(np.int64(1) << k))
+        if (_owner(h, q) & 1) == side:
+            return 1, np.int64(1) << q
+    return best, rel
+
+
+@njit(cache=True, inline="always")
+def _trick_bounds(q, qrel, sq, srel, them, orel, n, off, leader):
+    """The trick count's bounds at a trick's start from the leader's quick
+    tricks ``q``, its side's sure spade tricks ``sq`` and the other side's
+    ``them`` (each with the cards it rests on): (lower, its cards, upper,
+    its cards) for North/South, ``off`` their tricks so far."""
+    if sq > q:
+        q, qrel = sq, srel
+    q = min(q, n)
+    if them > n - q:
+        them = n - q
+        orel |= qrel
+    if leader & 1:
+        return off + them, orel, off + n - q, qrel
+    return off + q, qrel, off + n - them, orel
 
 
 @njit(cache=True)
@@ -780,17 +846,16 @@ def _solve(
                     # cards it counted.
                     q, qrel = _quick_tricks(h, leader, broken)
                     sq, srel = _top_spades(h, leader & 1)
-                    if sq > q:
-                        q, qrel = sq, srel
-                    q = min(q, n)
                     them, orel = _top_spades(h, 1 - (leader & 1))
-                    if them > n - q:
-                        them = n - q
-                        orel |= qrel
-                    if leader & 1:
-                        qlo, qlrel, qhi, qhrel = off + them, orel, off + n - q, qrel
-                    else:
-                        qlo, qlrel, qhi, qhrel = off + q, qrel, off + n - them, orel
+                    qlo, qlrel, qhi, qhrel = _trick_bounds(
+                        q, qrel, sq, srel, them, orel, n, off, leader
+                    )
+                    if max(lo, qlo) < beta and min(hi, qhi) > alpha:
+                        # undecided: the later tricks (dearer to count) too
+                        them, orel = _defenders_spades(h, 1 - (leader & 1))
+                        qlo, qlrel, qhi, qhrel = _trick_bounds(
+                            q, qrel, sq, srel, them, orel, n, off, leader
+                        )
                     if qlo > lo:
                         lo = qlo
                         lrel = qlrel

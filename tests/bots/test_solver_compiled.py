@@ -185,6 +185,31 @@ def test_quick_tricks_and_top_spades_are_lower_bounds() -> None:
     assert tighter > 600  # and they are not trivially low
 
 
+def test_the_later_spade_tricks_are_lower_bounds() -> None:
+    # DDS's later tricks (two top spades split between a side's hands, for
+    # either side; a second spade behind the top one, for the side not on
+    # lead) never promise a side more tricks than it takes.
+    rng = random.Random(61)
+    later = 0
+    for i in range(3000):
+        p = random_position(rng, rng.randint(2, 5))
+        if i % 2:
+            p = p._replace(spades_broken=False)
+        h = np.array(p.hands, dtype=np.int64)
+        left = p.hands[p.leader].bit_count()
+        ns = ref_max_tricks(p, 0)
+        tricks = (ns, left - ns)
+        other = 1 - (p.leader & 1)
+        n, _ = solver_compiled._defenders_spades(h, other)
+        assert n <= tricks[other], p
+        later += n > solver_compiled._top_spades(h, other)[0]
+        for side in (0, 1):
+            n, _ = solver_compiled._split_top_spades(h, side)
+            assert n <= tricks[side], p
+            later += n > solver_compiled._top_spades(h, side)[0]
+    assert later > 20  # and they are not vacuous
+
+
 def test_top_spades_counts_one_hands_spades_above_the_other_sides() -> None:
     # North's ace and queen both beat every East/West spade (South's king between
     # them does not matter): two tricks; with East/West void, all of one hand's.
