@@ -15,16 +15,7 @@ from bots.learned.mlp import read_mlp
 from game.engine.deal import deal_hands
 from lab.training.spb_eval import duplicate_gauge
 from lab.training.spb_sim import Simulator
-from tests.support import services
 from tests.support.learned_views import bid_views, constant_net
-
-
-@pytest.fixture
-def torch_installed() -> None:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        services.unavailable("PyTorch is not installed: pip install -e '.[train]'")
 
 
 def always(bid: int) -> SPB:

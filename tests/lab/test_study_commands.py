@@ -12,15 +12,6 @@ import pytest
 from django.core.management import call_command
 
 from bots.learned.mlp import read_mlp
-from tests.support import services
-
-
-@pytest.fixture
-def torch_installed() -> None:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        services.unavailable("PyTorch is not installed: pip install -e '.[train]'")
 
 
 def test_nil_sets_counts_the_nils_of_two_short_games(tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ from bots.learned.bidders import NNB, SPB
 from bots.learned.mlp import MLP, read_mlp
 from bots.learned.qp import QP
 from lab.training.analysis import bid_stats
-from tests.support import services
 from tests.support.learned_views import bid_views, play_views
 
 
@@ -28,14 +27,6 @@ def test_bid_stats_count_sets_and_tricks_minus_bid_by_side() -> None:
     assert a["contracts"] == 2 and a["set_rate"] == 0.5
     assert a["histogram"] == {"-1": 1, "0": 1, "3": 1}
     assert b["histogram"] == a["histogram"] and b["set_rate"] == 0.5
-
-
-@pytest.fixture
-def torch_installed() -> None:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        services.unavailable("PyTorch is not installed: pip install -e '.[train]'")
 
 
 @pytest.mark.usefixtures("torch_installed")
