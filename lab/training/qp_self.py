@@ -394,6 +394,7 @@ def train(
         make_net,
         save_checkpoint,
         torch,
+        widen,
     )
 
     if min(iterations, rounds, steps, batch, buffer) < 1:
@@ -427,8 +428,10 @@ def train(
         config.update(match=match, **(opponents.config if opponents is not None else {}))
     net = make_net((PLAY_FEATURES, *hidden, 1), seed)
     if init is not None:
-        load_weights(net, init)
         config["init"] = init.checksum
+        if init.inputs < PLAY_FEATURES:  # the issue-46 weights: issue 62's inputs added
+            init = widen(init, PLAY_FEATURES)
+        load_weights(net, init)
     opt = t.optim.Adam(net.parameters(), lr=lr)
     history: dict[str, list[float]] = {"iteration": [], "loss": [], "gauge": [], "gauge_se": []}
     history["gauge_at"] = []

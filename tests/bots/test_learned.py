@@ -163,7 +163,7 @@ def test_qp_plays_the_legal_card_of_highest_value() -> None:
 def test_the_shipped_qp_sees_the_spades_state_and_qp_plain_the_papers_alone() -> None:
     qp, plain = make_bot("BIS+QP").player, make_bot("BIS+QP-plain").player
     assert isinstance(qp, QP) and isinstance(plain, QP)
-    assert qp.network.inputs == features.PLAY_FEATURES
+    assert qp.network.inputs == features.SPADES_FEATURES
     assert plain.network.inputs == features.PLAIN_FEATURES
     assert qp.network.meta["bot"] == "QP" and plain.network.meta["bot"] == "QP-plain"
     assert not any(name.endswith("+QP-plain") for name in bot_names())  # tournaments only
@@ -174,7 +174,7 @@ def test_the_shipped_qp_sees_the_spades_state_and_qp_plain_the_papers_alone() ->
 
 def test_qp2_is_qp_srp_refitted_on_its_own_roll_outs_and_for_tournaments_only() -> None:
     qp, qp2 = make_bot("BIS+QP-srp").player, make_bot("BIS+QP2").player
-    assert isinstance(qp2, QP) and qp2.network.inputs == features.PLAY_FEATURES
+    assert isinstance(qp2, QP) and qp2.network.inputs == features.SPADES_FEATURES
     meta = qp2.network.meta
     assert meta["init"] == qp.network.checksum == meta["rollout"].split()[1]
     assert not any(name.endswith("+QP2") for name in bot_names())
@@ -188,7 +188,7 @@ def test_the_shipped_qp_is_learned_by_self_play_and_qp_srp_from_srps_roll_outs()
     assert isinstance(qp, QP) and isinstance(srp, QP)
     assert qp.network.meta["kind"] == "qp-selfplay" and srp.network.meta["kind"] == "qp-cards"
     assert qp.network.meta["branch"] == 0 and qp.network.meta["lambda"] == 0.7
-    assert srp.network.inputs == features.PLAY_FEATURES and srp.network.meta.get("init") is None
+    assert srp.network.inputs == features.SPADES_FEATURES and srp.network.meta.get("init") is None
     assert "BIS+QP" in bot_names() and not any(n.endswith("+QP-srp") for n in bot_names())
     for view in play_views(10):
         legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
@@ -197,7 +197,7 @@ def test_the_shipped_qp_is_learned_by_self_play_and_qp_srp_from_srps_roll_outs()
 
 def test_qp_league_is_qp_trained_on_against_srp_and_for_tournaments_only() -> None:
     qp, league = make_bot("BIS+QP").player, make_bot("BIS+QP-league").player
-    assert isinstance(league, QP) and league.network.inputs == features.PLAY_FEATURES
+    assert isinstance(league, QP) and league.network.inputs == features.SPADES_FEATURES
     meta = league.network.meta
     assert meta["init"] == qp.network.checksum and meta["league"] == [qp.network.checksum]
     assert meta["srp_share"] == 0.5 and meta["league_share"] == 0.25 and meta["match"] is True

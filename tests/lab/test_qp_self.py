@@ -82,7 +82,7 @@ def test_labels_are_lambda_returns_of_the_seats_next_values() -> None:
     one, zero = (selfplay(rounds, net, explore=0.0, lam=lam, seed=[1]) for lam in (1.0, 0.0))
     x1, y1, x0, y0 = one["x"], one["y"], zero["x"], zero["y"]
     assert np.array_equal(x0, x1)  # greedy: λ changes the labels only
-    values = NET((x0 * PLAY_SCALE).astype(np.float32))[:, 0]
+    values = NET((x0 * PLAY_SCALE)[:, : NET.inputs].astype(np.float32))[:, 0]
     for j in range(2):
         seat_rows: dict[int, list[int]] = {s: [] for s in range(4)}
         # who played each row: the same round in the engine (QP, as the first test holds)
