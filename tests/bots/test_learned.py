@@ -19,6 +19,7 @@ from game.engine.cards import parse_hand
 from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
+from game.engine.tricks import winning_card
 from game.engine.view import SeatView, view_for
 
 RULES = Rules(winning_goal=200, losing_goal=-100)
@@ -206,3 +207,44 @@ def test_qp_league_is_qp_trained_on_against_srp_and_for_tournaments_only() -> No
     for view in play_views(10):
         legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
         assert league.play(view, random.Random(0)) in legal
+
+
+def test_issue_62_inputs_say_what_can_beat_the_trick_and_what_each_side_needs() -> None:
+    # the round's first lead: our highest card of the led suit against the cards unseen
+    bot, rng = make_bot("BIS+SRP"), random.Random(0)
+    r = RoundState(RULES, dealer=0, hands=deal_hands("learned-issue62"))
+    while r.phase is not Phase.PLAYING:
+        r.apply(bot.act(view_for(r, r.to_act), rng))
+    view = view_for(r, r.to_act)
+    cards = [a.card for a in view.legal_actions if isinstance(a, Play)]
+    codes = features.after_play_codes(view, cards)
+    spades = sum(1 for c in range(39, 52) if view.hand >> c & 1)
+    bids = list(view.bids)
+    for row, card in zip(codes, cards, strict=True):
+        suit = card // 13
+        above_held = sum(1 for c in range(card + 1, 13 * suit + 13) if view.hand >> c & 1)
+        assert row[features.BEAT_SUIT] == 12 - card % 13 - above_held
+        assert row[features.BEAT_TRUMP] == (13 - spades if suit != 3 else 0)
+        assert list(row[features.TO_PLAY : features.PARTNER_TO_PLAY + 1]) == [3, 2, 1]
+        us, them = view.seat & 1, 1 - (view.seat & 1)
+        assert row[features.NEED] == bids[us] + bids[us + 2] or 0 in bids
+        assert row[features.NEED + 1] == bids[them] + bids[them + 2] or 0 in bids
+        assert row[features.LEFT] == 13
+    # later positions: against a count over the cards themselves
+    for view in play_views(30, seed=5):
+        cards = [a.card for a in view.legal_actions if isinstance(a, Play)]
+        seen = {c for t in view.tricks for c in t.cards} | set(view.trick)
+        seen |= {c for c in range(52) if view.hand >> c & 1}
+        for row, card in zip(features.after_play_codes(view, cards), cards, strict=True):
+            trick = [*view.trick, card]
+            if len(trick) == 4:
+                assert row[features.BEAT_SUIT : features.PARTNER_TO_PLAY + 1].sum() == 0
+                assert row[features.LEFT] == 12 - len(view.tricks)
+                continue
+            best, _ = winning_card(view.leader, trick)
+            unseen = [c for c in range(52) if c not in seen]
+            above = sum(c // 13 == best // 13 and c > best for c in unseen)
+            assert row[features.BEAT_SUIT] == above
+            assert row[features.BEAT_TRUMP] == (sum(c >= 39 for c in unseen) if best < 39 else 0)
+            assert row[features.TO_PLAY] == 4 - len(trick)
+            assert row[features.LEFT] == 13 - len(view.tricks)

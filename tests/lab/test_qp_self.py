@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bots.learned.features import PLAY_SCALE, after_play_codes
+from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, after_play_codes
 from bots.learned.mlp import load_mlp, read_mlp, shipped
 from bots.learned.qp import QP, QP_WEIGHTS
 from bots.srp import SRP
@@ -224,3 +224,14 @@ def test_the_command_trains_saves_plots_and_refuses_bad_settings(tmp_path: Path)
         call_command("train_qp_self", *tiny, "--hidden", "a,b", stdout=StringIO())
     with pytest.raises(CommandError, match="not a network weights file"):
         call_command("train_qp_self", *tiny, "--init", str(plot), stdout=StringIO())
+
+
+def test_widened_weights_value_the_issue_62_inputs_at_nothing() -> None:
+    from lab.training.train import TrainError, widen
+
+    wide = widen(NET, PLAY_FEATURES)
+    assert wide.inputs == PLAY_FEATURES and wide.meta["widened_from"] == NET.checksum
+    x = np.random.default_rng(0).random((5, PLAY_FEATURES)).astype(np.float32)
+    assert np.allclose(wide(x), NET(x[:, : NET.inputs]), atol=1e-5)
+    with pytest.raises(TrainError):
+        widen(wide, NET.inputs)
