@@ -35,6 +35,9 @@ QP_PLAIN_WEIGHTS = "qp_plain.npz"
 QP2_WEIGHTS = "qp2.npz"
 # QP's self-play continued against a league: SRP, earlier networks, match deals (issue 62).
 QP_LEAGUE_WEIGHTS = "qp_league.npz"
+# QP's weights with issue 62's inputs added (the contract and the trick in play,
+# 300 inputs), trained on against SRP and itself on match deals (tournaments only).
+QP_TRICK_WEIGHTS = "qp_trick.npz"
 
 
 class QP(Player):

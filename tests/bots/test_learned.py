@@ -248,3 +248,14 @@ def test_issue_62_inputs_say_what_can_beat_the_trick_and_what_each_side_needs() 
             assert row[features.BEAT_TRUMP] == (sum(c >= 39 for c in unseen) if best < 39 else 0)
             assert row[features.TO_PLAY] == 4 - len(trick)
             assert row[features.LEFT] == 13 - len(view.tricks)
+
+
+def test_qp_trick_reads_issue_62s_inputs_and_is_for_tournaments_only() -> None:
+    qp, trick = make_bot("BIS+QP").player, make_bot("BIS+QP-trick").player
+    assert isinstance(trick, QP) and trick.network.inputs == features.PLAY_FEATURES
+    meta = trick.network.meta
+    assert meta["init"] == qp.network.checksum and meta["srp_share"] == 0.5
+    assert not any(name.endswith("+QP-trick") for name in bot_names())
+    for view in play_views(10):
+        legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
+        assert trick.play(view, random.Random(0)) in legal

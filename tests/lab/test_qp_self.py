@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, after_play_codes
+from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, SPADES_FEATURES, after_play_codes
 from bots.learned.mlp import load_mlp, read_mlp, shipped
 from bots.learned.qp import QP, QP_WEIGHTS
 from bots.srp import SRP
@@ -163,6 +163,19 @@ def test_training_is_reproducible_and_resumes_to_the_same_weights(tmp_path: Path
         **{**settings, "lr": 0.0}, init=a,
     )  # fmt: skip
     assert same.checksum == a.checksum
+    # issue 62: a run on the first 292 inputs (the ablation), and one from its
+    # weights on all 300, which values the new inputs at nothing until it learns
+    narrow, _ = train(
+        deals, tmp_path / "n", iterations=1, checkpoint=tmp_path / "n.pt",
+        **settings, inputs=SPADES_FEATURES,
+    )  # fmt: skip
+    assert narrow.inputs == SPADES_FEATURES
+    wide, _ = train(
+        deals, tmp_path / "w", iterations=1, checkpoint=tmp_path / "w.pt",
+        **{**settings, "lr": 0.0}, init=narrow,
+    )  # fmt: skip
+    assert wide.inputs == PLAY_FEATURES and not wide.layers[0][0][SPADES_FEATURES:].any()
+    assert np.array_equal(wide.layers[0][0][:SPADES_FEATURES], narrow.layers[0][0])
     with pytest.raises(TrainError, match="initial weights"):
         train(
             deals, tmp_path / "g", iterations=1, checkpoint=tmp_path / "g.pt",
