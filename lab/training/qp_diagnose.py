@@ -122,9 +122,19 @@ def side_points(bids, blind, won, bags, side: int) -> int:
     return int(out[side] - out[1 - side])
 
 
+def ahead(st: np.ndarray, card: int, side: int) -> bool:
+    """Whether partnership ``side`` wins the trick so far once ``card`` is played."""
+    after = st.copy()
+    play_card(after, card)
+    winner = after[WIN_SEAT] if after[POS] > 0 else after[LEADER]
+    return (int(winner) & 1) == side
+
+
 def kind(d: Decision, qp: Played, srp: Played, side: int) -> dict[str, Any]:
-    """What a decision was: the card's place in the trick, which branch's side took
-    the trick, trumps, the tricks still needed. ``qp`` is the round as QP played
+    """What a decision was: the card's place in the trick, which side each card puts
+    ahead in the trick (known at the decision), which branch's side took the trick
+    (known only after it: a biased split, the hidden cards decide it together with
+    the gain), trumps, the tricks still needed. ``qp`` is the round as QP played
     it, ``srp`` the branch with SRP's card at ``d``."""
     st = d.st
     pos = int(st[POS])
@@ -142,7 +152,15 @@ def kind(d: Decision, qp: Played, srp: Played, side: int) -> dict[str, Any]:
     else:
         effect = "both lost the trick"
     same = d.qp_card // 13 == d.srp_card // 13
+    now_qp, now_srp = ahead(st, d.qp_card, side), ahead(st, d.srp_card, side)
+    if now_srp and not now_qp:
+        now = "SRP's card puts the side ahead, QP's not"
+    elif now_qp and not now_srp:
+        now = "QP's card puts the side ahead, SRP's not"
+    else:
+        now = "both ahead" if now_qp else "both behind"
     return {
+        "now": now,
         "place": ("lead", "second", "third", "fourth")[pos],
         "effect": effect,
         "partner_winning": pos > 0 and (int(st[WIN_SEAT]) & 1) == side,
@@ -234,4 +252,36 @@ def tally(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, float]]:
             "saves": sum(r["saves"] for r in part),
             "loses": sum(r["loses"] for r in part),
         }
+    return out
+
+
+def _stat(rows: list[dict[str, Any]]) -> dict[str, float]:
+    g = np.array([r["gain"] for r in rows], dtype=float)
+    return {
+        "n": len(rows),
+        "gain": round(float(g.mean()), 2),
+        "se": round(float(g.std() / np.sqrt(len(rows))), 2),
+        "net_prefers_own_by": round(100 * float(np.mean([r["value_gap"] for r in rows])), 2),
+        "saves": int(sum(r["saves"] for r in rows)),
+        "loses": int(sum(r["loses"] for r in rows)),
+    }
+
+
+def summary(result: dict[str, Any]) -> dict[str, Any]:
+    """:func:`diagnose`'s counts and its decisions grouped by what is known at the
+    decision (``now``, ``place``, ``cards``, ``partner_winning``, place by now): for
+    each group the decisions, SRP's card's mean points gain with its standard
+    error, how much the network preferred its own card (points), the contracts
+    SRP's card saves and loses. (The split by ``effect``, known only after the
+    trick, is left out: the hidden cards decide it and the gain together.)"""
+    rows = result["decisions"]
+    out: dict[str, Any] = {"counts": result["counts"], "all differing": _stat(rows)}
+    for key in ("now", "place", "cards", "partner_winning"):
+        out[key] = {v: _stat([r for r in rows if str(r[key]) == v]) for v in tally(rows, key)}
+    out["place by now"] = {}
+    for place in ("lead", "second", "third", "fourth"):
+        for now in sorted({r["now"] for r in rows}):
+            part = [r for r in rows if r["place"] == place and r["now"] == now]
+            if part:
+                out["place by now"][f"{place} / {now}"] = _stat(part)
     return out

@@ -3,6 +3,8 @@ as the gauge plays them, every differing decision branched on the true deal."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from bots.learned.mlp import load_mlp, shipped
@@ -52,3 +54,19 @@ def test_the_diagnosis_counts_each_side_and_branches_every_differing_decision() 
     assert not made(np.array([3, 2, 4, 1]), np.array([4, 1, 7, 1]), 1)
     selfplay = diagnose(rounds, NET, sure_table(), selfplay=True)["counts"]
     assert selfplay["QP set"] == selfplay["SRP set"]  # both sides QP: the twins are one round
+
+
+def test_the_command_writes_the_summary(tmp_path) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    out = tmp_path / "d.json"
+    call_command(
+        "qp_diagnose", "--weights", shipped(QP_WEIGHTS), "--deals", "6",
+        "--data", str(tmp_path / "deals"), "--output", str(out), stdout=io.StringIO(),
+    )  # fmt: skip
+    got = json.loads(out.read_text())
+    assert got["run"]["deals"] == 6 and got["counts"]["contracts"] % 2 == 0
+    if got["all differing"]["n"]:
+        assert sum(v["n"] for v in got["place"].values()) == got["all differing"]["n"]
