@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from bots.bits import low_bit
-from bots.learned.features import PLAY_FEATURES, PLAY_SCALE
+from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, SPADES_FEATURES
 from bots.learned.mlp import MLP
 from bots.srp_compiled import BIDS, DONE, LEADER, POS, WON, legal_mask, play_card, srp_play
 from game.engine.fast_compiled import _uniform, rules_array, score_points
@@ -364,7 +364,7 @@ def train(
     progress: TextIO | None = None,
     match: bool = False,
     opponents: Opponents | None = None,
-    inputs: int = PLAY_FEATURES,
+    inputs: int = SPADES_FEATURES,
 ) -> tuple[MLP, dict[str, Any]]:
     """Self-play from seeded random weights: each iteration plays ``rounds`` bid
     rounds (the next ones of a pool of ``pool``, cycled) with the network at every
@@ -386,8 +386,9 @@ def train(
     round drawn, so BIS's end-game bids and blind nils come; the pool
     ``"<seed>/qpmatch"``); ``opponents`` plays the rounds instead of self-play
     (``lab.training.qp_league.League``: SRP and earlier networks). ``inputs``: the
-    network reads the first ``inputs`` numbers of a row (292, the issue-46 state,
-    for the ablation of issue 62's inputs); a narrower ``init`` is widened to it."""
+    network reads the first ``inputs`` numbers of a row: 292, the issue-46 state
+    (the shipped runs'), or 300 with issue 62's inputs; a narrower ``init`` is
+    widened to it."""
     from lab.training.progress import Progress
     from lab.training.train import (
         TrainError,
@@ -429,7 +430,7 @@ def train(
         if branch and opponents is not None:
             raise TrainError("a league run does not branch")
         config.update(match=match, **(opponents.config if opponents is not None else {}))
-    if inputs != PLAY_FEATURES:  # earlier runs' checkpoints keep their config
+    if inputs != SPADES_FEATURES:  # earlier runs' checkpoints keep their config
         config["inputs"] = inputs
     net = make_net((inputs, *hidden, 1), seed)
     if init is not None:

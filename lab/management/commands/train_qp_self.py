@@ -6,7 +6,7 @@
         [--gauge-deals 2000] [--gauge-every 5]
         [--seed 1] [--output bots/data/qp.npz] [--data DIR] [--plot FILE.png]
         [--init NPZ] [--match] [--srp-share 0] [--league-share 0] [--league-every 10]
-        [--league NPZ ...] [--inputs 300]
+        [--league NPZ ...] [--inputs 292]
 
 The Four Hundred paper's training (``lab.training.qp_self``): from random
 weights, the network plays all four seats of bid rounds (compiled), each
@@ -21,9 +21,10 @@ seat's next position (or the round's score), fitted with an advantage loss.
 deals the pool from match situations; ``--srp-share`` and ``--league-share``
 are the shares of rounds the network plays at one partnership against SRP and
 against an earlier network (``--league`` files and the run's snapshots).
-``--inputs 292`` trains on the issue-46 state alone, without issue 62's inputs
-for the contract and the trick in play (their ablation); an ``--init`` network
-with fewer inputs than the run's has its new inputs' weights started at zero.
+``--inputs 300`` adds issue 62's inputs for the contract and the trick in play
+to the issue-46 state (292, the default, the shipped runs'); an ``--init``
+network with fewer inputs than the run's has the new inputs' weights started
+at zero.
 
 The bid rounds (BIS, in Python: the slow part, about 4 ms a round) are kept
 in ``--data`` (default ``<output>.data``; runs may share it), the rows of the
@@ -122,8 +123,8 @@ class Command(BaseCommand):
             help="an opponent network of the league (repeatable)",
         )  # fmt: skip
         parser.add_argument(
-            "--inputs", type=int, default=PLAY_FEATURES,
-            help=f"the first N inputs of a state ({SPADES_FEATURES}: without issue 62's)",
+            "--inputs", type=int, default=SPADES_FEATURES,
+            help=f"the first N inputs of a state ({PLAY_FEATURES}: with issue 62's)",
         )  # fmt: skip
 
     def handle(self, *args: Any, **opts: Any) -> None:
