@@ -13,6 +13,7 @@ from .learned.qp import (
     QP,
     QP2_WEIGHTS,
     QP_LEAGUE_WEIGHTS,
+    QP_SELF_WEIGHTS,
     QP_SRP_WEIGHTS,
     QP_TRICK_WEIGHTS,
     QPPlain,
@@ -110,6 +111,8 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     # QP's weights with inputs for the contract and the trick in play added,
     # trained on against SRP and itself (issue 62's second candidate).
     "QP-trick": partial(QP, QP_TRICK_WEIGHTS),
+    # The issue-46 self-play network (292 inputs), the shipped QP until QP-trick.
+    "QP-self": partial(QP, QP_SELF_WEIGHTS),
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

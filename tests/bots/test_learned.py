@@ -161,10 +161,11 @@ def test_qp_plays_the_legal_card_of_highest_value() -> None:
         assert card == (51 if 51 in legal else legal[0])
 
 
-def test_the_shipped_qp_sees_the_spades_state_and_qp_plain_the_papers_alone() -> None:
+def test_the_shipped_qp_sees_issue_62s_inputs_and_qp_plain_the_papers_alone() -> None:
     qp, plain = make_bot("BIS+QP").player, make_bot("BIS+QP-plain").player
     assert isinstance(qp, QP) and isinstance(plain, QP)
-    assert qp.network.inputs == features.SPADES_FEATURES
+    assert qp.network.inputs == features.PLAY_FEATURES
+    assert make_bot("BIS+QP-self").player.network.inputs == features.SPADES_FEATURES
     assert plain.network.inputs == features.PLAIN_FEATURES
     assert qp.network.meta["bot"] == "QP" and plain.network.meta["bot"] == "QP-plain"
     assert not any(name.endswith("+QP-plain") for name in bot_names())  # tournaments only
@@ -186,6 +187,9 @@ def test_qp2_is_qp_srp_refitted_on_its_own_roll_outs_and_for_tournaments_only() 
 
 def test_the_shipped_qp_is_learned_by_self_play_and_qp_srp_from_srps_roll_outs() -> None:
     qp, srp = make_bot("BIS+QP").player, make_bot("BIS+QP-srp").player
+    self_play = make_bot("BIS+QP-self").player
+    assert qp.network.meta["init"] == self_play.network.checksum
+    assert "srp_share" not in self_play.network.meta  # self-play alone
     assert isinstance(qp, QP) and isinstance(srp, QP)
     assert qp.network.meta["kind"] == "qp-selfplay" and srp.network.meta["kind"] == "qp-cards"
     assert qp.network.meta["branch"] == 0 and qp.network.meta["lambda"] == 0.7
@@ -197,7 +201,7 @@ def test_the_shipped_qp_is_learned_by_self_play_and_qp_srp_from_srps_roll_outs()
 
 
 def test_qp_league_is_qp_trained_on_against_srp_and_for_tournaments_only() -> None:
-    qp, league = make_bot("BIS+QP").player, make_bot("BIS+QP-league").player
+    qp, league = make_bot("BIS+QP-self").player, make_bot("BIS+QP-league").player
     assert isinstance(league, QP) and league.network.inputs == features.SPADES_FEATURES
     meta = league.network.meta
     assert meta["init"] == qp.network.checksum and meta["league"] == [qp.network.checksum]
@@ -251,7 +255,7 @@ def test_issue_62_inputs_say_what_can_beat_the_trick_and_what_each_side_needs() 
 
 
 def test_qp_trick_reads_issue_62s_inputs_and_is_for_tournaments_only() -> None:
-    qp, trick = make_bot("BIS+QP").player, make_bot("BIS+QP-trick").player
+    qp, trick = make_bot("BIS+QP-self").player, make_bot("BIS+QP-trick").player
     assert isinstance(trick, QP) and trick.network.inputs == features.PLAY_FEATURES
     meta = trick.network.meta
     assert meta["init"] == qp.network.checksum and meta["srp_share"] == 0.5

@@ -14,7 +14,7 @@ import pytest
 
 from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, after_play_codes
 from bots.learned.mlp import load_mlp, read_mlp, shipped
-from bots.learned.qp import QP, QP_SRP_WEIGHTS, QP_WEIGHTS
+from bots.learned.qp import QP, QP_SELF_WEIGHTS, QP_SRP_WEIGHTS
 from bots.srp import SRP
 from bots.srp_compiled import sure_table
 from game.engine.actions import Play
@@ -31,7 +31,7 @@ from lab.training.qp_league import (
 from lab.training.qp_self import RULES_ARRAY, bid_rounds, net_arrays
 from tests.lab.test_qp_self import engine_round, torch_installed  # noqa: F401
 
-NET = load_mlp(shipped(QP_WEIGHTS))
+NET = load_mlp(shipped(QP_SELF_WEIGHTS))  # the issue-46 self-play network
 OTHER = load_mlp(shipped(QP_SRP_WEIGHTS))
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, SPADES_FEATURES, after_play_codes
 from bots.learned.mlp import load_mlp, read_mlp, shipped
-from bots.learned.qp import QP, QP_WEIGHTS
+from bots.learned.qp import QP, QP_SELF_WEIGHTS
 from bots.srp import SRP
 from game.engine.actions import Play
 from game.engine.state import Phase, RoundState
@@ -28,7 +28,7 @@ from lab.training.qp_self import (
 )
 from tests import services
 
-NET = load_mlp(shipped(QP_WEIGHTS))
+NET = load_mlp(shipped(QP_SELF_WEIGHTS))  # the issue-46 self-play network
 
 
 @pytest.fixture
