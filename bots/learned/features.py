@@ -25,15 +25,16 @@ card completed the trick), how many seats are still to play to the trick, how
 many of them opponents and whether partner is one, each side's tricks still
 needed for its contract (nil bidders' bids not in it) and the tricks left. All
 of it follows from the inputs before, but only through comparisons over many
-of them: issue 62 found QP misjudging the tricks in play (its card at the lead,
-second and third seat losing a trick SRP's card takes, its own continuation
-then costing it 11 points on average in self-play) and not at the fourth seat,
-where the trick's outcome is in the tricks won. The numbers are kept as
+of them; issue 62 found QP's side set far more often than SRP's, QP leaving
+tricks to SRP at the third seat and not ruffing where SRP's card would have
+made the contract (docs/bots.md, "Why QP's side is set"). The numbers are kept as
 small integer codes times a fixed scale (``PLAY_SCALE``) so that the training
 data (``lab.training.qp_data``, compiled, the same codes) fit in bytes.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -129,7 +130,9 @@ def _bits(m: int) -> int:
     return bin(m).count("1")
 
 
-def needed(bids, won, nil: bool, count_nil: bool, side: int) -> int:
+def needed(
+    bids: Sequence[int | None], won: Sequence[int], nil: bool, count_nil: bool, side: int
+) -> int:
     """Tricks partnership ``side`` still needs for its contract (a nil bidder's
     bid is not in it; its tricks count if the rules say so)."""
     contract = taken = 0
@@ -140,8 +143,10 @@ def needed(bids, won, nil: bool, count_nil: bool, side: int) -> int:
     return max(0, contract - taken)
 
 
-def trick_codes(row: np.ndarray, seat: int, leader: int, trick: tuple[int, ...], unseen: int,
-                bids, won, nil: bool, count_nil: bool, done: int) -> None:  # fmt: skip
+def trick_codes(
+    row: np.ndarray, seat: int, leader: int, trick: tuple[int, ...], unseen: int,
+    bids: Sequence[int | None], won: Sequence[int], nil: bool, count_nil: bool, done: int,
+) -> None:  # fmt: skip
     """The issue-62 part of ``row``: ``trick`` the cards of the trick our card went to
     (led by ``leader``), ``unseen`` the cards we have not seen, ``won`` the tricks won
     by seat and ``done`` the tricks completed, both with our card's."""

@@ -1,16 +1,17 @@
 """Where QP loses its own contract where SRP makes it (issue 62): decisions counted by kind.
 
 On the gauge's deals (bid by BIS, played twice with the partnerships swapped,
-``lab.training.qp_self.gauge``) take the rounds without a nil in which QP's
-side was set while SRP, holding the same cards in the twin, made the contract.
-At each of QP's decisions in such a round, SRP's card for the same position is
-played instead (when it differs) and the round is played on by the same
-players (QP at its side, SRP at the other, on the true deal): a decision is
-*critical* when that one change makes the contract. Each critical decision is
-counted by kind (the card's place in the trick, what each card did to the
-trick, trumps) with what the network thought of the two cards, so that a
-systematic misjudgement (the network sure of the losing card) shows apart from
-noise (the two cards valued within a point or two).
+``lab.training.qp_self.gauge``) take the rounds without a nil: how often each
+side is set when QP holds its cards and when SRP does. At each of QP's
+decisions where SRP's card for the same position differs, SRP's card is
+played instead and the round played on by the same players (QP at its side,
+SRP at the other, on the true deal): the points that one change gains, and
+whether it makes a contract QP lost (*saves*) or sets one QP made (*loses*).
+The decisions are grouped by what is known when they are made (the card's
+place in the trick, which card puts the side ahead in the trick, trumps), with
+how much the network preferred its own card, so that a systematic misjudgement
+shows apart from noise. With ``selfplay`` QP plays every seat: the opponents
+it learned against.
 """
 
 from __future__ import annotations
