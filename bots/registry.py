@@ -15,6 +15,7 @@ from .learned.qp import (
     QP_LEAGUE_WEIGHTS,
     QP_SELF_WEIGHTS,
     QP_SRP_WEIGHTS,
+    QP_TRICK292_WEIGHTS,
     QP_TRICK_WEIGHTS,
     QPPlain,
 )
@@ -113,6 +114,8 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     "QP-trick": partial(QP, QP_TRICK_WEIGHTS),
     # The issue-46 self-play network (292 inputs), the shipped QP until QP-trick.
     "QP-self": partial(QP, QP_SELF_WEIGHTS),
+    # QP-trick's training on the 292 inputs alone (the ablation of its inputs).
+    "QP-trick292": partial(QP, QP_TRICK292_WEIGHTS),
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

@@ -44,6 +44,8 @@ QP_LEAGUE_WEIGHTS = "qp_league.npz"
 # 300 inputs), trained on against SRP and itself on match deals: the shipped QP.
 QP_TRICK_WEIGHTS = "qp_trick.npz"
 QP_WEIGHTS = QP_TRICK_WEIGHTS  # the shipped QP (issue 62: q16 against q8)
+# QP-trick's run without the 8 inputs (292): its ablation (tournaments only).
+QP_TRICK292_WEIGHTS = "qp_trick292.npz"
 
 
 class QP(Player):

@@ -263,3 +263,12 @@ def test_qp_trick_reads_issue_62s_inputs_and_is_for_tournaments_only() -> None:
     for view in play_views(10):
         legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
         assert trick.play(view, random.Random(0)) in legal
+
+
+def test_qp_trick292_is_qp_tricks_run_without_its_inputs() -> None:
+    trick, ablation = make_bot("BIS+QP-trick").player, make_bot("BIS+QP-trick292").player
+    assert ablation.network.inputs == features.SPADES_FEATURES
+    assert trick.network.inputs == features.PLAY_FEATURES
+    for key in ("init", "srp_share", "lr", "seed", "pool", "match"):
+        assert ablation.network.meta[key] == trick.network.meta[key], key
+    assert not any(name.endswith("+QP-trick292") for name in bot_names())
