@@ -103,7 +103,7 @@ bench: install
 	$(BIN)/python manage.py bench_engine
 
 # The shipped learned bots' weights (bots/data/nnb.npz, nnb_sym.npz, spb.npz, spb_score.npz,
-# qp.npz, qp_srp.npz, qp_plain.npz, qp_league.npz), with the settings of docs/bots.md;
+# qp.npz, qp_srp.npz, qp_plain.npz, qp_league.npz, qp_trick.npz), with the settings of docs/bots.md;
 # seeded and resumable. QP-srp's and QP-plain's fits take about an hour each on a loaded core, QP's
 # three stages (self-play, from random weights) about an hour and a half (docs/bots.md).
 train: install-train
@@ -127,6 +127,9 @@ train: install-train
 	$(BIN)/python manage.py train_qp_self --iterations 20 --lr 1e-4 --seed 1 --pool 20000 --match \
 		--srp-share 0.5 --league-share 0.25 --league-every 5 --league bots/data/qp.npz \
 		--init bots/data/qp.npz --data bots/data/qp_match.data --output bots/data/qp_league.npz
+	$(BIN)/python manage.py train_qp_self --iterations 30 --lr 1e-4 --seed 1 --pool 20000 --match \
+		--srp-share 0.5 --inputs 300 --init bots/data/qp.npz --data bots/data/qp_match.data \
+		--output bots/data/qp_trick.npz
 
 bench-bots: install
 	$(BIN)/python manage.py bench_bots

@@ -9,7 +9,16 @@ from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
 from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB, SPB_SCORE_WEIGHTS
-from .learned.qp import QP, QP2_WEIGHTS, QP_LEAGUE_WEIGHTS, QP_SRP_WEIGHTS, QPPlain
+from .learned.qp import (
+    QP,
+    QP2_WEIGHTS,
+    QP_LEAGUE_WEIGHTS,
+    QP_SELF_WEIGHTS,
+    QP_SRP_WEIGHTS,
+    QP_TRICK292_WEIGHTS,
+    QP_TRICK_WEIGHTS,
+    QPPlain,
+)
 from .pimc import PIMC
 from .sim import SIM
 from .srp import SRP
@@ -100,6 +109,13 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     # QP's self-play continued with SRP and earlier networks as opponents, on
     # deals from match situations (lab.training.qp_league; issue 62's candidate).
     "QP-league": partial(QP, QP_LEAGUE_WEIGHTS),
+    # QP's weights with inputs for the contract and the trick in play added,
+    # trained on against SRP and itself (issue 62's second candidate).
+    "QP-trick": partial(QP, QP_TRICK_WEIGHTS),
+    # The issue-46 self-play network (292 inputs), the shipped QP until QP-trick.
+    "QP-self": partial(QP, QP_SELF_WEIGHTS),
+    # QP-trick's training on the 292 inputs alone (the ablation of its inputs).
+    "QP-trick292": partial(QP, QP_TRICK292_WEIGHTS),
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

@@ -17,12 +17,24 @@ our side wins it so far, who bid nil (4), each side's bags before the round
 (ours, theirs; / 10), whether spades are broken, the card we just played (52
 bits: the action, which the paper's state holds only as the newest entry of
 the order history) and the suits each seat has shown void in by not following
-(we, left, partner, right x clubs, diamonds, hearts, spades). The numbers are kept as
+(we, left, partner, right x clubs, diamonds, hearts, spades). Then, issue 62,
+what the contract and the trick in play come to (8 more, 300 in all): how many
+of the cards we have not seen beat the trick's winning card in its suit, and
+how many unseen spades could trump it (none when it is a spade; both 0 once our
+card completed the trick), how many seats are still to play to the trick, how
+many of them opponents and whether partner is one, each side's tricks still
+needed for its contract (nil bidders' bids not in it) and the tricks left. All
+of it follows from the inputs before, but only through comparisons over many
+of them; issue 62 found QP's side set far more often than SRP's, QP leaving
+tricks to SRP at the third seat and not ruffing where SRP's card would have
+made the contract (docs/bots.md, "Why QP's side is set"). The numbers are kept as
 small integer codes times a fixed scale (``PLAY_SCALE``) so that the training
 data (``lab.training.qp_data``, compiled, the same codes) fit in bytes.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -32,7 +44,8 @@ from game.engine.view import SeatView
 
 BID_FEATURES = 65
 PLAIN_FEATURES = 164  # the Four Hundred paper's state
-PLAY_FEATURES = 292  # with the Spades additions
+SPADES_FEATURES = 292  # with the Spades additions (the networks of issue 46)
+PLAY_FEATURES = 300  # with the contract and the trick in play (issue 62)
 
 # Engine card c = suit * 13 + rank (clubs, diamonds, hearts, spades); ours puts
 # the spades row first.
@@ -96,11 +109,60 @@ def view_bid_features(view: SeatView) -> np.ndarray:
 ORDER, PLAYER, HAND, BIDS, WON, TRICK, WINNING, NILS, BAGS, BROKEN, CARD, VOIDS = (
     0, 52, 104, 156, 160, 164, 216, 217, 221, 223, 224, 276,
 )  # fmt: skip
+BEAT_SUIT, BEAT_TRUMP, TO_PLAY, OPP_TO_PLAY, PARTNER_TO_PLAY, NEED, LEFT = (
+    292, 293, 294, 295, 296, 297, 299,
+)  # fmt: skip
 PLAY_SCALE = np.ones(PLAY_FEATURES, dtype=np.float32)
 PLAY_SCALE[ORDER:PLAYER] = 1 / 52
 PLAY_SCALE[PLAYER:HAND] = 1 / 4
 PLAY_SCALE[BIDS:TRICK] = 1 / 13
 PLAY_SCALE[BAGS : BAGS + 2] = 1 / 10
+PLAY_SCALE[BEAT_SUIT:TO_PLAY] = 1 / 13
+PLAY_SCALE[TO_PLAY] = 1 / 3
+PLAY_SCALE[OPP_TO_PLAY] = 1 / 2
+PLAY_SCALE[NEED : LEFT + 1] = 1 / 13
+
+SUIT_MASK = tuple(((1 << 13) - 1) << (13 * s) for s in range(4))
+SPADES = 3
+
+
+def _bits(m: int) -> int:
+    return bin(m).count("1")
+
+
+def needed(
+    bids: Sequence[int | None], won: Sequence[int], nil: bool, count_nil: bool, side: int
+) -> int:
+    """Tricks partnership ``side`` still needs for its contract (a nil bidder's
+    bid is not in it; its tricks count if the rules say so)."""
+    contract = taken = 0
+    for s in (side, side + 2):
+        is_nil = nil and bids[s] == 0
+        contract += 0 if is_nil else max(bids[s] or 0, 0)
+        taken += won[s] if count_nil or not is_nil else 0
+    return max(0, contract - taken)
+
+
+def trick_codes(
+    row: np.ndarray, seat: int, leader: int, trick: tuple[int, ...], unseen: int,
+    bids: Sequence[int | None], won: Sequence[int], nil: bool, count_nil: bool, done: int,
+) -> None:  # fmt: skip
+    """The issue-62 part of ``row``: ``trick`` the cards of the trick our card went to
+    (led by ``leader``), ``unseen`` the cards we have not seen, ``won`` the tricks won
+    by seat and ``done`` the tricks completed, both with our card's."""
+    if len(trick) < 4:
+        best, _ = winning_card(leader, trick)
+        suit = best // 13
+        row[BEAT_SUIT] = _bits(unseen & SUIT_MASK[suit] & ~((2 << best) - 1))
+        row[BEAT_TRUMP] = _bits(unseen & SUIT_MASK[SPADES]) if suit != SPADES else 0
+        later = [(leader + i) & 3 for i in range(len(trick), 4)]
+        row[TO_PLAY] = len(later)
+        row[OPP_TO_PLAY] = sum((s & 1) != (seat & 1) for s in later)
+        row[PARTNER_TO_PLAY] = int(partner_of(seat) in later)
+    us = seat & 1
+    row[NEED] = needed(bids, won, nil, count_nil, us)
+    row[NEED + 1] = needed(bids, won, nil, count_nil, 1 - us)
+    row[LEFT] = 13 - done
 
 
 def after_play_codes(view: SeatView, cards: list[int]) -> np.ndarray:
@@ -129,6 +191,13 @@ def after_play_codes(view: SeatView, cards: list[int]) -> np.ndarray:
     base[BAGS] = view.bags[seat & 1]
     base[BAGS + 1] = view.bags[1 - (seat & 1)]
     rows = np.repeat(base[None, :], len(cards), axis=0)
+    seen = hand
+    for t in view.tricks:
+        for c in t.cards:
+            seen |= 1 << c
+    for c in view.trick:
+        seen |= 1 << c
+    nil, count_nil = view.rules.nil, view.rules.nil_tricks_count_for_team
     for r, card in enumerate(cards):
         row = rows[r]
         j = CARD_INDEX[card]
@@ -139,8 +208,14 @@ def after_play_codes(view: SeatView, cards: list[int]) -> np.ndarray:
         row[TRICK + CARD_INDEX[np.array(trick)]] = 1
         _, winner = winning_card(view.leader, trick)
         row[WINNING] = int((winner & 1) == (seat & 1))
+        won = list(view.tricks_won)
         if len(trick) == 4:
             row[WON + ((winner - seat) & 3)] += 1
+            won[winner] += 1
+        trick_codes(
+            row, seat, view.leader, trick, ((1 << 52) - 1) & ~seen, view.bids, won, nil,
+            count_nil, len(view.tricks) + (len(trick) == 4),
+        )  # fmt: skip
         row[BROKEN] = int(view.spades_broken or card >= 39)
         row[CARD + j] = 1
         if view.trick and card // 13 != view.trick[0] // 13:

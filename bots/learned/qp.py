@@ -5,11 +5,14 @@ playing it (``features.after_play_states``), evaluates the value network on
 all of them at once and plays the card of highest value (ties: the lowest
 card). No rule of play is written here: the network alone ranks the cards.
 
-The shipped QP learned by self-play alone, from random weights, as the Four
-Hundred paper trains (``lab.training.qp_self``): the network at every seat,
-each state it entered labelled by the λ-return of the round's Spades score.
-``QP-srp`` (tournaments only) is the same network fitted instead to every
-legal card's outcome when SRP plays the round out (``lab.training.qp_data``,
+QP learned by self-play alone, from random weights, as the Four Hundred
+paper trains (``lab.training.qp_self``): the network at every seat, each
+state it entered labelled by the λ-return of the round's Spades score
+(``QP-self``, tournaments only since issue 62). The shipped QP (``QP-trick``,
+issue 62) is that network with 8 inputs added for the contract and the trick
+in play, trained on from it with half the rounds against SRP. ``QP-srp``
+(tournaments only) is the issue-46 network fitted instead to every legal card's
+outcome when SRP plays the round out (``lab.training.qp_data``,
 ``qp_train``); ``QP-plain`` is that training on the paper's state alone (the
 ablation) and ``QP2`` one step of policy iteration from it.
 """
@@ -27,7 +30,9 @@ from ..base import Player
 from .features import after_play_states
 from .mlp import MLP, load_mlp, shipped
 
-QP_WEIGHTS = "qp.npz"  # self-play (lab.training.qp_self)
+# The issue-46 self-play weights (lab.training.qp_self), the shipped QP until
+# QP-trick beat SRP by more (issue 62); QP-self for tournaments.
+QP_SELF_WEIGHTS = "qp.npz"
 # Fitted to SRP's roll-outs, the paper's state alone, and one step of policy
 # iteration from the first (tournaments only).
 QP_SRP_WEIGHTS = "qp_srp.npz"
@@ -35,6 +40,12 @@ QP_PLAIN_WEIGHTS = "qp_plain.npz"
 QP2_WEIGHTS = "qp2.npz"
 # QP's self-play continued against a league: SRP, earlier networks, match deals (issue 62).
 QP_LEAGUE_WEIGHTS = "qp_league.npz"
+# QP's weights with issue 62's inputs added (the contract and the trick in play,
+# 300 inputs), trained on against SRP and itself on match deals: the shipped QP.
+QP_TRICK_WEIGHTS = "qp_trick.npz"
+QP_WEIGHTS = QP_TRICK_WEIGHTS  # the shipped QP (issue 62: q16 against q8)
+# QP-trick's run without the 8 inputs (292): its ablation (tournaments only).
+QP_TRICK292_WEIGHTS = "qp_trick292.npz"
 
 
 class QP(Player):

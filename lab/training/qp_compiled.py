@@ -1,4 +1,4 @@
-"""QP compiled (numba): the after-state codes, their 292 inputs and the forward pass.
+"""QP compiled (numba): the after-state codes, their 300 inputs and the forward pass.
 
 What :class:`bots.learned.qp.QP` does in numpy, on :mod:`bots.srp_compiled`'s
 state array, so that QP can be the roll-out policy of its own training data
@@ -6,7 +6,7 @@ state array, so that QP can be the roll-out policy of its own training data
 state just after it is written as codes (:func:`after_codes`, equal to
 ``bots.learned.features.after_play_codes``), and the network is evaluated on
 the codes times ``PLAY_SCALE``: the first layer as its bias plus the weight rows
-of the nonzero inputs (a row has 292 codes, about a third of them nonzero), the
+of the nonzero inputs (a row has 300 codes, about a third of them nonzero), the
 later layers as the bias plus the weight rows of the positive activations (the
 ReLU zeros cost nothing). float32 as the shipped weights; the order of the sums
 is not BLAS's, so the values differ from numpy's by rounding (about 1e-6), and
@@ -26,9 +26,13 @@ from bots.learned.mlp import MLP
 from bots.srp_compiled import (
     BIDS,
     BROKEN,
+    COUNT_NIL,
+    DONE,
     LEADER,
     NIL_ALLOWED,
+    PLAYED,
     POS,
+    WIN_CARD,
     WIN_SEAT,
     WON,
     legal_mask,
@@ -36,6 +40,31 @@ from bots.srp_compiled import (
 )
 
 _CARD_INDEX = CARD_INDEX.astype(np.int64)
+_FULL = np.int64((1 << 52) - 1)
+_SUIT13 = np.int64((1 << 13) - 1)
+
+
+@njit(cache=True)
+def _count(m):
+    k = 0
+    while m:
+        m &= m - 1
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def _needed(st, side):
+    """``bots.learned.features.needed`` on the state array."""
+    contract = 0
+    taken = 0
+    for s in (side, side + 2):
+        nil = st[NIL_ALLOWED] != 0 and st[BIDS + s] == 0
+        if not nil:
+            contract += max(st[BIDS + s], 0)
+        if st[COUNT_NIL] != 0 or not nil:
+            taken += st[WON + s]
+    return max(0, contract - taken)
 
 
 @njit(cache=True)
@@ -70,6 +99,29 @@ def after_codes(st, seat, order_card, order_seat, n, bags, row):
         lead = order_card[i - i % 4] // 13
         if order_card[i] // 13 != lead:
             row[276 + 4 * ((order_seat[i] - seat) & 3) + lead] = 1
+    if row.shape[0] > 292:  # issue 62's part: the contract and the trick in play
+        pos = st[POS]
+        if pos > 0:
+            unseen = _FULL & ~st[PLAYED] & ~hand
+            best = st[WIN_CARD]
+            suit = best // 13
+            above = (_SUIT13 << (13 * suit)) & ~((np.int64(2) << best) - 1)
+            row[292] = _count(unseen & above)
+            row[293] = _count(unseen & (_SUIT13 << 39)) if suit != 3 else 0
+            row[294] = 4 - pos
+            opp = 0
+            partner = 0
+            for i in range(pos, 4):
+                s = (st[LEADER] + i) & 3
+                if (s & 1) != (seat & 1):
+                    opp += 1
+                elif s != seat:
+                    partner = 1
+            row[295] = opp
+            row[296] = partner
+        row[297] = _needed(st, seat & 1)
+        row[298] = _needed(st, 1 - (seat & 1))
+        row[299] = 13 - st[DONE]
 
 
 @njit(cache=True)

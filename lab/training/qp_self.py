@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from bots.bits import low_bit
-from bots.learned.features import PLAY_FEATURES, PLAY_SCALE
+from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, SPADES_FEATURES
 from bots.learned.mlp import MLP
 from bots.srp_compiled import BIDS, DONE, LEADER, POS, WON, legal_mask, play_card, srp_play
 from game.engine.fast_compiled import _uniform, rules_array, score_points
@@ -364,6 +364,7 @@ def train(
     progress: TextIO | None = None,
     match: bool = False,
     opponents: Opponents | None = None,
+    inputs: int = SPADES_FEATURES,
 ) -> tuple[MLP, dict[str, Any]]:
     """Self-play from seeded random weights: each iteration plays ``rounds`` bid
     rounds (the next ones of a pool of ``pool``, cycled) with the network at every
@@ -384,7 +385,10 @@ def train(
     Issue 62: ``match`` deals the pool from match situations (scores before the
     round drawn, so BIS's end-game bids and blind nils come; the pool
     ``"<seed>/qpmatch"``); ``opponents`` plays the rounds instead of self-play
-    (``lab.training.qp_league.League``: SRP and earlier networks)."""
+    (``lab.training.qp_league.League``: SRP and earlier networks). ``inputs``: the
+    network reads the first ``inputs`` numbers of a row: 292, the issue-46 state
+    (the shipped runs'), or 300 with issue 62's inputs; a narrower ``init`` is
+    widened to it."""
     from lab.training.progress import Progress
     from lab.training.train import (
         TrainError,
@@ -394,6 +398,7 @@ def train(
         make_net,
         save_checkpoint,
         torch,
+        widen,
     )
 
     if min(iterations, rounds, steps, batch, buffer) < 1:
@@ -425,10 +430,14 @@ def train(
         if branch and opponents is not None:
             raise TrainError("a league run does not branch")
         config.update(match=match, **(opponents.config if opponents is not None else {}))
-    net = make_net((PLAY_FEATURES, *hidden, 1), seed)
+    if inputs != SPADES_FEATURES:  # earlier runs' checkpoints keep their config
+        config["inputs"] = inputs
+    net = make_net((inputs, *hidden, 1), seed)
     if init is not None:
-        load_weights(net, init)
         config["init"] = init.checksum
+        if init.inputs < inputs:  # the issue-46 weights: issue 62's inputs added
+            init = widen(init, inputs)
+        load_weights(net, init)
     opt = t.optim.Adam(net.parameters(), lr=lr)
     history: dict[str, list[float]] = {"iteration": [], "loss": [], "gauge": [], "gauge_se": []}
     history["gauge_at"] = []
@@ -448,7 +457,7 @@ def train(
     if gauge_deals:
         held = load_rounds(deals, f"{seed}/qpself-gauge", 0, gauge_deals, bidding)
     bidding.close()
-    scale = t.from_numpy(PLAY_SCALE.copy())
+    scale = t.from_numpy(PLAY_SCALE[:inputs].copy())
     kept: list[dict[str, np.ndarray]] = []
     if start < iterations:  # a resumed run's buffer: the rows of its last iterations
         for i in range(max(0, start - buffer + 1), start):
@@ -494,7 +503,7 @@ def train(
         total = 0.0
         for _ in range(steps):
             pick = draw.integers(len(ys), size=batch)
-            xb = t.from_numpy(xs[pick]).float() * scale
+            xb = t.from_numpy(xs[pick][:, :inputs]).float() * scale
             yb = t.from_numpy(ys[pick])
             loss = ((net(xb).squeeze(1) - yb) ** 2).mean()
             if decisions:
@@ -503,7 +512,7 @@ def train(
                 sizes = hi - lo
                 at = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
                 g = t.from_numpy(np.repeat(np.arange(len(dec)), sizes))
-                q = net(t.from_numpy(bxs[at]).float() * scale).squeeze(1)
+                q = net(t.from_numpy(bxs[at][:, :inputs]).float() * scale).squeeze(1)
                 yq = t.from_numpy(bys[at])
                 n_g = t.from_numpy(sizes.astype(np.float32))
                 q_mean = t.zeros(len(dec)).index_add(0, g, q) / n_g

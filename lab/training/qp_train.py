@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from bots.learned.features import PLAIN_FEATURES, PLAY_FEATURES, PLAY_SCALE
+from bots.learned.features import PLAIN_FEATURES, PLAY_FEATURES, PLAY_SCALE, SPADES_FEATURES
 from bots.learned.mlp import MLP
 from lab.training.progress import Progress
 from lab.training.train import (
@@ -36,7 +36,8 @@ from lab.training.train import (
     torch,
 )
 
-FEATURE_SETS = {"spades": PLAY_FEATURES, "plain": PLAIN_FEATURES}
+# "spades": issue 46's state (QP-srp's), without issue 62's inputs.
+FEATURE_SETS = {"spades": SPADES_FEATURES, "plain": PLAIN_FEATURES}
 
 
 def make_data(

@@ -72,6 +72,18 @@ def load_weights(net: Any, init: MLP) -> None:
             m.bias.copy_(t.from_numpy(b.copy()))
 
 
+def widen(init: MLP, inputs: int) -> MLP:
+    """``init`` taking ``inputs`` inputs: the first layer's rows for the new, last
+    inputs zero, so that the network's values are unchanged until training uses
+    them (QP's issue-62 inputs added to the issue-46 weights)."""
+    (w, b), rest = init.layers[0], init.layers[1:]
+    if inputs < w.shape[0]:
+        raise TrainError(f"a network of {w.shape[0]} inputs cannot be narrowed to {inputs}")
+    wide = np.zeros((inputs, w.shape[1]), dtype=np.float32)
+    wide[: w.shape[0]] = w
+    return MLP([(wide, b), *rest], {**init.meta, "widened_from": init.checksum})
+
+
 def export(net: Any, meta: dict[str, Any] | None = None) -> MLP:
     """The numpy copy of a torch ``Sequential`` of Linear and ReLU layers."""
     layers = [

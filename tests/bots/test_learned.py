@@ -17,7 +17,10 @@ from bots.registry import bot_names, make_bot
 from game.engine.actions import Bid, Play
 from game.engine.cards import parse_hand
 from game.engine.deal import deal_hands
-from tests.support.learned_views import bid_views, constant_net, play_views
+from game.engine.state import Phase, RoundState
+from game.engine.tricks import winning_card
+from game.engine.view import view_for
+from tests.support.learned_views import RULES, bid_views, constant_net, play_views
 
 # ----- features and the forward pass ----------------------------------------------
 
@@ -119,10 +122,11 @@ def test_qp_plays_the_legal_card_of_highest_value() -> None:
         assert card == (51 if 51 in legal else legal[0])
 
 
-def test_the_shipped_qp_sees_the_spades_state_and_qp_plain_the_papers_alone() -> None:
+def test_the_shipped_qp_sees_issue_62s_inputs_and_qp_plain_the_papers_alone() -> None:
     qp, plain = make_bot("BIS+QP").player, make_bot("BIS+QP-plain").player
     assert isinstance(qp, QP) and isinstance(plain, QP)
     assert qp.network.inputs == features.PLAY_FEATURES
+    assert make_bot("BIS+QP-self").player.network.inputs == features.SPADES_FEATURES
     assert plain.network.inputs == features.PLAIN_FEATURES
     assert qp.network.meta["bot"] == "QP" and plain.network.meta["bot"] == "QP-plain"
     assert not any(name.endswith("+QP-plain") for name in bot_names())  # tournaments only
@@ -133,7 +137,7 @@ def test_the_shipped_qp_sees_the_spades_state_and_qp_plain_the_papers_alone() ->
 
 def test_qp2_is_qp_srp_refitted_on_its_own_roll_outs_and_for_tournaments_only() -> None:
     qp, qp2 = make_bot("BIS+QP-srp").player, make_bot("BIS+QP2").player
-    assert isinstance(qp2, QP) and qp2.network.inputs == features.PLAY_FEATURES
+    assert isinstance(qp2, QP) and qp2.network.inputs == features.SPADES_FEATURES
     meta = qp2.network.meta
     assert meta["init"] == qp.network.checksum == meta["rollout"].split()[1]
     assert not any(name.endswith("+QP2") for name in bot_names())
@@ -144,10 +148,13 @@ def test_qp2_is_qp_srp_refitted_on_its_own_roll_outs_and_for_tournaments_only() 
 
 def test_the_shipped_qp_is_learned_by_self_play_and_qp_srp_from_srps_roll_outs() -> None:
     qp, srp = make_bot("BIS+QP").player, make_bot("BIS+QP-srp").player
+    self_play = make_bot("BIS+QP-self").player
+    assert qp.network.meta["init"] == self_play.network.checksum
+    assert "srp_share" not in self_play.network.meta  # self-play alone
     assert isinstance(qp, QP) and isinstance(srp, QP)
     assert qp.network.meta["kind"] == "qp-selfplay" and srp.network.meta["kind"] == "qp-cards"
     assert qp.network.meta["branch"] == 0 and qp.network.meta["lambda"] == 0.7
-    assert srp.network.inputs == features.PLAY_FEATURES and srp.network.meta.get("init") is None
+    assert srp.network.inputs == features.SPADES_FEATURES and srp.network.meta.get("init") is None
     assert "BIS+QP" in bot_names() and not any(n.endswith("+QP-srp") for n in bot_names())
     for view in play_views(10):
         legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
@@ -155,8 +162,8 @@ def test_the_shipped_qp_is_learned_by_self_play_and_qp_srp_from_srps_roll_outs()
 
 
 def test_qp_league_is_qp_trained_on_against_srp_and_for_tournaments_only() -> None:
-    qp, league = make_bot("BIS+QP").player, make_bot("BIS+QP-league").player
-    assert isinstance(league, QP) and league.network.inputs == features.PLAY_FEATURES
+    qp, league = make_bot("BIS+QP-self").player, make_bot("BIS+QP-league").player
+    assert isinstance(league, QP) and league.network.inputs == features.SPADES_FEATURES
     meta = league.network.meta
     assert meta["init"] == qp.network.checksum and meta["league"] == [qp.network.checksum]
     assert meta["srp_share"] == 0.5 and meta["league_share"] == 0.25 and meta["match"] is True
@@ -165,3 +172,64 @@ def test_qp_league_is_qp_trained_on_against_srp_and_for_tournaments_only() -> No
     for view in play_views(10):
         legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
         assert league.play(view, random.Random(0)) in legal
+
+
+def test_issue_62_inputs_say_what_can_beat_the_trick_and_what_each_side_needs() -> None:
+    # the round's first lead: our highest card of the led suit against the cards unseen
+    bot, rng = make_bot("BIS+SRP"), random.Random(0)
+    r = RoundState(RULES, dealer=0, hands=deal_hands("learned-issue62"))
+    while r.phase is not Phase.PLAYING:
+        r.apply(bot.act(view_for(r, r.to_act), rng))
+    view = view_for(r, r.to_act)
+    cards = [a.card for a in view.legal_actions if isinstance(a, Play)]
+    codes = features.after_play_codes(view, cards)
+    spades = sum(1 for c in range(39, 52) if view.hand >> c & 1)
+    bids = list(view.bids)
+    for row, card in zip(codes, cards, strict=True):
+        suit = card // 13
+        above_held = sum(1 for c in range(card + 1, 13 * suit + 13) if view.hand >> c & 1)
+        assert row[features.BEAT_SUIT] == 12 - card % 13 - above_held
+        assert row[features.BEAT_TRUMP] == (13 - spades if suit != 3 else 0)
+        assert list(row[features.TO_PLAY : features.PARTNER_TO_PLAY + 1]) == [3, 2, 1]
+        us, them = view.seat & 1, 1 - (view.seat & 1)
+        assert row[features.NEED] == bids[us] + bids[us + 2] or 0 in bids
+        assert row[features.NEED + 1] == bids[them] + bids[them + 2] or 0 in bids
+        assert row[features.LEFT] == 13
+    # later positions: against a count over the cards themselves
+    for view in play_views(30, seed=5):
+        cards = [a.card for a in view.legal_actions if isinstance(a, Play)]
+        seen = {c for t in view.tricks for c in t.cards} | set(view.trick)
+        seen |= {c for c in range(52) if view.hand >> c & 1}
+        for row, card in zip(features.after_play_codes(view, cards), cards, strict=True):
+            trick = [*view.trick, card]
+            if len(trick) == 4:
+                assert row[features.BEAT_SUIT : features.PARTNER_TO_PLAY + 1].sum() == 0
+                assert row[features.LEFT] == 12 - len(view.tricks)
+                continue
+            best, _ = winning_card(view.leader, trick)
+            unseen = [c for c in range(52) if c not in seen]
+            above = sum(c // 13 == best // 13 and c > best for c in unseen)
+            assert row[features.BEAT_SUIT] == above
+            assert row[features.BEAT_TRUMP] == (sum(c >= 39 for c in unseen) if best < 39 else 0)
+            assert row[features.TO_PLAY] == 4 - len(trick)
+            assert row[features.LEFT] == 13 - len(view.tricks)
+
+
+def test_qp_trick_reads_issue_62s_inputs_and_is_for_tournaments_only() -> None:
+    qp, trick = make_bot("BIS+QP-self").player, make_bot("BIS+QP-trick").player
+    assert isinstance(trick, QP) and trick.network.inputs == features.PLAY_FEATURES
+    meta = trick.network.meta
+    assert meta["init"] == qp.network.checksum and meta["srp_share"] == 0.5
+    assert not any(name.endswith("+QP-trick") for name in bot_names())
+    for view in play_views(10):
+        legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
+        assert trick.play(view, random.Random(0)) in legal
+
+
+def test_qp_trick292_is_qp_tricks_run_without_its_inputs() -> None:
+    trick, ablation = make_bot("BIS+QP-trick").player, make_bot("BIS+QP-trick292").player
+    assert ablation.network.inputs == features.SPADES_FEATURES
+    assert trick.network.inputs == features.PLAY_FEATURES
+    for key in ("init", "srp_share", "lr", "seed", "pool", "match"):
+        assert ablation.network.meta[key] == trick.network.meta[key], key
+    assert not any(name.endswith("+QP-trick292") for name in bot_names())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 
 from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, after_play_states
 from bots.learned.mlp import MLP, load_mlp, shipped
@@ -59,14 +60,14 @@ def test_the_compiled_inputs_and_values_equal_numpys_on_random_positions() -> No
     for view, st, order, bags in positions(12, "qpc-values"):
         cards = sorted(a.card for a in view.legal_actions if isinstance(a, Play))
         want_x = after_play_states(view, cards)
-        want_v = net(want_x)[:, 0]
+        want_v = net(want_x[:, : net.inputs])[:, 0]  # the shipped QP: the first 292
         order_card, order_seat = _orders(order)
         for k, card in enumerate(cards):
             s = st.copy()
             play_card(s, card)
             order_card[len(order)], order_seat[len(order)] = card, view.seat
             after_codes(s, view.seat, order_card, order_seat, len(order) + 1, bags, c.codes[k])
-            expand(c.codes[k], PLAY_SCALE, PLAY_FEATURES, x)
+            expand(c.codes[k], PLAY_SCALE, PLAY_FEATURES, x)  # all 300, issue 62's too
             assert np.array_equal(x, want_x[k])
             compared += 1
         got = np.zeros(len(cards), dtype=np.float32)
@@ -97,17 +98,18 @@ def test_the_compiled_card_is_the_numpy_players_card() -> None:
     assert compared == 40 * 52 and near_ties <= 2
 
 
-def test_a_narrower_network_and_the_plain_inputs_run_compiled() -> None:
+@pytest.mark.parametrize("inputs", [164, PLAY_FEATURES])
+def test_a_narrower_network_and_the_plain_inputs_run_compiled(inputs: int) -> None:
     rng = np.random.default_rng(0)
     layers = [
-        (rng.normal(size=(164, 8)).astype(np.float32), rng.normal(size=8).astype(np.float32)),
+        (rng.normal(size=(inputs, 8)).astype(np.float32), rng.normal(size=8).astype(np.float32)),
         (rng.normal(size=(8, 1)).astype(np.float32), rng.normal(size=1).astype(np.float32)),
     ]
     net = MLP(layers)
     c = CompiledQP(net)
     for view, st, order, bags in positions(1, "qpc-plain"):
         cards = sorted(a.card for a in view.legal_actions if isinstance(a, Play))
-        want = net(after_play_states(view, cards, 164))[:, 0]
+        want = net(after_play_states(view, cards, inputs))[:, 0]
         order_card, order_seat = _orders(order)
         for k, card in enumerate(cards):
             s = st.copy()
@@ -129,7 +131,7 @@ def test_qp_as_the_roll_out_policy_labels_other_deals_the_same_from_the_same_see
     assert len(a["types"]) == a["group"][-1] + 1 > 2 * 20
     # The roll-out policy's card is QP's: its row has the highest value of its decision.
     starts = np.searchsorted(a["group"], np.arange(a["group"][-1] + 2))
-    q = net(a["x"] * PLAY_SCALE)[:, 0]
+    q = net((a["x"] * PLAY_SCALE)[:, : net.inputs])[:, 0]
     for d in range(len(a["types"])):
         lo, hi = starts[d], starts[d + 1]
         assert q[lo + a["srp"][d]] >= q[lo:hi].max() - 1e-5

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bots.learned.features import PLAY_SCALE, after_play_codes
+from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, after_play_codes
 from bots.learned.mlp import load_mlp, read_mlp, shipped
-from bots.learned.qp import QP, QP_SRP_WEIGHTS, QP_WEIGHTS
+from bots.learned.qp import QP, QP_SELF_WEIGHTS, QP_SRP_WEIGHTS
 from bots.srp import SRP
 from bots.srp_compiled import sure_table
 from game.engine.actions import Play
@@ -31,7 +31,7 @@ from lab.training.qp_league import (
 from lab.training.qp_self import RULES_ARRAY, bid_rounds, net_arrays
 from tests.support.qp_rounds import engine_round
 
-NET = load_mlp(shipped(QP_WEIGHTS))
+NET = load_mlp(shipped(QP_SELF_WEIGHTS))  # the issue-46 self-play network
 OTHER = load_mlp(shipped(QP_SRP_WEIGHTS))
 
 
@@ -42,7 +42,7 @@ def test_the_learner_plays_one_partnership_and_only_its_seats_give_rows(opponent
     rng = np.zeros(1, dtype=np.uint64)
     for j in range(3):
         for side in (0, 1):
-            x = np.zeros((52, len(NET.layers[0][0])), dtype=np.uint8)
+            x = np.zeros((52, PLAY_FEATURES), dtype=np.uint8)
             y = np.zeros(52, dtype=np.float32)
             n = versus_round(
                 rounds["states"][j].copy(), rounds["blind"][j], rounds["bags"][j], RULES_ARRAY,
@@ -74,7 +74,7 @@ def test_the_labels_are_lambda_returns_of_the_learner_seats_next_values() -> Non
     one = league_play(rounds, me, [], who, 0.0, 1.0, [1])
     zero = league_play(rounds, me, [], who, 0.0, 0.0, [1])
     assert len(one["x"]) == 52 and np.array_equal(one["x"], zero["x"])
-    v = NET((zero["x"] * PLAY_SCALE).astype(np.float32))[:, 0]
+    v = NET((zero["x"] * PLAY_SCALE)[:, : NET.inputs].astype(np.float32))[:, 0]
     for j in range(2):
         r = engine_round("qpleague-lambda", j)
         side, learner, them, pick = j & 1, QP(NET), SRP(cover_deals=0), random.Random(0)

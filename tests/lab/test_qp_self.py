@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bots.learned.features import PLAY_SCALE, after_play_codes
+from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, SPADES_FEATURES, after_play_codes
 from bots.learned.mlp import load_mlp, read_mlp, shipped
-from bots.learned.qp import QP, QP_WEIGHTS
+from bots.learned.qp import QP, QP_SELF_WEIGHTS
 from bots.srp import SRP
 from game.engine.actions import Play
 from game.engine.state import Phase
@@ -27,7 +27,7 @@ from lab.training.qp_self import (
 )
 from tests.support.qp_rounds import engine_round
 
-NET = load_mlp(shipped(QP_WEIGHTS))
+NET = load_mlp(shipped(QP_SELF_WEIGHTS))  # the issue-46 self-play network
 
 
 def test_greedy_self_play_is_qp_at_every_seat_and_the_last_labels_are_the_score() -> None:
@@ -57,7 +57,7 @@ def test_labels_are_lambda_returns_of_the_seats_next_values() -> None:
     one, zero = (selfplay(rounds, net, explore=0.0, lam=lam, seed=[1]) for lam in (1.0, 0.0))
     x1, y1, x0, y0 = one["x"], one["y"], zero["x"], zero["y"]
     assert np.array_equal(x0, x1)  # greedy: λ changes the labels only
-    values = NET((x0 * PLAY_SCALE).astype(np.float32))[:, 0]
+    values = NET((x0 * PLAY_SCALE)[:, : NET.inputs].astype(np.float32))[:, 0]
     for j in range(2):
         seat_rows: dict[int, list[int]] = {s: [] for s in range(4)}
         # who played each row: the same round in the engine (QP, as the first test holds)
@@ -138,6 +138,16 @@ def test_training_is_reproducible_and_resumes_to_the_same_weights(tmp_path: Path
         **{**settings, "lr": 0.0}, init=a,
     )  # fmt: skip
     assert same.checksum == a.checksum
+    # issue 62: runs read the first 292 inputs unless told (a, the shipped runs'),
+    # and one on all 300 from a's weights values the new inputs at nothing at first
+    assert a.inputs == SPADES_FEATURES
+    narrow = a
+    wide, _ = train(
+        deals, tmp_path / "w", iterations=1, checkpoint=tmp_path / "w.pt",
+        **{**settings, "lr": 0.0}, init=narrow, inputs=PLAY_FEATURES,
+    )  # fmt: skip
+    assert wide.inputs == PLAY_FEATURES and not wide.layers[0][0][SPADES_FEATURES:].any()
+    assert np.array_equal(wide.layers[0][0][:SPADES_FEATURES], narrow.layers[0][0])
     with pytest.raises(TrainError, match="initial weights"):
         train(
             deals, tmp_path / "g", iterations=1, checkpoint=tmp_path / "g.pt",
@@ -199,3 +209,14 @@ def test_the_command_trains_saves_plots_and_refuses_bad_settings(tmp_path: Path)
         call_command("train_qp_self", *tiny, "--hidden", "a,b", stdout=StringIO())
     with pytest.raises(CommandError, match="not a network weights file"):
         call_command("train_qp_self", *tiny, "--init", str(plot), stdout=StringIO())
+
+
+def test_widened_weights_value_the_issue_62_inputs_at_nothing() -> None:
+    from lab.training.train import TrainError, widen
+
+    wide = widen(NET, PLAY_FEATURES)
+    assert wide.inputs == PLAY_FEATURES and wide.meta["widened_from"] == NET.checksum
+    x = np.random.default_rng(0).random((5, PLAY_FEATURES)).astype(np.float32)
+    assert np.allclose(wide(x), NET(x[:, : NET.inputs]), atol=1e-5)
+    with pytest.raises(TrainError):
+        widen(wide, NET.inputs)

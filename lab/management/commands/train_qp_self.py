@@ -6,7 +6,7 @@
         [--gauge-deals 2000] [--gauge-every 5]
         [--seed 1] [--output bots/data/qp.npz] [--data DIR] [--plot FILE.png]
         [--init NPZ] [--match] [--srp-share 0] [--league-share 0] [--league-every 10]
-        [--league NPZ ...]
+        [--league NPZ ...] [--inputs 292]
 
 The Four Hundred paper's training (``lab.training.qp_self``): from random
 weights, the network plays all four seats of bid rounds (compiled), each
@@ -21,6 +21,10 @@ seat's next position (or the round's score), fitted with an advantage loss.
 deals the pool from match situations; ``--srp-share`` and ``--league-share``
 are the shares of rounds the network plays at one partnership against SRP and
 against an earlier network (``--league`` files and the run's snapshots).
+``--inputs 300`` adds issue 62's inputs for the contract and the trick in play
+to the issue-46 state (292, the default, the shipped runs'); an ``--init``
+network with fewer inputs than the run's has the new inputs' weights started
+at zero.
 
 The bid rounds (BIS, in Python: the slow part, about 4 ms a round) are kept
 in ``--data`` (default ``<output>.data``; runs may share it), the rows of the
@@ -38,6 +42,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from bots.learned.features import PLAY_FEATURES, SPADES_FEATURES
 from lab.management.commands.train_nnb import report
 
 
@@ -117,6 +122,10 @@ class Command(BaseCommand):
             "--league", action="append", default=[], metavar="NPZ",
             help="an opponent network of the league (repeatable)",
         )  # fmt: skip
+        parser.add_argument(
+            "--inputs", type=int, default=SPADES_FEATURES,
+            help=f"the first N inputs of a state ({PLAY_FEATURES}: with issue 62's)",
+        )  # fmt: skip
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if opts["report"]:
@@ -132,6 +141,8 @@ class Command(BaseCommand):
             hidden = tuple(int(h) for h in opts["hidden"].split(","))
         except ValueError:
             raise CommandError("--hidden is sizes separated by commas, e.g. 256,256,128") from None
+        if not 0 < opts["inputs"] <= PLAY_FEATURES:
+            raise CommandError(f"--inputs is 1..{PLAY_FEATURES}")
         if opts["gauge_deals"] < 0 or opts["gauge_every"] < 1:
             raise CommandError("--gauge-deals >= 0 and --gauge-every >= 1")
         try:
@@ -172,6 +183,7 @@ class Command(BaseCommand):
                 progress=sys.stderr,
                 match=opts["match"],
                 opponents=opponents,
+                inputs=opts["inputs"],
             )
         except TrainError as e:
             raise CommandError(str(e)) from None
