@@ -141,5 +141,5 @@ bench-server: install-dev
 	$(BIN)/python manage.py bench_server $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .numba_cache *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

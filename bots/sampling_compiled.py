@@ -19,6 +19,7 @@ from math import comb
 import numpy as np
 from numba import njit
 
+from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 from game.engine.fast_compiled import GOLDEN, MASK64, MIX1, MIX2, TO_UNIT, _uniform
 
 from .sampling import Sampler, WeightedSampler

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 from game.engine.actions import Bid, SeeCards
 from game.engine.cards import Hand, partner_of
 from game.engine.match import match_winner

@@ -82,6 +82,7 @@ import time
 import numpy as np
 from numba import njit
 
+from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 from game.engine.cards import SUIT_MASKS
 from game.engine.tricks import BEATERS, BELOW, winning_card
 

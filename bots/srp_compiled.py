@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 from game.engine.cards import (
     FULL_DECK,
     JACK,

@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 from game.engine.cards import parse_hand
 
 from .sampling import Sampler, WeightedSampler

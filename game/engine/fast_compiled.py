@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
+
 from .cards import SIDE_SUIT_MASK, SUIT_MASKS, TWO_OF_CLUBS
 from .rules import Rules
 from .tricks import BEATERS

@@ -38,6 +38,7 @@ from bots.srp_compiled import (
     legal_mask,
     play_card,
 )
+from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 
 _CARD_INDEX = CARD_INDEX.astype(np.int64)
 _FULL = np.int64((1 << 52) - 1)

@@ -48,6 +48,7 @@ from bots.srp_compiled import (
     round_type,
     srp_play,
 )
+from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 from game.engine.fast_compiled import _random_card, _uniform, rules_array, score_points
 from lab.training.qp_compiled import CompiledQP, after_codes, qp_card
 

@@ -22,6 +22,7 @@ from numba import njit
 from bots.learned.features import PLAY_FEATURES
 from bots.learned.mlp import MLP, read_mlp
 from bots.srp_compiled import BIDS, DONE, LEADER, POS, WON, play_card, srp_play
+from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 from game.engine.fast_compiled import score_points
 from lab.training.qp_self import ROWS_PER_ROUND, RULES_ARRAY, _decide, net_arrays, selfplay_round
 

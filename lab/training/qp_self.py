@@ -39,6 +39,7 @@ from bots.bits import low_bit
 from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, SPADES_FEATURES
 from bots.learned.mlp import MLP
 from bots.srp_compiled import BIDS, DONE, LEADER, POS, WON, legal_mask, play_card, srp_play
+from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 from game.engine.fast_compiled import _uniform, rules_array, score_points
 from lab.training.qp_compiled import after_codes, candidates, values
 

@@ -22,6 +22,7 @@ from numba import njit
 
 from bots import srp_compiled as sc
 from bots.learned.features import BID_FEATURES, SCORE_FEATURES, hand_bits, score_features
+from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 from game.engine.cards import TWO_OF_CLUBS, left_of
 from game.engine.fast_compiled import rules_array, score_points
 from game.engine.rules import Rules
