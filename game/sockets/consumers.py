@@ -347,8 +347,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.send_state()
             return
         self.last_version, text = frame
+        self.offered(self.last_version)  # before the send, as in send_state
         await self.send(text_data=text)
-        self.offered(self.last_version)
 
     async def table_changed(self, event: dict[str, Any]) -> None:
         """Seats or status changed (no new version): resend the view."""
@@ -373,11 +373,13 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if version < self.last_version or (not force and version == self.last_version):
             return
         self.last_version = max(self.last_version, version)
-        await self.send(text_data=text)
+        # The clock starts before the send: this coroutine may resume well after
+        # the frame has gone (a busy loop), and a bound must not fall short of it.
         self.offered(version)
+        await self.send(text_data=text)
 
     def offered(self, version: int) -> None:
-        """A state frame of ``version`` went out: the first one starts the clock of
+        """A state frame of ``version`` goes out: the first one starts the clock of
         any decision it offers."""
         if version != self.offer[0]:
             self.offer = (version, time.monotonic())
