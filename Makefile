@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # on two cores: most of the suite's time is spent waiting on the servers, timers
 # and browsers the tests start (the pytest processes use about 40% of their
 # wall time), so a third process fills the waits (848 s with two, 762 s with
-# three, on the same two-core machine under a like load).
+# three, on the same two-core machine under a like load; 554 s quiet).
 TEST_WORKERS ?= 3
 CHROMIUM := /usr/bin/chromium
 
