@@ -14,8 +14,9 @@ from game.engine import fast_compiled, kernel_cache
 
 
 def test_every_kernel_is_cached_under_the_digest_of_the_sources() -> None:
-    folder = Path(kernel_cache.FOLDER or "")
-    assert folder.name == kernel_cache.digest() and numba.config.CACHE_DIR == str(folder)
+    assert kernel_cache.FOLDER is not None and numba.config.CACHE_DIR == kernel_cache.FOLDER
+    folder = Path(kernel_cache.FOLDER)
+    assert folder.name == kernel_cache.digest()
     for kernel in (fast_compiled.score_points, srp_compiled.srp_play, solver_compiled._solve):
         assert Path(kernel._cache._cache_path).is_relative_to(folder), kernel
 
