@@ -171,7 +171,9 @@ def test_bench_workers_counts_a_workers_moves_for_a_second(
 ) -> None:
     out = StringIO()
     call_command(
-        "bench_workers", "--tables", "1", "--seconds", "1", "--warmup", "0", "--bot", "RB+WRP",
+        # A warm-up for the worker's child to take its first task: with none, a
+        # loaded machine's first move can fall after a one-second window.
+        "bench_workers", "--tables", "1", "--seconds", "2", "--warmup", "3", "--bot", "RB+WRP",
         "--redis-url", redis_url, "--postgres-url", postgres_url, stdout=out,
     )  # fmt: skip
     moves = re.search(r"^  (\d+) moves: ", out.getvalue(), re.M)
