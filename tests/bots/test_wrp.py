@@ -10,29 +10,15 @@ import pytest
 from bots.registry import make_bot
 from bots.wrp import WRP, choose_card
 from game.engine.actions import Bid, Play
-from game.engine.cards import FULL_DECK, SEAT_LETTERS, format_card, parse_card, parse_hand
+from game.engine.cards import format_card, parse_card, parse_hand
 from game.engine.deal import deal_hands
 from game.engine.match import Match
 from game.engine.rules import Rules
 from game.engine.state import RoundState
 from game.engine.view import view_for
+from tests.support.engine_steps import deal
 
 RULES = Rules(blind_nil=False)
-
-
-def deal(**hands: str) -> tuple[int, int, int, int]:
-    """Hands by seat letter; one seat may be left out and gets the remaining cards."""
-    masks = {SEAT_LETTERS.index(k.upper()): parse_hand(v) for k, v in hands.items()}
-    missing = [s for s in range(4) if s not in masks]
-    if missing:
-        used = 0
-        for m in masks.values():
-            used |= m
-        masks[missing[0]] = FULL_DECK & ~used
-    out = (masks[0], masks[1], masks[2], masks[3])
-    assert all(m.bit_count() == 13 for m in out)
-    assert out[0] | out[1] | out[2] | out[3] == FULL_DECK
-    return out
 
 
 # N leads (dealer West). W holds one heart and twelve spades.
