@@ -12,8 +12,11 @@ def check_stored_log(database_url: str, table_pk: int) -> Match:
     engine to the table's version, and a round record (with its scores), or a
     pending round whose record is still to be written, was stored at the
     version that ended each finished round, and a result for a finished match.
-    Returns the replayed match."""
+    Returns the replayed match. The table may still be playing: its rows are
+    read in one snapshot, or a move committed between two reads would look
+    like a hole."""
     with psycopg.connect(database_url, connect_timeout=5) as conn:
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         rules, seed, status, version = conn.execute(
             "select rules, seed, status, version from game_table where id = %s", [table_pk]
         ).fetchone()
