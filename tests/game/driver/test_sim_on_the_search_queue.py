@@ -2,7 +2,7 @@
 tasks, game/driver/tasks.py, sent by game/driver/scheduling.py): within the
 bot budget, and BIS's bid when the budget runs out.
 
-The production stack as in ``test_uct_on_the_search_queue``: a scratch PostgreSQL
+The production stack of ``tests/support/search_stack.py``: a scratch PostgreSQL
 database, an empty Redis database, a Celery worker for the ``bots`` queue and
 a prefork worker for the ``search`` queue. North is ``SIM100+SRP``, the other
 seats ``BIS+SRP``; the live bot budget of 1 s, no pacing delay.
@@ -10,23 +10,19 @@ seats ``BIS+SRP``; the live bot budget of 1 s, no pacing delay.
 1. A short match (200 / -200): every North bid is logged once by the worker
    that submitted it ("search bid ... source ... elapsed ... bid ... deals"),
    within the budget (most; none past it by more than a loaded machine's
-   submit), and the stored bid is the logged one; bids from the
-   simulation simulated at least one deal; a fallback bid is BIS's.
+   submit), and the stored bid is the logged one; some bids simulated deals;
+   a fallback bid, and a search that simulated none (one candidate, or no time
+   for a deal on a loaded machine), is BIS's.
 2. The search worker stopped: North's next bid is BIS's, submitted by the
    fallback on the ``bots`` queue, within the budget.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
-import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from subprocess import Popen
 
 import psycopg
 import pytest
@@ -36,7 +32,7 @@ from game.engine import Match, Rules, action_from_dict, view_for
 from game.engine.actions import Bid
 from game.engine.state import Phase
 from lab.stack import stackprocs
-from tests.support import services
+from tests.support.search_stack import SearchStack, running_search_stack
 
 pytestmark = pytest.mark.stack
 
@@ -54,80 +50,23 @@ BID_LINE = re.compile(
 )
 
 
-@dataclass
-class Stack:
-    database_url: str
-    env: dict[str, str]
-    logs: Path
-    search_worker: Popen[str]
-
-    def logs_tail(self) -> str:
-        return "\n".join(
-            f"--- {p.name}:\n{stackprocs.tail(p, 2000)}" for p in sorted(self.logs.glob("*.log"))
-        )
-
-    def bids(self, pk: int) -> dict[int, tuple[int, str, float, int, int]]:
-        """version -> (seat, source, elapsed, bid, deals) of the table's logged SIM bids."""
-        text = "\n".join(p.read_text() for p in sorted(self.logs.glob("*.log")))
-        out: dict[int, tuple[int, str, float, int, int]] = {}
-        for m in BID_LINE.finditer(text):
-            if int(m[1]) == pk:
-                assert int(m[2]) not in out, f"two submits logged for version {m[2]}"
-                out[int(m[2])] = (int(m[3]), m[4], float(m[5]), int(m[7]), int(m[8]))
-        return out
+def _logged_bids(stack: SearchStack, pk: int) -> dict[int, tuple[int, str, float, int, int]]:
+    """version -> (seat, source, elapsed, bid, deals) of the table's logged SIM bids."""
+    out: dict[int, tuple[int, str, float, int, int]] = {}
+    for m in BID_LINE.finditer(stack.log_text()):
+        if int(m[1]) == pk:
+            assert int(m[2]) not in out, f"two submits logged for version {m[2]}"
+            out[int(m[2])] = (int(m[3]), m[4], float(m[5]), int(m[7]), int(m[8]))
+    return out
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[Stack]:
-    admin_url = services.postgres_url()
-    redis_url = stackprocs.pick_empty_redis_db(services.redis_url())
-    name, database_url = stackprocs.create_scratch_database(admin_url, "spades_sim")
-    processes = []
-    with tempfile.TemporaryDirectory(prefix="spades-sim-") as tmp:
-        logs = Path(tmp)
-        env = stackprocs.stack_env(
-            database_url, redis_url, SPADES_BOT_DELAY="0", SPADES_BOT_BUDGET=str(BUDGET)
-        )
-        try:
-            stackprocs.manage(env, "migrate", "--noinput")
-            with open(logs / "bots.log", "w") as bots_out, open(logs / "search.log", "w") as out:
-                bots_worker = stackprocs.start(
-                    stackprocs.celery_worker_command("bots", concurrency=2), env, bots_out
-                )
-                processes.append(bots_worker)
-                search_worker = stackprocs.start(
-                    stackprocs.celery_worker_command("search", concurrency=1, pool="prefork"),
-                    env,
-                    out,
-                )
-                processes.append(search_worker)
-                stackprocs.wait_for_text(logs / "bots.log", "ready.", bots_worker, timeout=60)
-                stackprocs.wait_for_text(logs / "search.log", "ready.", search_worker, timeout=60)
-                yield Stack(database_url, env, logs, search_worker)
-        finally:
-            for process in processes:
-                stackprocs.stop(process)
-            stackprocs.drop_database(admin_url, name)
-            stackprocs.flush_redis_db(redis_url)
+def stack() -> Iterator[SearchStack]:
+    with running_search_stack("spades_sim", BUDGET) as running:
+        yield running
 
 
-def _create_and_start(stack: Stack) -> int:
-    code = (
-        "import json\n"
-        "from game import seating\n"
-        "from game.engine import Rules\n"
-        f"t = seating.create_table(rules=Rules.from_dict({RULES.to_dict()!r}),"
-        " stand_in_bots=False)\n"
-        f"for p, name in enumerate({list(BOTS)!r}):\n"
-        "    seating.add_bot(t, p, name)\n"
-        "seating.start_table(t.pk)\n"
-        "print(json.dumps({'pk': t.pk}))\n"
-    )
-    out = stackprocs.manage(stack.env, "shell", "-c", code)
-    return int(json.loads(out.strip().splitlines()[-1])["pk"])
-
-
-def _actions(stack: Stack, pk: int) -> tuple[str, dict, list]:
+def _actions(stack: SearchStack, pk: int) -> tuple[str, dict, list]:
     with psycopg.connect(stack.database_url, connect_timeout=5) as conn:
         status, rules, seed = conn.execute(
             "select status, rules, seed from game_table where id = %s", [pk]
@@ -139,7 +78,7 @@ def _actions(stack: Stack, pk: int) -> tuple[str, dict, list]:
     return status, {"rules": rules, "seed": seed}, actions
 
 
-def _north_bids(stack: Stack, pk: int) -> tuple[str, dict[int, tuple[int, int]]]:
+def _north_bids(stack: SearchStack, pk: int) -> tuple[str, dict[int, tuple[int, int]]]:
     """The table's status and, for every North bid stored: version before it ->
     (stored bid, BIS's bid for the same view)."""
     status, table, actions = _actions(stack, pk)
@@ -156,23 +95,22 @@ def _north_bids(stack: Stack, pk: int) -> tuple[str, dict[int, tuple[int, int]]]
     return status, out
 
 
-def test_sim_bids_through_the_search_queue_within_budget(stack: Stack) -> None:
-    pk = _create_and_start(stack)
+def test_sim_bids_through_the_search_queue_within_budget(stack: SearchStack) -> None:
+    pk = stack.start_bot_table(RULES, BOTS)
     deadline = time.monotonic() + MATCH_TIMEOUT_SECONDS
     while (status := _north_bids(stack, pk)[0]) != "finished":
         if time.monotonic() > deadline:
             pytest.fail(f"the match did not finish ({status})\n{stack.logs_tail()}")
         time.sleep(0.5)
     _, stored = _north_bids(stack, pk)
-    logged = stack.bids(pk)
+    logged = _logged_bids(stack, pk)
     assert stored and set(logged) == set(stored), stack.logs_tail()
     for version, (seat, source, elapsed, bid, deals) in logged.items():
         assert seat == 0 and elapsed <= BUDGET + LOAD_SLACK
         assert stored[version][0] == bid
-        if source == "search":
-            assert deals > 0
-        else:
-            assert bid == stored[version][1]  # BIS's bid
+        if source == "fallback" or deals == 0:
+            # No deal simulated (one candidate, or no time for a deal): BIS's bid.
+            assert bid == stored[version][1]
     sources = [source for _, source, *_ in logged.values()]
     assert sum(e <= BUDGET for _, _, e, _, _ in logged.values()) >= 0.8 * len(logged)
     print(
@@ -180,12 +118,12 @@ def test_sim_bids_through_the_search_queue_within_budget(stack: Stack) -> None:
         f"(deals {[d for *_, d in logged.values()]}), {sources.count('fallback')} BIS's; "
         f"elapsed max {max(e for _, _, e, _, _ in logged.values()):.3f} s (budget {BUDGET} s)"
     )
-    assert "search" in sources
+    assert any(source == "search" and deals > 0 for _, source, _, _, deals in logged.values())
 
 
-def test_when_the_budget_runs_out_sim_bids_bis_bid(stack: Stack) -> None:
+def test_when_the_budget_runs_out_sim_bids_bis_bid(stack: SearchStack) -> None:
     stackprocs.stop(stack.search_worker)  # nobody simulates: the fallback lands at the deadline
-    pk = _create_and_start(stack)
+    pk = stack.start_bot_table(RULES, BOTS)
     deadline = time.monotonic() + 60
     while not (stored := _north_bids(stack, pk)[1]):
         if time.monotonic() > deadline:
@@ -193,8 +131,8 @@ def test_when_the_budget_runs_out_sim_bids_bis_bid(stack: Stack) -> None:
         time.sleep(0.3)
     version, (bid, bis_bid) = next(iter(stored.items()))
     assert bid == bis_bid
-    while version not in stack.bids(pk) and time.monotonic() < deadline:
+    while version not in _logged_bids(stack, pk) and time.monotonic() < deadline:
         time.sleep(0.2)  # the line is logged just after the submit
-    seat, source, elapsed, logged_bid, deals = stack.bids(pk)[version]
+    seat, source, elapsed, logged_bid, deals = _logged_bids(stack, pk)[version]
     assert (seat, source, logged_bid, deals) == (0, "fallback", bid, 0)
     assert elapsed <= BUDGET + LOAD_SLACK

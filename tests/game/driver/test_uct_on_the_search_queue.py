@@ -22,23 +22,17 @@ queueing of the move itself) is checked against the budget plus that slack.
 
 from __future__ import annotations
 
-import json
 import re
-import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import psycopg
 import pytest
 
 from bots.registry import make_bot
-from bots.solver_compiled import KERNELS_READY
 from game.engine import Match, Rules, action_from_dict, view_for
 from game.engine.state import Phase
-from lab.stack import stackprocs
-from tests.support import services
+from tests.support.search_stack import SearchStack, running_search_stack
 
 pytestmark = pytest.mark.stack
 
@@ -53,78 +47,13 @@ MOVE_LINE = re.compile(
 )
 
 
-@dataclass
-class Stack:
-    database_url: str
-    env: dict[str, str]
-    logs: Path
-
-    def logs_tail(self) -> str:
-        return "\n".join(
-            f"--- {path.name}:\n{stackprocs.tail(path, 2000)}"
-            for path in sorted(self.logs.glob("*.log"))
-        )
-
-    def log_text(self) -> str:
-        return "\n".join(path.read_text() for path in sorted(self.logs.glob("*.log")))
-
-
 @pytest.fixture(scope="module")
-def stack() -> Iterator[Stack]:
-    admin_url = services.postgres_url()
-    redis_url = stackprocs.pick_empty_redis_db(services.redis_url())
-    name, database_url = stackprocs.create_scratch_database(admin_url, "spades_search")
-    processes = []
-    with tempfile.TemporaryDirectory(prefix="spades-search-") as tmp:
-        logs = Path(tmp)
-        env = stackprocs.stack_env(
-            database_url, redis_url, SPADES_BOT_DELAY="0", SPADES_BOT_BUDGET=str(BUDGET)
-        )
-        try:
-            stackprocs.manage(env, "migrate", "--noinput")
-            with open(logs / "bots.log", "w") as bots_out, open(logs / "search.log", "w") as out:
-                bots_worker = stackprocs.start(
-                    stackprocs.celery_worker_command("bots", concurrency=2), env, bots_out
-                )
-                processes.append(bots_worker)
-                search_worker = stackprocs.start(
-                    stackprocs.celery_worker_command("search", concurrency=1, pool="prefork"),
-                    env,
-                    out,
-                )
-                processes.append(search_worker)
-                stackprocs.wait_for_text(logs / "bots.log", "ready.", bots_worker, timeout=30)
-                stackprocs.wait_for_text(logs / "search.log", "ready.", search_worker, timeout=30)
-                # As a deployment would: the pool child's compiled kernels are in
-                # (compiled on a fresh clone, loaded from numba's cache after).
-                stackprocs.wait_for_text(
-                    logs / "search.log", KERNELS_READY, search_worker, timeout=180
-                )
-                yield Stack(database_url, env, logs)
-        finally:
-            for process in processes:
-                stackprocs.stop(process)
-            stackprocs.drop_database(admin_url, name)
-            stackprocs.flush_redis_db(redis_url)
+def stack() -> Iterator[SearchStack]:
+    with running_search_stack("spades_search", BUDGET) as running:
+        yield running
 
 
-def _create_and_start(stack: Stack) -> int:
-    code = (
-        "import json\n"
-        "from game import seating\n"
-        "from game.engine import Rules\n"
-        f"t = seating.create_table(rules=Rules.from_dict({RULES.to_dict()!r}),"
-        " stand_in_bots=False)\n"
-        f"for p, name in enumerate({list(BOTS)!r}):\n"
-        "    seating.add_bot(t, p, name)\n"
-        "seating.start_table(t.pk)\n"
-        "print(json.dumps({'pk': t.pk}))\n"
-    )
-    out = stackprocs.manage(stack.env, "shell", "-c", code)
-    return int(json.loads(out.strip().splitlines()[-1])["pk"])
-
-
-def _wait_finished(stack: Stack, pk: int) -> None:
+def _wait_finished(stack: SearchStack, pk: int) -> None:
     deadline = time.monotonic() + MATCH_TIMEOUT_SECONDS
     while True:
         with psycopg.connect(stack.database_url, connect_timeout=5) as conn:
@@ -140,8 +69,8 @@ def _wait_finished(stack: Stack, pk: int) -> None:
         time.sleep(0.2)
 
 
-def test_a_uct_bot_plays_a_match_through_the_search_queue_within_budget(stack: Stack) -> None:
-    pk = _create_and_start(stack)
+def test_a_uct_bot_plays_a_match_through_the_search_queue_within_budget(stack: SearchStack) -> None:
+    pk = stack.start_bot_table(RULES, BOTS)
     _wait_finished(stack, pk)
     with psycopg.connect(stack.database_url, connect_timeout=5) as conn:
         rules, seed = conn.execute(
