@@ -594,50 +594,6 @@ def _level(live, ma, mb):
 
 
 @njit(cache=True)
-def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta):
-    """Every entry that matches the position tightens (lo, hi); ``lrel`` and
-    ``hrel`` gather the cards the tightened bounds rest on. Returns (lo, hi,
-    the best lead of the first match, else of the entry of the same key that
-    does not match (a position alike in its top cards: only 14% of the leads
-    searched at 13 cards found a match) with the best bound for the side to
-    lead, or -1; lrel, hrel). Without
-    ``part`` only the top level (every entry then fixes every card)."""
-    hint = -1
-    near = -1  # the best lead of an entry of the same key that does not match
-    near_v = -INF  # its bound for the side to lead (the lower one for North/South)
-    sign = -1 if k1 & 1 else 1  # East/West minimize
-    top = len(_LEVELS) - 1
-    for level in range(0 if part else top, top + 1):
-        if lo >= beta or hi <= alpha or lo == hi:
-            break  # decided: no further probe
-        b = _bucket(k0, k1, pa, pb, level, tk.shape[0] - 1)
-        for i in range(BUCKET if part else SMALL_BUCKET):
-            if tk[b, 2 * i] != k0 or tk[b, 2 * i + 1] != k1:
-                continue
-            ma = tk[b, 4 * BUCKET + i]
-            mb = tk[b, 5 * BUCKET + i]
-            if (pa & ma) != tk[b, 2 * BUCKET + i] or (pb & mb) != tk[b, 3 * BUCKET + i]:
-                nv = ((tv[b, 2 * i] << 32) >> 32) if sign > 0 else -(tv[b, 2 * i] >> 32)
-                if nv > near_v:
-                    near_v = nv
-                    near = tv[b, 2 * i + 1] & 0xFFFF
-                continue
-            if hint < 0:
-                hint = tv[b, 2 * i + 1] & 0xFFFF
-            elo = ((tv[b, 2 * i] << 32) >> 32) + off
-            ehi = (tv[b, 2 * i] >> 32) + off
-            if elo > lo:
-                lo = elo
-                if part:
-                    lrel |= _entry_cards(live, ma, mb)
-            if ehi < hi:
-                hi = ehi
-                if part:
-                    hrel |= _entry_cards(live, ma, mb)
-    return lo, hi, hint if hint >= 0 else near, lrel, hrel
-
-
-@njit(cache=True)
 def _store_in(tk, tv, b, width, k0, k1, pa, pb, ma, mb, lo, hi, hint, cost):
     """Store an entry in bucket ``b`` (its first ``width`` entries): over the same
     entry, else over one of an older solver (another generation), else over
@@ -853,7 +809,10 @@ def _solve(
                     )
                     if max(lo, qlo) < beta and min(hi, qhi) > alpha:
                         # undecided: the later tricks (dearer to count) too
-                        them, orel = _defenders_spades(h, 1 - (leader & 1))
+                        # the hands as a tuple: numba counts an array's references
+                        # at these calls (atomic adds)
+                        hq = (h[0], h[1], h[2], h[3])
+                        them, orel = _defenders_spades(hq, 1 - (leader & 1))
                         qlo, qlrel, qhi, qhrel = _trick_bounds(
                             q, qrel, sq, srel, them, orel, n, off, leader
                         )
@@ -881,9 +840,51 @@ def _solve(
                             cur ^= np.int64(1) << c
                     else:
                         pa, pb = _owners(h, live)
-                    lo, hi, hint, lrel, hrel = _probe(
-                        tt, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta
-                    )
+                    # The table's entries that match tighten (lo, hi); lrel and hrel
+                    # gather the cards the tightened bounds rest on; hint: the best
+                    # lead of the first match, else of the entry of the same key
+                    # that does not match (a position alike in its top cards: only
+                    # 14% of the leads searched at 13 cards found a match) with the
+                    # best bound for the side to lead. Without ``part`` only the
+                    # top level (every entry then fixes every card). Written here,
+                    # not in a function: numba counted the table's references at
+                    # each call (two atomic adds a probe, 5-8% of the time).
+                    near = -1
+                    near_v = -INF
+                    sign = -1 if k1 & 1 else 1  # East/West minimize
+                    top = len(_LEVELS) - 1
+                    for level in range(0 if part else top, top + 1):
+                        if lo >= beta or hi <= alpha or lo == hi:
+                            break  # decided: no further probe
+                        b = _bucket(k0, k1, pa, pb, level, tt.shape[0] - 1)
+                        for i in range(BUCKET if part else SMALL_BUCKET):
+                            if tt[b, 2 * i] != k0 or tt[b, 2 * i + 1] != k1:
+                                continue
+                            ma = tt[b, 4 * BUCKET + i]
+                            mb = tt[b, 5 * BUCKET + i]
+                            if (pa & ma) != tt[b, 2 * BUCKET + i] or (pb & mb) != tt[
+                                b, 3 * BUCKET + i
+                            ]:
+                                e = tv[b, 2 * i]
+                                nv = ((e << 32) >> 32) if sign > 0 else -(e >> 32)
+                                if nv > near_v:
+                                    near_v = nv
+                                    near = tv[b, 2 * i + 1] & 0xFFFF
+                                continue
+                            if hint < 0:
+                                hint = tv[b, 2 * i + 1] & 0xFFFF
+                            elo = ((tv[b, 2 * i] << 32) >> 32) + off
+                            ehi = (tv[b, 2 * i] >> 32) + off
+                            if elo > lo:
+                                lo = elo
+                                if part:
+                                    lrel |= _entry_cards(live, ma, mb)
+                            if ehi < hi:
+                                hi = ehi
+                                if part:
+                                    hrel |= _entry_cards(live, ma, mb)
+                    if hint < 0:
+                        hint = near
                     ready, r, rm = _decided(lo, hi, lrel, hrel, alpha, beta)
                     if not ready:
                         # A bound that does not narrow the window plays no part
