@@ -138,7 +138,7 @@ def _owner(h, c):
     return 0 if (h[0] >> c) & 1 else (1 if (h[1] >> c) & 1 else (2 if (h[2] >> c) & 1 else 3))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lengths(h):
     """The table's first key word: each seat's length in each suit (4 bits each;
     West's spades follow from the others, all hands being as long)."""
@@ -172,7 +172,7 @@ def _owners(h, live):
     return pa, pb
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _drop(pa, pb, live, c):
     """:func:`_owners` with card ``c`` (live) gone: its field removed, the suit's
     lower cards' fields moved up one place."""
@@ -482,7 +482,7 @@ def _sort_by_key(mv, d, n):
         mv[64 + d, j + 1] = kc
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _can_beat(hand, lead_suit, w):
     """Can a seat still to play, holding ``hand``, beat the card ``w``?"""
     follow = hand & _SUIT[lead_suit]
@@ -491,7 +491,7 @@ def _can_beat(hand, lead_suit, w):
     return (hand & _BEATERS[w] & _SUIT[3]) != 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
     """Follow order, lowest key first: a card with which the side wins the trick
     for sure (no opponent still to play can beat the winning card), the
@@ -828,7 +828,7 @@ def _solve(
                 ready, r, rm = _decided(lo, hi, lrel, hrel, alpha, beta)
                 if not ready:
                     live = h[0] | h[1] | h[2] | h[3]
-                    k0 = _lengths(h)
+                    k0 = _lengths((h[0], h[1], h[2], h[3]))
                     k1 = leader | (np.int64(broken) << 2) | (t[3, idx] << 3)
                     k1 |= f[63, 1] << GEN_SHIFT
                     if d >= 4 and f[d - 4, TRICK_START]:
@@ -984,13 +984,14 @@ def _solve(
                             break
             else:
                 # a nil bidder without a trick yet plays to duck
+                hq = (h[0], h[1], h[2], h[3])  # a tuple: no references counted
                 nil = (nils >> seat) & 1 and (idx // STRIDE_A[seat]) % 14 == 0
                 for i in range(n):
                     if nil:
                         mv[64 + d, i] = _nil_follow_key(best, lead_suit, mv[d, i])
                     else:
                         mv[64 + d, i] = _follow_key(
-                            h, seat, pos, leader, lead_suit, best, winner, mv[d, i]
+                            hq, seat, pos, leader, lead_suit, best, winner, mv[d, i]
                         )
                 _sort_by_key(mv, d, n)
             f[d, LEADER] = leader
