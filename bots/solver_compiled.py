@@ -86,7 +86,7 @@ from game.engine import kernel_cache  # noqa: F401  (before the kernels: their c
 from game.engine.cards import SUIT_MASKS
 from game.engine.tricks import BEATERS, BELOW, winning_card
 
-from .bits import high_bit, low_bit, popcount
+from .bits import high_bit, low_bit, popcount, prefetch_row
 from .solver import NilObjective, Objective, PointsObjective, Position
 
 STRIDE = (1, 14, 196, 2744)  # idx step when each seat takes a trick
@@ -852,6 +852,9 @@ def _solve(
                     # top level (every entry then fixes every card). Written here,
                     # not in a function: numba counted the table's references at
                     # each call (two atomic adds a probe, 5-8% of the time).
+                    top = len(_LEVELS) - 1
+                    for level in range(0 if part else top, top + 1):  # the loads at once
+                        prefetch_row(tt, _bucket(k0, k1, pa, pb, level, tt.shape[0] - 1))
                     near = -1
                     near_v = -INF
                     sign = -1 if k1 & 1 else 1  # East/West minimize
