@@ -123,6 +123,9 @@ LEAD_WIDTH_WEIGHT = 100
 
 _SUIT = np.array(SUIT_MASKS, dtype=np.int64)
 _BELOW = np.array(BELOW, dtype=np.int64)
+_ALL = (1 << 52) - 1
+_TOPS = sum(1 << (13 * s + 12) for s in range(4))  # each suit's ace
+_BOTTOMS = sum(1 << (13 * s) for s in range(4))  # each suit's two
 _BEATERS = np.array(BEATERS, dtype=np.int64)
 # Order of the top cards a leader may cash: side suits' high to low, then spades'
 # (spades first, as the reference, cost 2-3% more nodes at 13 cards: a top spade
@@ -932,16 +935,17 @@ def _solve(
                 legal = hand & ~_SUIT[3]
                 if legal == 0:
                     legal = hand
-            # Equivalent cards: keep the lowest of each run (no live card between).
+            # Equivalent cards: keep the lowest of each run (no live card
+            # between). A mark one above each legal card carries up through the
+            # cards no longer live (an addition) and lands on the next live
+            # card of the suit: a legal card a mark lands on is not the lowest
+            # of its run. (Bit-parallel: the loop over cards was 6% of the time.)
+            dead = ~live & _ALL & ~_TOPS
             n = 0
-            m = legal
+            m = legal & ~((dead + ((legal << 1) & ~_BOTTOMS & _ALL)) & ~dead)
             while m:
-                c = low_bit(m)
+                mv[d, n] = low_bit(m)
                 m &= m - 1
-                below = live & _BELOW[c]
-                if below and (legal >> high_bit(below)) & 1:
-                    continue
-                mv[d, n] = c
                 n += 1
             # Move ordering.
             if n == 1:
