@@ -123,6 +123,11 @@ LEAD_WIDTH_WEIGHT = 100
 
 _SUIT = np.array(SUIT_MASKS, dtype=np.int64)
 _BELOW = np.array(BELOW, dtype=np.int64)
+# By card: its suit, its suit's cards and its rank (loads, cheaper than the
+# divisions with Python's floor rounding in the search's inner loops).
+_SUIT_OF = np.array([c // 13 for c in range(52)], dtype=np.int64)
+_CARD_SUIT = np.array([SUIT_MASKS[c // 13] for c in range(52)], dtype=np.int64)
+_RANK_OF = np.array([c % 13 for c in range(52)], dtype=np.int64)
 _ALL = (1 << 52) - 1
 _TOPS = sum(1 << (13 * s + 12) for s in range(4))  # each suit's ace
 _BOTTOMS = sum(1 << (13 * s) for s in range(4))  # each suit's two
@@ -179,7 +184,7 @@ def _owners(h, live):
 def _drop(pa, pb, live, c):
     """:func:`_owners` with card ``c`` (live) gone: its field removed, the suit's
     lower cards' fields moved up one place."""
-    s = c // 13
+    s = _SUIT_OF[c]
     j = popcount(live & _SUIT[s] & ~((np.int64(2) << c) - 1))  # live cards above it
     base = 32 * (s & 1)
     region_mask = np.int64(0xFFFFFFFF) << base
@@ -490,7 +495,7 @@ def _can_beat(hand, lead_suit, w):
     """Can a seat still to play, holding ``hand``, beat the card ``w``?"""
     follow = hand & _SUIT[lead_suit]
     if follow:
-        return w // 13 == lead_suit and (follow & _BEATERS[w]) != 0
+        return _SUIT_OF[w] == lead_suit and (follow & _BEATERS[w]) != 0
     return (hand & _BEATERS[w] & _SUIT[3]) != 0
 
 
@@ -511,7 +516,7 @@ def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
         other = (leader + p) & 3
         if (other ^ ws) & 1 and _can_beat(h[other], lead_suit, w):
             sure = False
-    rank = c % 13 + (13 if c >= 39 and lead_suit != 3 else 0)  # a ruff costs a spade
+    rank = _RANK_OF[c] + (13 if c >= 39 and lead_suit != 3 else 0)  # a ruff costs a spade
     if (ws ^ seat) & 1:
         return 64 + rank
     if sure:
@@ -749,7 +754,7 @@ def _solve(
                     if (_BEATERS[bc] >> c) & 1:
                         bc = c
                         w = seat
-                if part and popcount(cards & _SUIT[bc // 13]) >= 2:
+                if part and popcount(cards & _CARD_SUIT[bc]) >= 2:
                     rm = np.int64(1) << bc  # it won by rank
                 r = t[0, idx + STRIDE_A[w]]
                 ready = True
@@ -1039,7 +1044,7 @@ def _solve(
                     c = mv[d, f[d, NEXT] - 1]
                     bc = c if (_BEATERS[f[d, BEST]] >> c) & 1 else f[d, BEST]
                     trick = f[d, LIVE] & ~(h[0] | h[1] | h[2] | h[3])
-                    if popcount(trick & _SUIT[bc // 13]) >= 2:
+                    if popcount(trick & _CARD_SUIT[bc]) >= 2:
                         rm |= np.int64(1) << bc
                 if f[d, SEAT] & 1:
                     if r < f[d, VALUE]:
@@ -1064,10 +1069,10 @@ def _solve(
                     # in rm: a lower card of the suit in this hand gives the same
                     # (the two differ only in cards no trick or bound compared).
                     c = mv[d, f[d, NEXT] - 1]
-                    m = rm & _SUIT[c // 13]
-                    top = low_bit(m) if m else c // 13 * 13 + 13
+                    m = rm & _CARD_SUIT[c]
+                    top = low_bit(m) if m else _SUIT_OF[c] * 13 + 13
                     if c < top:
-                        f[d, SKIP] |= _SUIT[c // 13] & ((np.int64(1) << top) - 1)
+                        f[d, SKIP] |= _CARD_SUIT[c] & ((np.int64(1) << top) - 1)
             fresh = False
             while f[d, NEXT] < f[d, COUNT] and (f[d, SKIP] >> mv[d, f[d, NEXT]]) & 1:
                 f[d, NEXT] += 1
@@ -1083,7 +1088,7 @@ def _solve(
                 if p == 0:
                     best = c
                     winner = seat
-                    lead_suit = c // 13
+                    lead_suit = _SUIT_OF[c]
                 else:
                     lead_suit = f[d, LEAD_SUIT]
                     if (_BEATERS[f[d, BEST]] >> c) & 1:
@@ -1122,7 +1127,7 @@ def _solve(
                 else:
                     ma, mb = _all_ranks(live)
                 c = f[d, BEST_CARD]
-                hint = (c // 13) << 4 | popcount(live & _SUIT[c // 13] & ~((2 << c) - 1))
+                hint = _SUIT_OF[c] << 4 | popcount(live & _CARD_SUIT[c] & ~((2 << c) - 1))
                 off = f[d, OFFSET]
                 _store(
                     tt,
