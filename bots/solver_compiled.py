@@ -52,7 +52,8 @@ compares the two on thousands of random positions). What differs is how:
 * leads are ordered (a side suit an opponent can ruff last, the suit's top
   card first, side suits' before spades', low toward partner's top card,
   then low cards first), the table's best lead first (from an entry of the
-  same key that does not match when none does);
+  same key that does not match when none does), the last lead that cut at
+  the same depth second (DDS's best move);
   follows too: a card with which the side surely wins the trick (no opponent
   still to play can beat it) first, cheapest first, then one that leaves the
   side winning for now, then losers low first (second hand: losers before a
