@@ -52,7 +52,8 @@ compares the two on thousands of random positions). What differs is how:
 * leads are ordered (a side suit an opponent can ruff last, the suit's top
   card first, side suits' before spades', low toward partner's top card,
   then low cards first), the table's best lead first (from an entry of the
-  same key that does not match when none does);
+  same key that does not match when none does), the last lead that cut at
+  the same depth second (DDS's best move);
   follows too: a card with which the side surely wins the trick (no opponent
   still to play can beat it) first, cheapest first, then one that leaves the
   side winning for now, then losers low first (second hand: losers before a
@@ -86,7 +87,7 @@ from game.engine import kernel_cache  # noqa: F401  (before the kernels: their c
 from game.engine.cards import SUIT_MASKS
 from game.engine.tricks import BEATERS, BELOW, winning_card
 
-from .bits import high_bit, low_bit, popcount
+from .bits import high_bit, low_bit, popcount, prefetch_row
 from .solver import NilObjective, Objective, PointsObjective, Position
 
 STRIDE = (1, 14, 196, 2744)  # idx step when each seat takes a trick
@@ -123,6 +124,14 @@ LEAD_WIDTH_WEIGHT = 100
 
 _SUIT = np.array(SUIT_MASKS, dtype=np.int64)
 _BELOW = np.array(BELOW, dtype=np.int64)
+# By card: its suit, its suit's cards and its rank (loads, cheaper than the
+# divisions with Python's floor rounding in the search's inner loops).
+_SUIT_OF = np.array([c // 13 for c in range(52)], dtype=np.int64)
+_CARD_SUIT = np.array([SUIT_MASKS[c // 13] for c in range(52)], dtype=np.int64)
+_RANK_OF = np.array([c % 13 for c in range(52)], dtype=np.int64)
+_ALL = (1 << 52) - 1
+_TOPS = sum(1 << (13 * s + 12) for s in range(4))  # each suit's ace
+_BOTTOMS = sum(1 << (13 * s) for s in range(4))  # each suit's two
 _BEATERS = np.array(BEATERS, dtype=np.int64)
 # Order of the top cards a leader may cash: side suits' high to low, then spades'
 # (spades first, as the reference, cost 2-3% more nodes at 13 cards: a top spade
@@ -138,7 +147,7 @@ def _owner(h, c):
     return 0 if (h[0] >> c) & 1 else (1 if (h[1] >> c) & 1 else (2 if (h[2] >> c) & 1 else 3))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lengths(h):
     """The table's first key word: each seat's length in each suit (4 bits each;
     West's spades follow from the others, all hands being as long)."""
@@ -172,11 +181,11 @@ def _owners(h, live):
     return pa, pb
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _drop(pa, pb, live, c):
     """:func:`_owners` with card ``c`` (live) gone: its field removed, the suit's
     lower cards' fields moved up one place."""
-    s = c // 13
+    s = _SUIT_OF[c]
     j = popcount(live & _SUIT[s] & ~((np.int64(2) << c) - 1))  # live cards above it
     base = 32 * (s & 1)
     region_mask = np.int64(0xFFFFFFFF) << base
@@ -482,16 +491,16 @@ def _sort_by_key(mv, d, n):
         mv[64 + d, j + 1] = kc
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _can_beat(hand, lead_suit, w):
     """Can a seat still to play, holding ``hand``, beat the card ``w``?"""
     follow = hand & _SUIT[lead_suit]
     if follow:
-        return w // 13 == lead_suit and (follow & _BEATERS[w]) != 0
+        return _SUIT_OF[w] == lead_suit and (follow & _BEATERS[w]) != 0
     return (hand & _BEATERS[w] & _SUIT[3]) != 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
     """Follow order, lowest key first: a card with which the side wins the trick
     for sure (no opponent still to play can beat the winning card), the
@@ -508,7 +517,7 @@ def _follow_key(h, seat, pos, leader, lead_suit, best, winner, c):
         other = (leader + p) & 3
         if (other ^ ws) & 1 and _can_beat(h[other], lead_suit, w):
             sure = False
-    rank = c % 13 + (13 if c >= 39 and lead_suit != 3 else 0)  # a ruff costs a spade
+    rank = _RANK_OF[c] + (13 if c >= 39 and lead_suit != 3 else 0)  # a ruff costs a spade
     if (ws ^ seat) & 1:
         return 64 + rank
     if sure:
@@ -594,50 +603,6 @@ def _level(live, ma, mb):
 
 
 @njit(cache=True)
-def _probe(tk, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta):
-    """Every entry that matches the position tightens (lo, hi); ``lrel`` and
-    ``hrel`` gather the cards the tightened bounds rest on. Returns (lo, hi,
-    the best lead of the first match, else of the entry of the same key that
-    does not match (a position alike in its top cards: only 14% of the leads
-    searched at 13 cards found a match) with the best bound for the side to
-    lead, or -1; lrel, hrel). Without
-    ``part`` only the top level (every entry then fixes every card)."""
-    hint = -1
-    near = -1  # the best lead of an entry of the same key that does not match
-    near_v = -INF  # its bound for the side to lead (the lower one for North/South)
-    sign = -1 if k1 & 1 else 1  # East/West minimize
-    top = len(_LEVELS) - 1
-    for level in range(0 if part else top, top + 1):
-        if lo >= beta or hi <= alpha or lo == hi:
-            break  # decided: no further probe
-        b = _bucket(k0, k1, pa, pb, level, tk.shape[0] - 1)
-        for i in range(BUCKET if part else SMALL_BUCKET):
-            if tk[b, 2 * i] != k0 or tk[b, 2 * i + 1] != k1:
-                continue
-            ma = tk[b, 4 * BUCKET + i]
-            mb = tk[b, 5 * BUCKET + i]
-            if (pa & ma) != tk[b, 2 * BUCKET + i] or (pb & mb) != tk[b, 3 * BUCKET + i]:
-                nv = ((tv[b, 2 * i] << 32) >> 32) if sign > 0 else -(tv[b, 2 * i] >> 32)
-                if nv > near_v:
-                    near_v = nv
-                    near = tv[b, 2 * i + 1] & 0xFFFF
-                continue
-            if hint < 0:
-                hint = tv[b, 2 * i + 1] & 0xFFFF
-            elo = ((tv[b, 2 * i] << 32) >> 32) + off
-            ehi = (tv[b, 2 * i] >> 32) + off
-            if elo > lo:
-                lo = elo
-                if part:
-                    lrel |= _entry_cards(live, ma, mb)
-            if ehi < hi:
-                hi = ehi
-                if part:
-                    hrel |= _entry_cards(live, ma, mb)
-    return lo, hi, hint if hint >= 0 else near, lrel, hrel
-
-
-@njit(cache=True)
 def _store_in(tk, tv, b, width, k0, k1, pa, pb, ma, mb, lo, hi, hint, cost):
     """Store an entry in bucket ``b`` (its first ``width`` entries): over the same
     entry, else over one of an older solver (another generation), else over
@@ -701,6 +666,9 @@ TRICK_START, K0, K1, PA, PB, OFFSET, ALPHA0, BETA0, LOWER, UPPER, BEST_CARD = ra
 REL = 26  # the cards the frame's value rests on so far (see _ranks_needed)
 OWN_REL = 27  # those its own bounds (quick tricks, entries) rest on
 SKIP = 28  # cards not to try: as good as one tried (see _solve)
+# Rows of ``frames`` holding by depth the last lead that cut there (plus one;
+# 0: none), tried first at that depth (DDS's best move: siblings often share it).
+KILLERS = 56
 
 
 @njit(cache=True, inline="always")
@@ -787,7 +755,7 @@ def _solve(
                     if (_BEATERS[bc] >> c) & 1:
                         bc = c
                         w = seat
-                if part and popcount(cards & _SUIT[bc // 13]) >= 2:
+                if part and popcount(cards & _CARD_SUIT[bc]) >= 2:
                     rm = np.int64(1) << bc  # it won by rank
                 r = t[0, idx + STRIDE_A[w]]
                 ready = True
@@ -853,7 +821,10 @@ def _solve(
                     )
                     if max(lo, qlo) < beta and min(hi, qhi) > alpha:
                         # undecided: the later tricks (dearer to count) too
-                        them, orel = _defenders_spades(h, 1 - (leader & 1))
+                        # the hands as a tuple: numba counts an array's references
+                        # at these calls (atomic adds)
+                        hq = (h[0], h[1], h[2], h[3])
+                        them, orel = _defenders_spades(hq, 1 - (leader & 1))
                         qlo, qlrel, qhi, qhrel = _trick_bounds(
                             q, qrel, sq, srel, them, orel, n, off, leader
                         )
@@ -866,7 +837,7 @@ def _solve(
                 ready, r, rm = _decided(lo, hi, lrel, hrel, alpha, beta)
                 if not ready:
                     live = h[0] | h[1] | h[2] | h[3]
-                    k0 = _lengths(h)
+                    k0 = _lengths((h[0], h[1], h[2], h[3]))
                     k1 = leader | (np.int64(broken) << 2) | (t[3, idx] << 3)
                     k1 |= f[63, 1] << GEN_SHIFT
                     if d >= 4 and f[d - 4, TRICK_START]:
@@ -881,9 +852,54 @@ def _solve(
                             cur ^= np.int64(1) << c
                     else:
                         pa, pb = _owners(h, live)
-                    lo, hi, hint, lrel, hrel = _probe(
-                        tt, tv, k0, k1, pa, pb, live, lo, hi, off, lrel, hrel, part, alpha, beta
-                    )
+                    # The table's entries that match tighten (lo, hi); lrel and hrel
+                    # gather the cards the tightened bounds rest on; hint: the best
+                    # lead of the first match, else of the entry of the same key
+                    # that does not match (a position alike in its top cards: only
+                    # 14% of the leads searched at 13 cards found a match) with the
+                    # best bound for the side to lead. Without ``part`` only the
+                    # top level (every entry then fixes every card). Written here,
+                    # not in a function: numba counted the table's references at
+                    # each call (two atomic adds a probe, 5-8% of the time).
+                    top = len(_LEVELS) - 1
+                    for level in range(0 if part else top, top + 1):  # the loads at once
+                        prefetch_row(tt, _bucket(k0, k1, pa, pb, level, tt.shape[0] - 1))
+                    near = -1
+                    near_v = -INF
+                    sign = -1 if k1 & 1 else 1  # East/West minimize
+                    top = len(_LEVELS) - 1
+                    for level in range(0 if part else top, top + 1):
+                        if lo >= beta or hi <= alpha or lo == hi:
+                            break  # decided: no further probe
+                        b = _bucket(k0, k1, pa, pb, level, tt.shape[0] - 1)
+                        for i in range(BUCKET if part else SMALL_BUCKET):
+                            if tt[b, 2 * i] != k0 or tt[b, 2 * i + 1] != k1:
+                                continue
+                            ma = tt[b, 4 * BUCKET + i]
+                            mb = tt[b, 5 * BUCKET + i]
+                            if (pa & ma) != tt[b, 2 * BUCKET + i] or (pb & mb) != tt[
+                                b, 3 * BUCKET + i
+                            ]:
+                                e = tv[b, 2 * i]
+                                nv = ((e << 32) >> 32) if sign > 0 else -(e >> 32)
+                                if nv > near_v:
+                                    near_v = nv
+                                    near = tv[b, 2 * i + 1] & 0xFFFF
+                                continue
+                            if hint < 0:
+                                hint = tv[b, 2 * i + 1] & 0xFFFF
+                            elo = ((tv[b, 2 * i] << 32) >> 32) + off
+                            ehi = (tv[b, 2 * i] >> 32) + off
+                            if elo > lo:
+                                lo = elo
+                                if part:
+                                    lrel |= _entry_cards(live, ma, mb)
+                            if ehi < hi:
+                                hi = ehi
+                                if part:
+                                    hrel |= _entry_cards(live, ma, mb)
+                    if hint < 0:
+                        hint = near
                     ready, r, rm = _decided(lo, hi, lrel, hrel, alpha, beta)
                     if not ready:
                         # A bound that does not narrow the window plays no part
@@ -925,16 +941,17 @@ def _solve(
                 legal = hand & ~_SUIT[3]
                 if legal == 0:
                     legal = hand
-            # Equivalent cards: keep the lowest of each run (no live card between).
+            # Equivalent cards: keep the lowest of each run (no live card
+            # between). A mark one above each legal card carries up through the
+            # cards no longer live (an addition) and lands on the next live
+            # card of the suit: a legal card a mark lands on is not the lowest
+            # of its run. (Bit-parallel: the loop over cards was 6% of the time.)
+            dead = ~live & _ALL & ~_TOPS
             n = 0
-            m = legal
+            m = legal & ~((dead + ((legal << 1) & ~_BOTTOMS & _ALL)) & ~dead)
             while m:
-                c = low_bit(m)
+                mv[d, n] = low_bit(m)
                 m &= m - 1
-                below = live & _BELOW[c]
-                if below and (legal >> high_bit(below)) & 1:
-                    continue
-                mv[d, n] = c
                 n += 1
             # Move ordering.
             if n == 1:
@@ -964,15 +981,30 @@ def _solve(
                                     mv[d, j] = mv[d, j - 1]
                                 mv[d, 0] = c
                                 break
+                c = f[KILLERS + d // 32, d % 32] - 1
+                if c >= 0 and (legal >> c) & 1:
+                    while True:  # its run's lowest card stands for it
+                        below = live & _BELOW[c]
+                        if not below or not (legal >> high_bit(below)) & 1:
+                            break
+                        c = high_bit(below)
+                    at = 1  # second: first, it cost 17% more nodes at 13 cards
+                    for i in range(at + 1, n):
+                        if mv[d, i] == c:
+                            for j in range(i, at, -1):
+                                mv[d, j] = mv[d, j - 1]
+                            mv[d, at] = c
+                            break
             else:
                 # a nil bidder without a trick yet plays to duck
+                hq = (h[0], h[1], h[2], h[3])  # a tuple: no references counted
                 nil = (nils >> seat) & 1 and (idx // STRIDE_A[seat]) % 14 == 0
                 for i in range(n):
                     if nil:
                         mv[64 + d, i] = _nil_follow_key(best, lead_suit, mv[d, i])
                     else:
                         mv[64 + d, i] = _follow_key(
-                            h, seat, pos, leader, lead_suit, best, winner, mv[d, i]
+                            hq, seat, pos, leader, lead_suit, best, winner, mv[d, i]
                         )
                 _sort_by_key(mv, d, n)
             f[d, LEADER] = leader
@@ -1013,7 +1045,7 @@ def _solve(
                     c = mv[d, f[d, NEXT] - 1]
                     bc = c if (_BEATERS[f[d, BEST]] >> c) & 1 else f[d, BEST]
                     trick = f[d, LIVE] & ~(h[0] | h[1] | h[2] | h[3])
-                    if popcount(trick & _SUIT[bc // 13]) >= 2:
+                    if popcount(trick & _CARD_SUIT[bc]) >= 2:
                         rm |= np.int64(1) << bc
                 if f[d, SEAT] & 1:
                     if r < f[d, VALUE]:
@@ -1026,6 +1058,8 @@ def _solve(
                     f[d, BEST_CARD] = mv[d, f[d, NEXT] - 1]
                     if r > f[d, ALPHA]:
                         f[d, ALPHA] = r
+                if f[d, POS] == 0 and f[d, ALPHA] >= f[d, BETA]:
+                    f[KILLERS + d // 32, d % 32] = mv[d, f[d, NEXT] - 1] + 1
                 if not part:
                     pass
                 elif f[d, ALPHA] >= f[d, BETA]:  # a cut rests on this card's search alone
@@ -1036,10 +1070,10 @@ def _solve(
                     # in rm: a lower card of the suit in this hand gives the same
                     # (the two differ only in cards no trick or bound compared).
                     c = mv[d, f[d, NEXT] - 1]
-                    m = rm & _SUIT[c // 13]
-                    top = low_bit(m) if m else c // 13 * 13 + 13
+                    m = rm & _CARD_SUIT[c]
+                    top = low_bit(m) if m else _SUIT_OF[c] * 13 + 13
                     if c < top:
-                        f[d, SKIP] |= _SUIT[c // 13] & ((np.int64(1) << top) - 1)
+                        f[d, SKIP] |= _CARD_SUIT[c] & ((np.int64(1) << top) - 1)
             fresh = False
             while f[d, NEXT] < f[d, COUNT] and (f[d, SKIP] >> mv[d, f[d, NEXT]]) & 1:
                 f[d, NEXT] += 1
@@ -1055,7 +1089,7 @@ def _solve(
                 if p == 0:
                     best = c
                     winner = seat
-                    lead_suit = c // 13
+                    lead_suit = _SUIT_OF[c]
                 else:
                     lead_suit = f[d, LEAD_SUIT]
                     if (_BEATERS[f[d, BEST]] >> c) & 1:
@@ -1094,7 +1128,7 @@ def _solve(
                 else:
                     ma, mb = _all_ranks(live)
                 c = f[d, BEST_CARD]
-                hint = (c // 13) << 4 | popcount(live & _SUIT[c // 13] & ~((2 << c) - 1))
+                hint = _SUIT_OF[c] << 4 | popcount(live & _CARD_SUIT[c] & ~((2 << c) - 1))
                 off = f[d, OFFSET]
                 _store(
                     tt,
