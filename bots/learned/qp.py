@@ -46,6 +46,9 @@ QP_TRICK_WEIGHTS = "qp_trick.npz"
 QP_WEIGHTS = QP_TRICK_WEIGHTS  # the shipped QP (issue 62: q16 against q8)
 # QP-trick's run without the 8 inputs (292): its ablation (tournaments only).
 QP_TRICK292_WEIGHTS = "qp_trick292.npz"
+# QP-trick's run continued at a third of its rate against SRP (60%), QP-trick and
+# the run's snapshots (25%), itself (15%): issue 62's third candidate, tournaments only.
+QP_CONT_WEIGHTS = "qp_cont.npz"
 
 
 class QP(Player):

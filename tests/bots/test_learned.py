@@ -233,3 +233,16 @@ def test_qp_trick292_is_qp_tricks_run_without_its_inputs() -> None:
     for key in ("init", "srp_share", "lr", "seed", "pool", "match"):
         assert ablation.network.meta[key] == trick.network.meta[key], key
     assert not any(name.endswith("+QP-trick292") for name in bot_names())
+
+
+def test_qp_cont_is_qp_tricks_training_continued_against_a_league() -> None:
+    trick, cont = make_bot("BIS+QP-trick").player, make_bot("BIS+QP-cont").player
+    meta = cont.network.meta
+    assert cont.network.inputs == features.PLAY_FEATURES
+    assert meta["init"] == trick.network.checksum
+    assert meta["league"] == [trick.network.checksum]
+    assert meta["lr"] < trick.network.meta["lr"] and meta["srp_share"] == 0.6
+    assert not any(name.endswith("+QP-cont") for name in bot_names())
+    for view in play_views(10):
+        legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
+        assert cont.play(view, random.Random(0)) in legal
