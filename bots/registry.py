@@ -19,6 +19,7 @@ from .learned.qp import (
     QP_TRICK292_WEIGHTS,
     QP_TRICK_WEIGHTS,
     QPPlain,
+    QPThird,
 )
 from .pimc import PIMC
 from .sim import SIM
@@ -119,6 +120,9 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     "QP-trick292": partial(QP, QP_TRICK292_WEIGHTS),
     # QP-trick's training continued against a league at a lower rate (issue 62's third candidate).
     "QP-cont": partial(QP, QP_CONT_WEIGHTS),
+    # The shipped QP with SRP's card at third seat where SRP's takes the lead in the
+    # trick for the side and QP's does not (qp_diagnose's costliest decisions).
+    "QP-third": QPThird,
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"
