@@ -12,12 +12,14 @@ from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB, SPB_SCORE_WEIGHTS
 from .learned.qp import (
     QP,
     QP2_WEIGHTS,
+    QP_CONT_WEIGHTS,
     QP_LEAGUE_WEIGHTS,
     QP_SELF_WEIGHTS,
     QP_SRP_WEIGHTS,
     QP_TRICK292_WEIGHTS,
     QP_TRICK_WEIGHTS,
     QPPlain,
+    QPThird,
 )
 from .pimc import PIMC
 from .sim import SIM
@@ -116,6 +118,11 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     "QP-self": partial(QP, QP_SELF_WEIGHTS),
     # QP-trick's training on the 292 inputs alone (the ablation of its inputs).
     "QP-trick292": partial(QP, QP_TRICK292_WEIGHTS),
+    # QP-trick's training continued against a league at a lower rate (issue 62's third candidate).
+    "QP-cont": partial(QP, QP_CONT_WEIGHTS),
+    # The shipped QP with SRP's card at third seat where SRP's takes the lead in the
+    # trick for the side and QP's does not (qp_diagnose's costliest decisions).
+    "QP-third": QPThird,
 }
 # The bot offered first in menus and used for "Play now" and stand-ins.
 DEFAULT_BOT = "BIS+SRP"

@@ -64,6 +64,7 @@ SMOKE_RUNS = {
     "league": "test_the_command_writes_the_page_and_the_table",
     "nil_sets": "test_nil_sets_counts_the_nils_of_two_short_games",
     "qp_diagnose": "test_the_command_writes_the_summary",
+    "qp_gauge": "test_the_gauge_command_compares_networks_deal_by_deal",
     "search_regret": "test_search_regret_prints_and_writes_the_figures",
     "sim_cost":
         "test_the_cost_command_reports_each_deal_count_and_k_s_zero_never_changes_a_bid",

@@ -24,6 +24,7 @@ import random
 import numpy as np
 
 from game.engine.actions import Play
+from game.engine.tricks import winning_card
 from game.engine.view import SeatView
 
 from ..base import Player
@@ -46,6 +47,9 @@ QP_TRICK_WEIGHTS = "qp_trick.npz"
 QP_WEIGHTS = QP_TRICK_WEIGHTS  # the shipped QP (issue 62: q16 against q8)
 # QP-trick's run without the 8 inputs (292): its ablation (tournaments only).
 QP_TRICK292_WEIGHTS = "qp_trick292.npz"
+# QP-trick's run continued at a third of its rate against SRP (60%), QP-trick and
+# the run's snapshots (25%), itself (15%): issue 62's third candidate, tournaments only.
+QP_CONT_WEIGHTS = "qp_cont.npz"
 
 
 class QP(Player):
@@ -78,3 +82,30 @@ class QPPlain(QP):
 
     def __init__(self, weights: str | MLP = QP_PLAIN_WEIGHTS, epsilon: float = 0.0) -> None:
         super().__init__(weights, epsilon)
+
+
+class QPThird(QP):
+    """QP with SRP's card at third seat where SRP's puts the side ahead in the trick
+    and QP's does not, in rounds without a nil: the decisions ``qp_diagnose`` found
+    costliest against SRP (issue 62: +13 points a decision for SRP's card). A
+    measured repair, tournaments only; the network alone is QP."""
+
+    name = "QP-third"
+
+    def __init__(self, weights: str | MLP = QP_WEIGHTS) -> None:
+        from bots.srp import SRP  # rule play: only this variant needs it
+
+        super().__init__(weights)
+        self.rule = SRP()
+
+    def play(self, view: SeatView, rng: random.Random) -> int:
+        card = super().play(view, rng)
+        if len(view.trick) != 2 or 0 in view.bids or view.seat is None:
+            return card
+        side = view.seat & 1
+        if winning_card(view.leader, [*view.trick, card])[1] & 1 == side:
+            return card
+        other = self.rule.play(view, rng)
+        if winning_card(view.leader, [*view.trick, other])[1] & 1 == side:
+            return other
+        return card

@@ -273,10 +273,10 @@ def selfplay(
     return {"x": x, "y": y, "bx": bxs, "by": bys, "bg": bgs}
 
 
-def gauge(rounds: dict[str, np.ndarray], net: tuple) -> dict[str, float]:
+def gauge_gaps(rounds: dict[str, np.ndarray], net: tuple) -> np.ndarray:
     """The network against SRP on the bid ``rounds``, each played twice with the
-    partnerships swapped: the mean points a round QP's side takes more, and its
-    standard error (over deals)."""
+    partnerships swapped: the points QP's side takes more, a round, deal by deal
+    (so that two networks compare on the same deals)."""
     from bots.srp_compiled import sure_table
 
     sure_t = sure_table()
@@ -290,6 +290,13 @@ def gauge(rounds: dict[str, np.ndarray], net: tuple) -> dict[str, float]:
                 RULES_ARRAY, net, side, sure_t,
             )  # fmt: skip
         gaps[i] = total / 2
+    return gaps
+
+
+def gauge(rounds: dict[str, np.ndarray], net: tuple) -> dict[str, float]:
+    """:func:`gauge_gaps`' mean and its standard error (over deals)."""
+    gaps = gauge_gaps(rounds, net)
+    n = len(gaps)
     return {"gap": float(gaps.mean()), "se": float(gaps.std(ddof=1) / np.sqrt(n)), "deals": n}
 
 
@@ -337,6 +344,7 @@ class Opponents(Protocol):
 
     def after(self, folder: Path, iteration: int, net: MLP) -> None:
         """``iteration`` iterations done, with the weights ``net``."""
+
 
 POOL_CHUNK = 10_000  # bid rounds a pool file holds
 

@@ -233,3 +233,34 @@ def test_qp_trick292_is_qp_tricks_run_without_its_inputs() -> None:
     for key in ("init", "srp_share", "lr", "seed", "pool", "match"):
         assert ablation.network.meta[key] == trick.network.meta[key], key
     assert not any(name.endswith("+QP-trick292") for name in bot_names())
+
+
+def test_qp_cont_is_qp_tricks_training_continued_against_a_league() -> None:
+    trick, cont = make_bot("BIS+QP-trick").player, make_bot("BIS+QP-cont").player
+    meta = cont.network.meta
+    assert cont.network.inputs == features.PLAY_FEATURES
+    assert meta["init"] == trick.network.checksum
+    assert meta["league"] == [trick.network.checksum]
+    assert meta["lr"] < trick.network.meta["lr"] and meta["srp_share"] == 0.6
+    assert not any(name.endswith("+QP-cont") for name in bot_names())
+    for view in play_views(10):
+        legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
+        assert cont.play(view, random.Random(0)) in legal
+
+
+def test_qp_third_plays_srps_card_only_where_it_takes_the_trick_at_third_seat() -> None:
+    qp, third = make_bot("BIS+QP").player, make_bot("BIS+QP-third").player
+    assert not any(name.endswith("+QP-third") for name in bot_names())
+    changed = 0
+    for view in play_views(400):
+        assert view.seat is not None
+        own, got = qp.play(view, random.Random(0)), third.play(view, random.Random(0))
+        if got == own:
+            continue
+        changed += 1
+        side = view.seat & 1
+        assert len(view.trick) == 2 and 0 not in view.bids
+        assert winning_card(view.leader, [*view.trick, own])[1] & 1 != side
+        assert winning_card(view.leader, [*view.trick, got])[1] & 1 == side
+        assert got == third.rule.play(view, random.Random(0))
+    assert changed

@@ -4,6 +4,7 @@ gauge is QP against the rule SRP, and training is seeded and resumable."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from bots.learned.features import PLAY_FEATURES, PLAY_SCALE, SPADES_FEATURES, after_play_codes
 from bots.learned.mlp import load_mlp, read_mlp, shipped
-from bots.learned.qp import QP, QP_SELF_WEIGHTS
+from bots.learned.qp import QP, QP_SELF_WEIGHTS, QP_WEIGHTS
 from bots.srp import SRP
 from game.engine.actions import Play
 from game.engine.state import Phase
@@ -220,3 +221,23 @@ def test_widened_weights_value_the_issue_62_inputs_at_nothing() -> None:
     assert np.allclose(wide(x), NET(x[:, : NET.inputs]), atol=1e-5)
     with pytest.raises(TrainError):
         widen(wide, NET.inputs)
+
+
+def test_the_gauge_command_compares_networks_deal_by_deal(tmp_path) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    out, printed = tmp_path / "g.json", io.StringIO()
+    trick = shipped(QP_WEIGHTS)
+    call_command(
+        "qp_gauge", "--weights", trick, "--weights", trick, "--weights", shipped(QP_SELF_WEIGHTS),
+        "--deals", "6", "--data", str(tmp_path / "deals"), "--output", str(out), stdout=printed,
+    )  # fmt: skip
+    got = json.loads(out.read_text())
+    first, same, other = got["networks"]
+    assert got["deals"] == 6 and first["gap"] == same["gap"]
+    assert "less_the_first" not in first and same["less_the_first"] == [0.0, 0.0]
+    assert other["sha256"] != first["sha256"]
+    assert abs(other["less_the_first"][0] - (other["gap"][0] - first["gap"][0])) < 0.002
+    assert printed.getvalue().count("points a round") == 3
