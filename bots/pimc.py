@@ -11,7 +11,9 @@ gap, given the bids, tricks taken, scores and bags), with the compiled solver
 samples is played; every choice is solved on the same deals.
 
 It stops on a time budget or a sample count, whichever comes first; a deal
-the deadline cuts short is left out. A player searches from the round's
+the deadline cuts short is left out (under a budget a solve also stops at a
+node limit from the time left, ``NODES_PER_SECOND``, since compiled code does
+not see the clock). A player searches from the round's
 first trick (``BIS+PIMC``); at a live table it gets the table's budget on
 the ``search`` queue (``game.driver.bot_turns``), with SRP's card as the fallback;
 tournaments give it a fixed sample count (``SPADES_PIMC_SAMPLES``).
@@ -39,8 +41,15 @@ from . import bidinfo
 from .knowledge import Knowledge
 from .sampling import Sampler, WeightedSampler
 from .solver import PointsObjective, Position
-from .solver_compiled import CompiledSolver
+from .solver_compiled import CompiledSolver, SearchOverBudget
 from .uct import DEFAULT_BUDGET, SAMPLINGS, UCT, root_choices
+
+# Under a time budget each solve gets a node limit from the time left: compiled
+# code cannot see the clock, and one deal of a nil round can take minutes to
+# solve. The points objective ran 4-6M nodes a second at the first trick here
+# (12 deals, two cores, November 2026); the lower end, so a solve stops near
+# the deadline rather than past it.
+NODES_PER_SECOND = 4_000_000
 
 # Tournaments: a fixed sample count (reproducible by seed), else the time budget.
 DEFAULT_SAMPLES: int | None = (
@@ -87,9 +96,10 @@ class PIMCSearch:
         self.solvers: dict[tuple[int, ...], CompiledSolver] = {}
         self.solver_calls = 0
 
-    def gap_after(self, hands: list[Hand], card: Card) -> int:
+    def gap_after(self, hands: list[Hand], card: Card, node_limit: int | None = None) -> int:
         """Our side's points gap at the round's end when ``card`` is played in the
-        deal ``hands`` and both sides then play perfectly, seeing every hand."""
+        deal ``hands`` and both sides then play perfectly, seeing every hand
+        (raises :class:`SearchOverBudget` past ``node_limit`` nodes)."""
         v = self.view
         after = list(hands)
         after[self.seat] ^= 1 << card
@@ -112,7 +122,7 @@ class PIMCSearch:
             v.spades_broken or card >= 39,
         )
         self.solver_calls += 1
-        gap = solver.value(position)
+        gap = solver.value(position, node_limit=node_limit)
         return gap if self.seat % 2 == 0 else -gap
 
     def run(
@@ -129,9 +139,14 @@ class PIMCSearch:
             hands = self.sampler.sample(rng)
             gaps = []
             for card in choices:
-                if time.perf_counter() >= deadline:
+                left = deadline - time.perf_counter()
+                if left <= 0:
                     break
-                gaps.append(self.gap_after(hands, card))
+                limit = None if math.isinf(left) else max(1, int(left * NODES_PER_SECOND))
+                try:
+                    gaps.append(self.gap_after(hands, card, limit))
+                except SearchOverBudget:
+                    break
             if len(gaps) < len(choices):
                 break  # the deadline cut this deal short: left out
             for card, gap in zip(choices, gaps, strict=True):

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from bots import pimc
 from bots.pimc import PIMC, PIMCSearch
 from bots.registry import make_bot
 from bots.solver import PointsObjective, Position, Solver
@@ -75,6 +76,25 @@ def test_out_of_time_it_plays_srp_and_with_a_sample_count_it_searches() -> None:
     assert player.last_pimc is not None and player.last_pimc.samples == 0
     card = player.play_within(view, random.Random(4), None)
     assert player.last_pimc.samples == 4 and card == player.last_pimc.card
+
+
+def test_under_a_budget_a_solve_stops_at_the_node_limit_of_the_time_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A minute's budget at 10 nodes a second: 600 nodes, too few for any deal
+    # here, so the solve stops on its node count, not the clock, and SRP plays.
+    r = played_round(5, stop_at_play=30)
+    view = view_for(r, r.to_act)
+    monkeypatch.setattr(pimc, "NODES_PER_SECOND", 10)
+    result = PIMCSearch(view).run(random.Random(4), budget=60.0)
+    assert result.samples == 0 and result.solver_calls == 1 and result.elapsed < 30
+    srp_card = SRP().play(view, random.Random(4))
+    assert PIMC().play_within(view, random.Random(4), 60.0) == srp_card
+    # With nodes enough for the time left the same budget searches.
+    monkeypatch.setattr(pimc, "NODES_PER_SECOND", 10**9)
+    player = PIMC(samples=2)
+    player.play_within(view, random.Random(4), 60.0)
+    assert player.last_pimc is not None and player.last_pimc.samples == 2
 
 
 def test_bis_pimc_is_registered_and_plays_legal_cards() -> None:
