@@ -72,10 +72,14 @@ class SteppedPoints:
         beta: int = 10**9,
         taken: tuple[int, ...] | None = None,
         node_limit: int | None = None,
+        floor: int | None = None,
+        ceiling: int | None = None,
     ) -> int:
         """As :meth:`CompiledSolver.value` of the points solver: the exact value,
         or with a null window (``beta == alpha + 1``) a fail-soft bound;
-        ``node_limit`` for all the searches it makes."""
+        ``node_limit`` for all the searches it makes. ``floor`` / ``ceiling``:
+        bounds of the value the caller has proved (a null window's fail-soft
+        answer): the exact value is then only searched between them."""
         left = position.hands[position.leader].bit_count() + (1 if position.trick else 0)
         span = left + (sum(taken) if taken else 0)
         values, k_lo, k_hi = self.steps(left, span, _idx(taken) if taken else 0)
@@ -91,6 +95,31 @@ class SteppedPoints:
             if i > hi:
                 return values[hi]
             return self._ask(self.points, position, beta - 1, beta, taken, node_limit)
+        # With a bound proved, the questions go from it one value at a time
+        # (each answer's fail-soft bound may skip several): the value is most
+        # often the bound's neighbour, and a question far from the value is the
+        # dear one. The binary search's first question lies halfway between the
+        # trick count's bounds: a nil round's first leads spent 70% of their
+        # time on "at least 83?" next to a proved 172 (seed 1's nil-heavy mix,
+        # round 16).
+        if floor is not None:
+            lo = max(lo, bisect.bisect_left(values, floor))
+            while lo < hi:
+                m = values[lo + 1]
+                v = self._ask(self.points, position, m - 1, m, taken, node_limit)
+                if v < m:
+                    return values[lo]
+                lo = max(lo + 1, bisect.bisect_left(values, v))
+            return values[lo]
+        if ceiling is not None:
+            hi = min(hi, bisect.bisect_right(values, ceiling) - 1)
+            while lo < hi:
+                m = values[hi]
+                v = self._ask(self.points, position, m - 1, m, taken, node_limit)
+                if v >= m:
+                    return values[hi]
+                hi = min(hi - 1, bisect.bisect_right(values, v) - 1)
+            return values[lo]
         while lo < hi:  # a binary search over the values left, as the points solver's
             m = values[(lo + hi + 1) // 2]
             v = self._ask(self.points, position, m - 1, m, taken, node_limit)

@@ -35,6 +35,27 @@ def test_the_same_values_as_the_reference_with_full_and_null_windows() -> None:
     assert trick_only > 200, "most questions without a nil should be the trick count's"
 
 
+def test_a_proved_floor_or_ceiling_gives_the_same_value() -> None:
+    # As the analysis asks: a null window's fail-soft answer beyond the played
+    # card's value, then the exact value searched from that bound only.
+    rng = random.Random(64)
+    rules = Rules()
+    asked = 0
+    for k, count in [(2, 150), (3, 150), (4, 150), (5, 60)]:
+        for i in range(count):
+            p = a_position(rng, k, i)
+            _, points = random_objectives(rng, rules)
+            true = Solver(points()).value(p)
+            m = true + rng.choice((-40, -10, -1, 0, 1, 10, 40))
+            stepped = SteppedPoints(CompiledSolver(points()))
+            v = stepped.value(p, m - 1, m)
+            bound = {"floor": v} if v >= m else {"ceiling": v}
+            before = stepped.points_questions
+            assert stepped.value(p, **bound) == true, (p, bound)
+            asked += stepped.points_questions > before
+    assert asked > 20, "the points questions from a bound should be asked"
+
+
 def test_one_kept_pair_of_solvers_for_every_position_of_a_round() -> None:
     # As a round's analysis: one points solver from the first lead, told the
     # tricks taken since, and one trick count solver shared with it.
