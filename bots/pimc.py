@@ -46,9 +46,9 @@ from .uct import DEFAULT_BUDGET, SAMPLINGS, UCT, root_choices
 
 # Under a time budget each solve gets a node limit from the time left: compiled
 # code cannot see the clock, and one deal of a nil round can take minutes to
-# solve. The points objective ran 4-6M nodes a second at the first trick here
-# (12 deals, two cores, November 2026); the lower end, so a solve stops near
-# the deadline rather than past it.
+# solve. The points objective ran a median 4.8M nodes a second at the first
+# trick here (11 deals, 2.4-5.8M, two cores, November 2026); a little under it,
+# so that a solve stops near the deadline rather than past it.
 NODES_PER_SECOND = 4_000_000
 
 # Tournaments: a fixed sample count (reproducible by seed), else the time budget.
