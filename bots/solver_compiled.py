@@ -101,6 +101,14 @@ TABLE_BITS_RANGE = (16, 24)
 BUCKET = 8  # entries a key's bucket holds (positions alike but for low cards' owners)
 SMALL_BUCKET = 2  # those a search without partition uses (fewer to scan: UCT's solves)
 GEN_SHIFT = 27  # the generation's place in an entry's second key word
+# A bucket is a row of the table: the entries' two key words first (2 * BUCKET
+# words, the probe's scan), then from ENTRY four words an entry: its owner bits
+# (two words), its bounds (lower, upper: 32 bits each) and a word of its best
+# lead (16 bits), ranks (4 bits a suit: how many top cards of it the entry
+# fixes) and cards left (from bit 32). An entry that matches its key is read
+# from one cache line (its fields apart, they took up to five).
+ENTRY = 2 * BUCKET
+ROW = ENTRY + 4 * BUCKET
 # An entry is stored in the bucket of its level: the most top cards of every suit
 # (of those listed) whose owners it fixes; a position probes a bucket per level.
 LEVELS = (1, 2, 3, 13)  # 3 rather than 4: 1.5-2% fewer nodes at 13 cards (5 levels: more)
@@ -213,14 +221,26 @@ def _nth_from_top(m, r):
     return high_bit(m)
 
 
+@njit(cache=True, inline="always")
+def _masks(ranks):
+    """The owner bits an entry fixes from its ``ranks`` (4 bits a suit: how many of
+    the suit's top live cards): those of suits 0 and 1, those of 2 and 3."""
+    ma = ((np.int64(1) << (2 * (ranks & 15))) - 1) | (
+        ((np.int64(1) << (2 * ((ranks >> 4) & 15))) - 1) << 32
+    )
+    mb = ((np.int64(1) << (2 * ((ranks >> 8) & 15))) - 1) | (
+        ((np.int64(1) << (2 * ((ranks >> 12) & 15))) - 1) << 32
+    )
+    return ma, mb
+
+
 @njit(cache=True)
-def _entry_cards(live, ma, mb):
+def _entry_cards(live, ranks):
     """An entry's ranks as cards of this position: per suit, the lowest card
     whose owner the entry fixed (every live card above it is fixed too)."""
     rel = 0
     for s in range(4):
-        w = ma if s < 2 else mb
-        r = popcount(w & _field(s, 13)) // 2
+        r = (ranks >> (4 * s)) & 15
         if r:
             rel |= np.int64(1) << _nth_from_top(live & _SUIT[s], r)
     return rel
@@ -228,30 +248,25 @@ def _entry_cards(live, ma, mb):
 
 @njit(cache=True)
 def _all_ranks(live):
-    """The owner bits of every live card (an entry of a search without partition)."""
-    ma = 0
-    mb = 0
+    """The ranks of an entry fixing every live card (a search without partition)."""
+    ranks = 0
     for s in range(4):
-        f = _field(s, popcount(live & _SUIT[s]))
-        if s < 2:
-            ma |= f
-        else:
-            mb |= f
-    return ma, mb
+        ranks |= popcount(live & _SUIT[s]) << (4 * s)
+    return ranks
 
 
 @njit(cache=True)
 def _ranks_needed(h, live, rel):
     """The owner bits an entry must fix for the value found with the relevant
     cards ``rel`` (per suit every live card from its lowest relevant card up):
-    returns (ma, mb, rel) with ``rel`` the cards to pass up, one a suit.
+    returns (ranks, rel): how many top cards of each suit (4 bits a suit) and
+    ``rel`` the cards to pass up, one a suit.
 
     A run of touching cards in one hand is searched by its lowest card only,
     so a run reaching the lowest relevant card is taken in whole (closure):
     in a position matching the entry a higher card of the run must still be
     equivalent to the searched one."""
-    ma = 0
-    mb = 0
+    ranks = 0
     out = 0
     for s in range(4):
         m = rel & live & _SUIT[s]
@@ -267,13 +282,9 @@ def _ranks_needed(h, live, rel):
             if _owner(h, nxt) != seat:
                 break
             c = nxt
-        r = popcount(live & _SUIT[s] & ~_BELOW[c])
-        if s < 2:
-            ma |= _field(s, r)
-        else:
-            mb |= _field(s, r)
+        ranks |= popcount(live & _SUIT[s] & ~_BELOW[c]) << (4 * s)
         out |= np.int64(1) << c
-    return ma, mb, out
+    return ranks, out
 
 
 @njit(cache=True)
@@ -590,70 +601,65 @@ def _bucket(k0, k1, pa, pb, level, mask):
 
 
 @njit(cache=True)
-def _level(live, ma, mb):
-    """The greatest level whose top cards the entry's owner bits all fix."""
+def _level(live, ranks):
+    """The greatest level whose top cards the entry's ``ranks`` all fix."""
     level = 0
     for j in range(1, len(_LEVELS)):
         for s in range(4):
-            w = ma if s < 2 else mb
-            if popcount(w & _field(s, 13)) // 2 < min(_LEVELS[j], popcount(live & _SUIT[s])):
+            if (ranks >> (4 * s)) & 15 < min(_LEVELS[j], popcount(live & _SUIT[s])):
                 return level
         level = j
     return level
 
 
 @njit(cache=True)
-def _store_in(tk, tv, b, width, k0, k1, pa, pb, ma, mb, lo, hi, hint, cost):
+def _store_in(tt, b, width, k0, k1, pa, pb, ranks, lo, hi, hint, cost):
     """Store an entry in bucket ``b`` (its first ``width`` entries): over the same
     entry, else over one of an older solver (another generation), else over
     the one with fewest cards left (the cheapest to search again)."""
     e = 0
     best = INF
     for i in range(width):
-        if tk[b, 2 * i] == k0 and tk[b, 2 * i + 1] == k1:
-            if (
-                tk[b, 4 * BUCKET + i] == ma
-                and tk[b, 5 * BUCKET + i] == mb
-                and tk[b, 2 * BUCKET + i] == pa
-                and tk[b, 3 * BUCKET + i] == pb
-            ):
+        x = ENTRY + 4 * i
+        if tt[b, 2 * i] == k0 and tt[b, 2 * i + 1] == k1:
+            if (tt[b, x + 3] >> 16) & 0xFFFF == ranks and tt[b, x] == pa and tt[b, x + 1] == pb:
                 e = i
-                lo = max(lo, (tv[b, 2 * i] << 32) >> 32)  # bounds of one set of positions
-                hi = min(hi, tv[b, 2 * i] >> 32)
+                lo = max(lo, (tt[b, x + 2] << 32) >> 32)  # bounds of one set of positions
+                hi = min(hi, tt[b, x + 2] >> 32)
                 break
-            score = tv[b, 2 * i + 1] >> 16
-        elif (tk[b, 2 * i + 1] >> GEN_SHIFT) != (k1 >> GEN_SHIFT):
+            score = tt[b, x + 3] >> 32
+        elif (tt[b, 2 * i + 1] >> GEN_SHIFT) != (k1 >> GEN_SHIFT):
             score = -1
         else:
-            score = tv[b, 2 * i + 1] >> 16
+            score = tt[b, x + 3] >> 32
         if score < best:
             best = score
             e = i
-    tk[b, 2 * e] = k0
-    tk[b, 2 * e + 1] = k1
-    tk[b, 2 * BUCKET + e] = pa
-    tk[b, 3 * BUCKET + e] = pb
-    tk[b, 4 * BUCKET + e] = ma
-    tk[b, 5 * BUCKET + e] = mb
-    tv[b, 2 * e] = (lo & 0xFFFFFFFF) | (hi << 32)
-    tv[b, 2 * e + 1] = hint | (cost << 16)
+    tt[b, 2 * e] = k0
+    tt[b, 2 * e + 1] = k1
+    x = ENTRY + 4 * e
+    tt[b, x] = pa
+    tt[b, x + 1] = pb
+    tt[b, x + 2] = (lo & 0xFFFFFFFF) | (hi << 32)
+    tt[b, x + 3] = hint | (ranks << 16) | (cost << 32)
 
 
 @njit(cache=True)
-def _store(tk, tv, k0, k1, pa, pb, ma, mb, live, lo, hi, hint, part):
+def _store(tt, k0, k1, pa, pb, ranks, live, lo, hi, hint, part):
     """Store the bounds in the position's own bucket (the top level: its exact
     owners) and, if the entry fixes fewer, in its level's bucket too, where
     positions alike but for the cards it does not fix find it."""
     cost = popcount(live)
     top = len(_LEVELS) - 1
-    level = _level(live, ma, mb) if part else top
+    level = _level(live, ranks) if part else top
     width = BUCKET if part else SMALL_BUCKET
-    mask = tk.shape[0] - 1
+    mask = tt.shape[0] - 1
+    ma, mb = _masks(ranks)
     b = _bucket(k0, k1, pa, pb, top, mask)
-    _store_in(tk, tv, b, width, k0, k1, pa & ma, pb & mb, ma, mb, lo, hi, hint, cost)
+    _store_in(tt, b, width, k0, k1, pa & ma, pb & mb, ranks, lo, hi, hint, cost)
     if level < top:
         b = _bucket(k0, k1, pa, pb, level, mask)
-        _store_in(tk, tv, b, width, k0, k1, pa & ma, pb & mb, ma, mb, lo, hi, hint, cost)
+        _store_in(tt, b, width, k0, k1, pa & ma, pb & mb, ranks, lo, hi, hint, cost)
 
 
 STRIDE_A = np.array(STRIDE, dtype=np.int64)
@@ -698,7 +704,6 @@ def _solve(
     part,
     t,
     tt,
-    tv,
     f,
     mv,
     idx,
@@ -717,7 +722,7 @@ def _solve(
     ``part``: partition search (else every entry fixes every card).
     ``t``: the objective's tables by ``idx`` (rows: leaf value, least
     and greatest value still reachable, the key part, the offset);
-    ``tt``/``tv``: the table's keys and (lower, upper) bounds; ``f``: the
+    ``tt``: the table (rows of entries: see :data:`ENTRY`); ``f``: the
     frames, with the node count at [63, 0], the generation at [63, 1] and
     the node limit at [63, 2]: past it the search stops, sets [63, 3] and
     returns 0 (the entries it stored stand: each is a finished search's);
@@ -875,29 +880,29 @@ def _solve(
                         for i in range(BUCKET if part else SMALL_BUCKET):
                             if tt[b, 2 * i] != k0 or tt[b, 2 * i + 1] != k1:
                                 continue
-                            ma = tt[b, 4 * BUCKET + i]
-                            mb = tt[b, 5 * BUCKET + i]
-                            if (pa & ma) != tt[b, 2 * BUCKET + i] or (pb & mb) != tt[
-                                b, 3 * BUCKET + i
-                            ]:
-                                e = tv[b, 2 * i]
+                            x = ENTRY + 4 * i
+                            misc = tt[b, x + 3]
+                            ranks = (misc >> 16) & 0xFFFF
+                            ma, mb = _masks(ranks)
+                            e = tt[b, x + 2]
+                            if (pa & ma) != tt[b, x] or (pb & mb) != tt[b, x + 1]:
                                 nv = ((e << 32) >> 32) if sign > 0 else -(e >> 32)
                                 if nv > near_v:
                                     near_v = nv
-                                    near = tv[b, 2 * i + 1] & 0xFFFF
+                                    near = misc & 0xFFFF
                                 continue
                             if hint < 0:
-                                hint = tv[b, 2 * i + 1] & 0xFFFF
-                            elo = ((tv[b, 2 * i] << 32) >> 32) + off
-                            ehi = (tv[b, 2 * i] >> 32) + off
+                                hint = misc & 0xFFFF
+                            elo = ((e << 32) >> 32) + off
+                            ehi = (e >> 32) + off
                             if elo > lo:
                                 lo = elo
                                 if part:
-                                    lrel |= _entry_cards(live, ma, mb)
+                                    lrel |= _entry_cards(live, ranks)
                             if ehi < hi:
                                 hi = ehi
                                 if part:
-                                    hrel |= _entry_cards(live, ma, mb)
+                                    hrel |= _entry_cards(live, ranks)
                     if hint < 0:
                         hint = near
                     ready, r, rm = _decided(lo, hi, lrel, hrel, alpha, beta)
@@ -1124,21 +1129,19 @@ def _solve(
                     lo = hi = r
                 live = f[d, LIVE]
                 if part:
-                    ma, mb, rm = _ranks_needed(h, live, rm)
+                    ranks, rm = _ranks_needed(h, live, rm)
                 else:
-                    ma, mb = _all_ranks(live)
+                    ranks = _all_ranks(live)
                 c = f[d, BEST_CARD]
                 hint = _SUIT_OF[c] << 4 | popcount(live & _CARD_SUIT[c] & ~((2 << c) - 1))
                 off = f[d, OFFSET]
                 _store(
                     tt,
-                    tv,
                     f[d, K0],
                     f[d, K1],
                     f[d, PA],
                     f[d, PB],
-                    ma,
-                    mb,
+                    ranks,
                     live,
                     lo - off,
                     hi - off,
@@ -1313,7 +1316,7 @@ def shared_tables(objective: Objective, tricks_left: int) -> np.ndarray:
 
 # ----- the shared transposition table and the solver ----------------------------------
 
-_table: tuple[np.ndarray, np.ndarray] | None = None
+_table: tuple[np.ndarray] | None = None
 NO_LIMIT = 1 << 62  # the node limit of a search without one
 
 
@@ -1341,16 +1344,17 @@ def use_table_bits(bits: int) -> None:
         _table = None
 
 
-def _shared_table() -> tuple[np.ndarray, np.ndarray]:
+def _shared_table() -> tuple[np.ndarray]:
+    """The process's table, one row a bucket (:data:`ENTRY`), its rows on cache
+    lines (an entry's four words then share one), in a tuple."""
     global _table
     if _table is None:
         rows = (1 << _table_bits) // BUCKET
-        _table = (
-            np.full((rows, 6 * BUCKET), -1, dtype=np.int64),
-            # written, not np.zeros: its pages are touched here (the warm-up),
-            # not by the first search that stores there (25 ms at 7 cards)
-            np.full((rows, 2 * BUCKET), 0, dtype=np.int64),
-        )
+        # written, not np.empty: its pages are touched here (the warm-up), not by
+        # the first search that stores there (25 ms at 7 cards)
+        flat = np.full(rows * ROW + 8, -1, dtype=np.int64)
+        skip = (-flat.ctypes.data % 64) // 8
+        _table = (flat[skip : skip + rows * ROW].reshape(rows, ROW),)
     return _table
 
 
@@ -1358,8 +1362,7 @@ def _new_generation() -> int:
     global _generation
     g = next(_generation)
     if g >= MAX_GENERATION:
-        tt, _ = _shared_table()
-        tt.fill(-1)
+        _shared_table()[0].fill(-1)
         _generation = itertools.count(2)
         g = 1
     return g
@@ -1439,7 +1442,7 @@ class CompiledSolver:
                 self.clear()
             self._tricks_left = span
         t = self.tables(span)
-        tt, tv = _shared_table()
+        tt = _shared_table()[0]
         frames, moves = self._frames, self._moves
         frames[63, 0] = 0
         frames[63, 2] = NO_LIMIT if node_limit is None else node_limit
@@ -1476,9 +1479,7 @@ class CompiledSolver:
             lo, hi = 0, len(values) - 1
             while lo < hi:
                 m = values[(lo + hi + 1) // 2]
-                v = _solve(
-                    h, *node, m - 1, m, quick, part, t, tt, tv, frames, moves, start, g, nils
-                )
+                v = _solve(h, *node, m - 1, m, quick, part, t, tt, frames, moves, start, g, nils)
                 self._check(frames)
                 if v >= m:
                     lo = bisect.bisect_left(values, v)
@@ -1486,7 +1487,7 @@ class CompiledSolver:
                     hi = bisect.bisect_right(values, v) - 1
             v = values[lo]
         else:
-            v = _solve(h, *node, alpha, beta, quick, part, t, tt, tv, frames, moves, start, g, nils)
+            v = _solve(h, *node, alpha, beta, quick, part, t, tt, frames, moves, start, g, nils)
             self._check(frames)
         self.nodes = int(frames[63, 0])
         self.total_nodes += self.nodes
