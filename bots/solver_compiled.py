@@ -771,6 +771,28 @@ def _solve(
                 hi = t[2, idx]
                 off = t[4, idx]
                 lrel = hrel = 0  # the cards lo and hi rest on
+                if lo < beta and hi > alpha and lo < hi:
+                    # The table's key, and its buckets asked of memory now: their
+                    # loads overlap the bounds counted next.
+                    live = h[0] | h[1] | h[2] | h[3]
+                    k0 = _lengths((h[0], h[1], h[2], h[3]))
+                    k1 = leader | (np.int64(broken) << 2) | (t[3, idx] << 3)
+                    k1 |= f[63, 1] << GEN_SHIFT
+                    if d >= 4 and f[d - 4, TRICK_START]:
+                        # The previous trick's start less its four cards: cheaper
+                        # than reading every live card's owner again.
+                        pa = f[d - 4, PA]
+                        pb = f[d - 4, PB]
+                        cur = f[d - 4, LIVE]
+                        for i in range(d - 4, d):
+                            c = mv[i, f[i, NEXT] - 1]
+                            pa, pb = _drop(pa, pb, cur, c)
+                            cur ^= np.int64(1) << c
+                    else:
+                        pa, pb = _owners(h, live)
+                    top = len(_LEVELS) - 1
+                    for level in range(0 if part else top, top + 1):  # the loads at once
+                        prefetch_row(tt, _bucket(k0, k1, pa, pb, level, tt.shape[0] - 1))
                 if quick == 2 and lo < beta and hi > alpha and lo < hi:  # undecided yet
                     # Tricks taken whatever anyone plays: the master spades'
                     # holder's k (in ``at``; a nil bidder holding one is set) and
@@ -842,22 +864,6 @@ def _solve(
                         hrel = qhrel
                 ready, r, rm = _decided(lo, hi, lrel, hrel, alpha, beta)
                 if not ready:
-                    live = h[0] | h[1] | h[2] | h[3]
-                    k0 = _lengths((h[0], h[1], h[2], h[3]))
-                    k1 = leader | (np.int64(broken) << 2) | (t[3, idx] << 3)
-                    k1 |= f[63, 1] << GEN_SHIFT
-                    if d >= 4 and f[d - 4, TRICK_START]:
-                        # The previous trick's start less its four cards: cheaper
-                        # than reading every live card's owner again.
-                        pa = f[d - 4, PA]
-                        pb = f[d - 4, PB]
-                        cur = f[d - 4, LIVE]
-                        for i in range(d - 4, d):
-                            c = mv[i, f[i, NEXT] - 1]
-                            pa, pb = _drop(pa, pb, cur, c)
-                            cur ^= np.int64(1) << c
-                    else:
-                        pa, pb = _owners(h, live)
                     # The table's entries that match tighten (lo, hi); lrel and hrel
                     # gather the cards the tightened bounds rest on; hint: the best
                     # lead of the first match, else of the entry of the same key
@@ -867,9 +873,6 @@ def _solve(
                     # top level (every entry then fixes every card). Written here,
                     # not in a function: numba counted the table's references at
                     # each call (two atomic adds a probe, 5-8% of the time).
-                    top = len(_LEVELS) - 1
-                    for level in range(0 if part else top, top + 1):  # the loads at once
-                        prefetch_row(tt, _bucket(k0, k1, pa, pb, level, tt.shape[0] - 1))
                     near = -1
                     near_v = -INF
                     sign = -1 if k1 & 1 else 1  # East/West minimize
