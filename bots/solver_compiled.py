@@ -875,6 +875,7 @@ def _solve(
                     # each call (two atomic adds a probe, 5-8% of the time).
                     near = -1
                     near_v = -INF
+                    lranks = hranks = -1  # the ranks of the entries lo and hi came from
                     sign = -1 if k1 & 1 else 1  # East/West minimize
                     top = len(_LEVELS) - 1
                     for level in range(0 if part else top, top + 1):
@@ -901,12 +902,15 @@ def _solve(
                             ehi = (e >> 32) + off
                             if elo > lo:
                                 lo = elo
-                                if part:
-                                    lrel |= _entry_cards(live, ranks)
+                                lranks = ranks
                             if ehi < hi:
                                 hi = ehi
-                                if part:
-                                    hrel |= _entry_cards(live, ranks)
+                                hranks = ranks
+                    # A bound an entry gave rests on that entry's cards alone.
+                    if part and lranks >= 0:
+                        lrel = _entry_cards(live, lranks)
+                    if part and hranks >= 0:
+                        hrel = _entry_cards(live, hranks)
                     if hint < 0:
                         hint = near
                     ready, r, rm = _decided(lo, hi, lrel, hrel, alpha, beta)
