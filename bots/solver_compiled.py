@@ -93,7 +93,7 @@ from .solver import NilObjective, Objective, PointsObjective, Position
 
 STRIDE = (1, 14, 196, 2744)  # idx step when each seat takes a trick
 IDX_SIZE = 14**4
-# Entries in the shared transposition table: 2**bits (about 64 MB a million).
+# Entries in the shared transposition table: 2**bits (48 MB a million).
 # The bots' default; a round's analysis uses more (ANALYSIS_TABLE_BITS): its
 # longest nil searches refill the table many times over.
 TT_BITS = 20
