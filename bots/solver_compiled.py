@@ -906,6 +906,8 @@ def _solve(
                             if ehi < hi:
                                 hi = ehi
                                 hranks = ranks
+                            if lo >= beta or hi <= alpha or lo == hi:
+                                break  # decided: the bucket's other entries unread
                     # A bound an entry gave rests on that entry's cards alone.
                     if part and lranks >= 0:
                         lrel = _entry_cards(live, lranks)
