@@ -7,8 +7,10 @@ what the seat knows (hand counts, voids shown, cards passed; with
 are one choice, as in UCT) solves the deal exactly after that card with the
 points objective (:class:`bots.solver.PointsObjective`: the round's points
 gap, given the bids, tricks taken, scores and bags), with the compiled solver
-(:mod:`bots.solver_compiled`). The card with the best mean gap over the
-samples is played; every choice is solved on the same deals.
+(:mod:`bots.solver_compiled`) asked the trick count first
+(:class:`bots.points_steps.SteppedPoints`: the same values, most of them from a
+trick count search). The card with the best mean gap over the samples is
+played; every choice is solved on the same deals.
 
 It stops on a time budget or a sample count, whichever comes first; a deal
 the deadline cuts short is left out (under a budget a solve also stops at a
@@ -40,7 +42,8 @@ from game.engine.view import SeatView
 from . import bidinfo
 from .knowledge import Knowledge
 from .sampling import Sampler, WeightedSampler
-from .solver import PointsObjective, Position
+from .points_steps import SteppedPoints
+from .solver import PointsObjective, Position, TricksObjective
 from .solver_compiled import CompiledSolver, SearchOverBudget
 from .uct import DEFAULT_BUDGET, SAMPLINGS, UCT, root_choices
 
@@ -91,9 +94,12 @@ class PIMCSearch:
                 legal |= 1 << card
         self.groups = root_choices(view, self.knowledge, legal)
         self.bids = [b if b is not None else 0 for b in view.bids]
-        # One solver per tricks-won split after the root card (it completes a
-        # trick or not): its tables carry over between the deals.
-        self.solvers: dict[tuple[int, ...], CompiledSolver] = {}
+        # One points solver per tricks-won split after the root card (it
+        # completes a trick or not): its tables carry over between the deals.
+        # Each asks the trick count first (the score is a step function of the
+        # tricks), of one trick count solver that every split shares.
+        self.tricks = CompiledSolver(TricksObjective())
+        self.solvers: dict[tuple[int, ...], SteppedPoints] = {}
         self.solver_calls = 0
 
     def gap_after(self, hands: list[Hand], card: Card, node_limit: int | None = None) -> int:
@@ -114,7 +120,7 @@ class PIMCSearch:
         solver = self.solvers.get(key)
         if solver is None:
             objective = PointsObjective(v.rules, self.bids, v.blind, won, v.scores, v.bags)
-            solver = self.solvers[key] = CompiledSolver(objective)
+            solver = self.solvers[key] = SteppedPoints(CompiledSolver(objective), self.tricks)
         position = Position(
             (after[0], after[1], after[2], after[3]),
             leader,

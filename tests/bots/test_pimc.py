@@ -38,7 +38,7 @@ def reference_gap(view, hands, card) -> int:  # noqa: ANN001
     return gap if view.seat % 2 == 0 else -gap
 
 
-@pytest.mark.parametrize(("seed", "stop_at_play"), [(3, 33), (5, 30), (9, 28)])
+@pytest.mark.parametrize(("seed", "stop_at_play"), [(3, 33), (5, 30), (9, 28), (21, 32)])
 def test_means_are_the_reference_solvers_on_the_same_deals(seed: int, stop_at_play: int) -> None:
     r = played_round(seed, stop_at_play=stop_at_play)
     view = view_for(r, r.to_act)
