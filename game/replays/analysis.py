@@ -221,7 +221,7 @@ class Values:
                 self.stops += 1
             finally:
                 self._seconds += time.thread_time() - now
-                self._nodes = self._points.total_nodes + self._tricks.total_nodes
+                self._nodes = self._stepped.total_nodes  # the nil objective's too
 
     def before(self, spot: Spot, after: tuple[int, int] | None = None) -> tuple[int, int]:
         """The values at ``spot`` under best play (the forced first lead: after it);

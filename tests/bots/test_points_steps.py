@@ -9,10 +9,11 @@ import random
 import numpy as np
 import pytest
 
-from bots.points_steps import SteppedPoints
+from bots.points_steps import SteppedPoints, reach
 from bots.solver import NilObjective, PointsObjective, Solver, TricksObjective, random_position
 from bots.solver_compiled import CompiledSolver, SearchOverBudget, _idx, _splits
 from game.engine.rules import Rules
+from game.engine.tricks import trick_winner
 from tests.support.solver_positions import a_position, play_line, random_objectives
 
 
@@ -33,6 +34,79 @@ def test_the_same_values_as_the_reference_with_full_and_null_windows() -> None:
             v = SteppedPoints(CompiledSolver(points())).value(p, m - 1, m)
             assert v >= m and true >= v if true >= m else v < m and true <= v, (p, m, v)
     assert trick_only > 200, "most questions without a nil should be the trick count's"
+
+
+def test_the_nil_objective_answers_points_questions_exactly() -> None:
+    # Positions with a nil bidder: the questions between the trick count's
+    # bounds go to the nil objective first (a planted f_hi one too low fails).
+    rng = random.Random(65)
+    rules = Rules()
+    answered = 0
+    for k, count in [(2, 200), (3, 200), (4, 200), (5, 80), (6, 30)]:
+        for i in range(count):
+            p = a_position(rng, k, i)
+            nils, points = random_objectives(rng, rules)
+            if not nils:
+                continue
+            true = Solver(points()).value(p)
+            stepped = SteppedPoints(CompiledSolver(points()))
+            assert stepped.value(p) == true, p
+            m = true + rng.choice((-10, -1, 0, 1, 10))
+            v = stepped.value(p, m - 1, m)
+            assert v >= m and true >= v if true >= m else v < m and true <= v, (p, m, v)
+            answered += stepped.nil_answers
+    assert answered > 50, "the nil objective should answer some points questions"
+
+
+def test_the_nil_bounds_of_each_value_hold_over_every_split() -> None:
+    # f_lo(m): no split worth m has a nil objective's value below it; f_hi(m):
+    # every split with one at least that is worth m.
+    rng = random.Random(66)
+    checked = 0
+    for _ in range(40):
+        nils, points = random_objectives(rng, Rules())
+        stepped = SteppedPoints(CompiledSolver(points()))
+        left = rng.randint(1, 13)
+        values = stepped.steps(left, left, 0)[0]
+        live, f_lo, f_hi = stepped.nil_steps(left, left, 0)
+        assert live == tuple(s for s in nils if not points().tricks_won[s])
+        if not live:
+            continue
+        t = stepped.points.tables(left)
+        splits = [w for n, w in _splits(left) if n == left]
+        leaf = np.array([t[0, _idx(w)] for w in splits])
+        weight = [14 if s % 2 == 0 else -14 for s in range(4)]
+        f = np.array([w[0] + w[2] + sum(weight[s] for s in live if not w[s]) for w in splits])
+        for m, lo, hi in zip(values, f_lo, f_hi, strict=True):
+            assert not (leaf[f < lo] >= m).any() and (leaf[f == lo] >= m).any()
+            assert (leaf[f >= hi] >= m).all()
+            assert hi == -(10**6) or not (leaf[f >= hi - 1] >= m).all()
+            checked += 1
+    assert checked > 100
+
+
+def test_every_split_a_play_reaches_is_within_reach() -> None:
+    # Random lines of play to the end: North/South's tricks within (low, high),
+    # and a nil bidder sure to take a trick takes one (a planted low + 1 fails).
+    rng = random.Random(67)
+    tight = 0
+    for k in (1, 2, 3, 4, 5, 6, 8, 13):
+        for i in range(60):
+            p = a_position(rng, k, i)
+            nils = tuple(rng.sample(range(4), rng.randint(0, 2)))
+            low, high, sure = reach(p, nils)
+            assert all(s in nils for s in range(4) if sure >> s & 1)
+            for _ in range(20):
+                *_, (last, taken) = play_line(rng, p)
+                won = list(taken)
+                winner = trick_winner(
+                    last.leader, (*last.trick, last.hands[last.to_act].bit_length() - 1)
+                )
+                won[winner] += 1
+                assert low <= won[0] + won[2] <= high, (p, nils, won)
+                assert all(won[s] for s in range(4) if sure >> s & 1), (p, nils, won)
+                tight += won[0] + won[2] == low or won[0] + won[2] == high
+    assert tight > 100
 
 
 def test_a_proved_floor_or_ceiling_gives_the_same_value() -> None:
