@@ -41,8 +41,8 @@ from game.engine.view import SeatView
 
 from . import bidinfo
 from .knowledge import Knowledge
-from .sampling import Sampler, WeightedSampler
 from .points_steps import SteppedPoints
+from .sampling import Sampler, WeightedSampler
 from .solver import PointsObjective, Position, TricksObjective
 from .solver_compiled import CompiledSolver, SearchOverBudget
 from .uct import DEFAULT_BUDGET, SAMPLINGS, UCT, root_choices
