@@ -16,11 +16,22 @@ COVERED = """(selector) => [...document.querySelectorAll(selector)].filter((e) =
 
 
 # The boxes of several selectors read in one go, so that a state frame
-# redrawing the hand between two reads cannot tear the picture.
-READ_BOXES = """(selectors) => selectors.map((s) => [...document.querySelectorAll(s)]
-  .map((e) => e.getBoundingClientRect())
-  .filter((r) => r.width > 0 && r.height > 0)
-  .map((r) => [r.x, r.y, r.width, r.height]))"""
+# redrawing the hand between two reads cannot tear the picture; read once no
+# card is in flight (a card played for you travels from the hand to the trick,
+# a finished trick to its winner: boxes include transforms), and without the
+# swept cards (hidden, left where the sweep took them).
+READ_BOXES = """async (selectors) => {
+  const flying = () => document.getAnimations().some((a) => a.playState === "running"
+    && a.effect && a.effect.target instanceof Element && a.effect.target.matches(".card"));
+  for (let waited = 0; flying() && waited < 5000; waited += 25) {
+    await new Promise((done) => setTimeout(done, 25));
+  }
+  return selectors.map((s) => [...document.querySelectorAll(s)]
+    .filter((e) => getComputedStyle(e).visibility !== "hidden")
+    .map((e) => e.getBoundingClientRect())
+    .filter((r) => r.width > 0 && r.height > 0)
+    .map((r) => [r.x, r.y, r.width, r.height]));
+}"""
 
 
 def boxes_of(page: Page, *selectors: str) -> list[list[Box]]:
