@@ -145,7 +145,7 @@ def test_a_pool_bidder_answers_every_bid_as_at_a_table() -> None:
     sim, hands, dealer, learner = Simulator(), deal_hands("spbq/pool"), 0, 0
     recording = Recording()
     ours = always(4).network
-    # dealer 0: seats bid 1, 2, 3, 0; the learner's (N/S) are 2 and 0
+    # dealer 0: East, South, West, North bid; the learner's are South (2) and North (0)
     xs, ys, acts = counterfactual_deal(
         sim, hands, dealer, learner, (ours, recording), 1e-6, random.Random(0)  # type: ignore[arg-type]
     )
@@ -157,8 +157,8 @@ def test_a_pool_bidder_answers_every_bid_as_at_a_table() -> None:
             r.apply(Bid(s, v.bids[s]))
         assert v == view_for(r, v.seat) and v.hand == hands[v.seat]
     east = recording.bis.bid(view_for(RoundState(TRAIN_RULES, dealer, hands), 1), None).tricks
-    # South (seat 0) bids last: its 14 returns are the points of the row that BIS
-    # completed at East and West (West answering North's 4), South's bid k
+    # North (seat 0) bids last: its 14 returns are the points of the row that BIS
+    # completed at East and West (West answering South's 4), North's bid k
     for k in range(14):
         r = RoundState(TRAIN_RULES, dealer, hands)
         for s, b in ((1, east), (2, 4), (3, None), (0, k)):
@@ -168,7 +168,7 @@ def test_a_pool_bidder_answers_every_bid_as_at_a_table() -> None:
         p = sim.points(hands, dealer, np.array([r.bids]))[0]
         assert ys[1][k] == pytest.approx((p[0] - p[1]) / 100.0)
     west_answers = {v.bids[2] for v in recording.views if v.seat == 3}
-    assert west_answers == set(range(14))  # West answered each of North's 14 bids
+    assert west_answers == set(range(14))  # West answered each of South's 14 bids
 
 
 @pytest.mark.usefixtures("torch_installed")
