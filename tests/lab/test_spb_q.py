@@ -119,6 +119,17 @@ def test_the_registry_builds_spb_score_from_its_shipped_weights() -> None:
     assert 0 <= bot.act(view, random.Random(0)).tricks <= 13  # type: ignore[attr-defined]
 
 
+def test_the_registry_builds_spb_pool_from_its_shipped_weights() -> None:
+    from bots.registry import make_bot
+
+    bot = make_bot("SPB-pool+SRP")
+    meta = bot.bidder.network.meta  # type: ignore[attr-defined]
+    assert meta["pool_bidders"] == ["BIS", "SIM75"] and meta["pool_bidder_share"] == 0.6
+    assert meta["init"] == make_bot("SPB+SRP").bidder.network.checksum  # type: ignore[attr-defined]
+    view = bid_views(1)[0]
+    assert 0 <= bot.act(view, random.Random(0)).tricks <= 13  # type: ignore[attr-defined]
+
+
 class Recording:
     """A bidder that records the views it is asked in and bids BIS's bid."""
 
