@@ -36,6 +36,7 @@ NNB_SYM_WEIGHTS = "nnb_sym.npz"
 SPB_WEIGHTS = "spb.npz"
 SPB_SCORE_WEIGHTS = "spb_score.npz"
 SPB_POOL_WEIGHTS = "spb_pool.npz"
+SPB_POOL2_WEIGHTS = "spb_pool2.npz"
 
 
 class NNB(BIS):
