@@ -24,7 +24,7 @@ help:
 	@echo "make stack  - production stack locally: nginx, 2 Daphnes, Celery workers and beat on PostgreSQL and Redis"
 	@echo "make bench-bots - bot decision times and tournament speed (bench_bots)"
 	@echo "make bench-server - websocket load benchmark, embedded and Redis stack (bench_server)"
-	@echo "make train  - install the train extra (PyTorch CPU) and train NNB, NNB-sym, SPB, SPB-score, QP, QP-srp, QP-plain and QP-league"
+	@echo "make train  - install the train extra (PyTorch CPU) and train NNB, NNB-sym, SPB, SPB-score, SPB-pool(2), QP, QP-srp, QP-plain and QP-league"
 	@echo "make venv   - create .venv only; make clean removes caches and .venv"
 
 venv: $(BIN)/python
@@ -103,7 +103,8 @@ bench: install
 	$(BIN)/python manage.py bench_engine
 
 # The shipped learned bots' weights (bots/data/nnb.npz, nnb_sym.npz, spb.npz, spb_score.npz,
-# qp.npz, qp_srp.npz, qp_plain.npz, qp_league.npz, qp_trick.npz), with the settings of docs/bots.md;
+# spb_pool.npz, spb_pool2.npz, qp.npz, qp_srp.npz, qp_plain.npz, qp_league.npz, qp_trick.npz), with
+# the settings of docs/bots.md;
 # seeded and resumable. QP-srp's and QP-plain's fits take about an hour each on a loaded core, QP's
 # three stages (self-play, from random weights) about an hour and a half (docs/bots.md).
 train: install-train
@@ -112,6 +113,12 @@ train: install-train
 	$(BIN)/python manage.py train_spb --iterations 20 --deals 2000 --seed 1 --output bots/data/spb.npz
 	$(BIN)/python manage.py train_spb --score-inputs --iterations 60 --deals 2000 --seed 1 \
 		--output bots/data/spb_score.npz
+	$(BIN)/python manage.py train_spb --iterations 20 --deals 2000 --seed 1 --init bots/data/spb.npz \
+		--pool-bidders BIS,SIM75 --pool-bidder-share 0.6 --sim-deals 4 --gauge-bidder BIS \
+		--eval-every 5 --eval-games 400 --output bots/data/spb_pool.npz
+	$(BIN)/python manage.py train_spb --iterations 20 --deals 2000 --seed 1 --init bots/data/spb_pool.npz \
+		--pool-bidders BIS --pool-bidder-share 0.9 --gauge-bidder BIS --eval-every 10 \
+		--eval-games 20000 --output bots/data/spb_pool2.npz
 	$(BIN)/python manage.py train_qp --rounds 60000 --epochs 2 --advantage 4 --curve-games 200 \
 		--points 2 --seed 1 --data bots/data/qp.npz.data --output bots/data/qp_srp.npz
 	$(BIN)/python manage.py train_qp --rounds 60000 --epochs 2 --advantage 4 --features plain \

@@ -8,7 +8,14 @@ from functools import partial
 from .base import Bidder, Bot, Player, RandomBidder, RandomPlayer
 from .baselines import IOBidder, MSBidder, RBBidder
 from .bis import BIS
-from .learned.bidders import NNB, NNB_SYM_WEIGHTS, SPB, SPB_SCORE_WEIGHTS
+from .learned.bidders import (
+    NNB,
+    NNB_SYM_WEIGHTS,
+    SPB,
+    SPB_POOL2_WEIGHTS,
+    SPB_POOL_WEIGHTS,
+    SPB_SCORE_WEIGHTS,
+)
 from .learned.qp import (
     QP,
     QP2_WEIGHTS,
@@ -74,6 +81,11 @@ ABLATION_BIDDERS: dict[str, Callable[[], Bidder]] = {
     "BIS-EGlose": lambda: make_bis("BIS-EGlose", conventions=True, losing_goal=True),
     # SPB whose input has the match's score and bags too (docs/bots.md, issue 46)
     "SPB-score": lambda: SPB(SPB_SCORE_WEIGHTS),
+    # SPB's training continued with BIS and SIM75 bidding for the opponents in a
+    # share of the deals (issue 62, item 2; docs/bots.md)
+    "SPB-pool": lambda: SPB(SPB_POOL_WEIGHTS),
+    # SPB-pool trained 20 iterations more with BIS for the opponents in 90% of the deals
+    "SPB-pool2": lambda: SPB(SPB_POOL2_WEIGHTS),
 }
 
 

@@ -35,6 +35,8 @@ NNB_WEIGHTS = "nnb.npz"
 NNB_SYM_WEIGHTS = "nnb_sym.npz"
 SPB_WEIGHTS = "spb.npz"
 SPB_SCORE_WEIGHTS = "spb_score.npz"
+SPB_POOL_WEIGHTS = "spb_pool.npz"
+SPB_POOL2_WEIGHTS = "spb_pool2.npz"
 
 
 class NNB(BIS):

@@ -23,6 +23,16 @@ drawn at random, so that overtricks cost what they cost in a match).
 The network is fitted for ``epochs`` passes over the last ``buffer``
 iterations' samples. At the table SPB bids the argmax over the legal bids
 (``bots.learned.bidders.SPB``, unchanged: its "logits" are these Q-values).
+
+Rule and search bidders in the pool (issue 62, item 2): with ``pool_bidders``
+(registry names, e.g. BIS and SIM75), a deal's opponent partnership is, with
+probability ``pool_bidder_share``, one of them (drawn uniformly) instead of a
+network, in the bidding made and in the later seats answering each
+counterfactual bid. Such a bidder bids through the engine (:class:`RuleSeat`):
+a round of the deal with the earlier bids of the row applied, its own view
+of it (its hand, the bids so far, the score and bags), its own ``bid``. A
+network trained only against itself meets BIS's bidding at the table and
+never before; this shows it BIS's answers to each of its bids.
 """
 
 from __future__ import annotations
@@ -33,17 +43,30 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from bots.base import Bidder
 from bots.baselines import RBBidder
 from bots.learned.bidders import SPB
 from bots.learned.features import BID_FEATURES, SCORE_FEATURES
 from bots.learned.mlp import MLP
+from game.engine.actions import Bid, SeeCards
 from game.engine.deal import deal_hands
 from game.engine.match import match_winner
+from game.engine.rules import Rules
+from game.engine.state import RoundState
+from game.engine.view import view_for
 
 from .progress import Progress
 from .spb_eval import duplicate_gauge
 from .spb_sim import DealFeatures, Simulator
-from .train import TrainError, export, load_checkpoint, make_net, save_checkpoint, torch
+from .train import (
+    TrainError,
+    export,
+    load_checkpoint,
+    load_weights,
+    make_net,
+    save_checkpoint,
+    torch,
+)
 
 ACTIONS = 14  # nil, 1..13
 # SPB-score: a round that ends the match is worth this much more or less (in
@@ -82,12 +105,57 @@ def sample(q: np.ndarray, temperature: float, rng: random.Random) -> int:
     return min(int(np.searchsorted(c, rng.random() * c[-1], side="right")), ACTIONS - 1)
 
 
+class RuleSeat:
+    """A bidder of the registry (BIS, SIM...) at the seats of one deal: its bid
+    for each row of earlier bids, asked through the engine as at a table."""
+
+    def __init__(
+        self,
+        bidder: Bidder,
+        rules: Rules,
+        hands: list[int],
+        dealer: int,
+        scores: tuple[int, int],
+        bags: tuple[int, int],
+        rng: random.Random,
+    ) -> None:
+        self.bidder, self.rules, self.hands, self.dealer = bidder, rules, hands, dealer
+        self.scores, self.bags, self.rng = scores, bags, rng
+        self.order = [(dealer + 1 + i) & 3 for i in range(4)]
+        # The same earlier bids give the same bid (SIM's sampled deals aside: one
+        # answer per bidding, as at a table); rows of one deal share many.
+        self.cache: dict[tuple[int, ...], int] = {}
+        self.calls = 0
+
+    def bid(self, position: int, earlier: tuple[int, ...]) -> int:
+        """The bid of the seat bidding ``position``-th after ``earlier`` (by position)."""
+        key = (position, *earlier)
+        if key not in self.cache:
+            r = RoundState(self.rules, self.dealer, self.hands, self.scores, self.bags)
+            for seat, b in zip(self.order, [*earlier, None], strict=False):
+                if not r.cards_seen[seat]:  # a blind nil was possible: it was declined
+                    r.apply(SeeCards(seat))
+                if b is not None:
+                    r.apply(Bid(seat, b))
+            self.calls += 1
+            self.cache[key] = self.bidder.bid(view_for(r, self.order[position]), self.rng).tricks
+        return self.cache[key]
+
+    def bids(self, position: int, rows: np.ndarray) -> np.ndarray:
+        """int64[n]: the bid for each row of ``rows`` (int64[n, 4] by seat)."""
+        earlier = rows[:, self.order[:position]]
+        return np.array([self.bid(position, tuple(int(b) for b in e)) for e in earlier])
+
+
+Policy = MLP | Bidder
+
+
 def counterfactual_deal(
     sim: Simulator,
     hands: list[int],
     dealer: int,
     learner: int,
-    policies: tuple[MLP, MLP],
+    policies: tuple[MLP, Policy],
     temperature: float,
     rng: random.Random,
     bags: tuple[int, int] = (0, 0),
@@ -96,12 +164,21 @@ def counterfactual_deal(
     """The learner seats' inputs, their 14 returns (one per bid, the rest of the
     bidding and the play following it) and the bids they made. ``scores``: the
     match's score before the round (SPB-score: an input, and the match's end
-    in the return)."""
+    in the return). The opponents' policy may be a registry bidder (BIS...):
+    it bids through the engine (:class:`RuleSeat`), greedy in both phases."""
     feats = DealFeatures(hands, dealer, scores, bags)
-    policy = [policies[0 if s & 1 == learner else 1] for s in range(4)]
+    opponents: MLP | RuleSeat = policies[1]  # type: ignore[assignment]
+    if not isinstance(opponents, MLP):
+        own = random.Random(rng.random())  # SIM's sampled deals: seeded by the deal
+        opponents = RuleSeat(opponents, sim.rules, hands, dealer, scores or (0, 0), bags, own)
+    policy = [policies[0] if s & 1 == learner else opponents for s in range(4)]
     made = np.zeros((1, 4), dtype=np.int64)
     for pos, seat in enumerate(feats.order):
-        made[0, seat] = sample(policy[seat](feats.rows(pos, made))[0], temperature, rng)
+        p = policy[seat]
+        if isinstance(p, RuleSeat):
+            made[0, seat] = p.bids(pos, made)[0]
+        else:
+            made[0, seat] = sample(p(feats.rows(pos, made))[0], temperature, rng)
     xs, ys, acts = [], [], []
     for pos, seat in enumerate(feats.order):
         if seat & 1 != learner:
@@ -110,12 +187,32 @@ def counterfactual_deal(
         rows[:, seat] = np.arange(ACTIONS)
         for later in range(pos + 1, 4):
             s = feats.order[later]
-            rows[:, s] = policy[s](feats.rows(later, rows)).argmax(axis=1)
+            p = policy[s]
+            if isinstance(p, RuleSeat):
+                rows[:, s] = p.bids(later, rows)
+            else:
+                rows[:, s] = p(feats.rows(later, rows)).argmax(axis=1)
         points = sim.points(hands, dealer, rows, bags)
         xs.append(feats.rows(pos, made)[0])
         ys.append(returns(points, learner, scores))
         acts.append(int(made[0, seat]))
     return xs, ys, acts
+
+
+def pool_bidder(name: str, sim_deals: int | None = None) -> Bidder:
+    """A bidder of the registry by name (``RB``, ``BIS``, ``SIM75``...), a SIM
+    bidder with ``sim_deals`` sampled deals a bid when given."""
+    from bots.registry import ABLATION_BIDDERS, BIDDERS
+
+    if name == "RB":
+        return RBBidder()
+    make = BIDDERS.get(name) or ABLATION_BIDDERS.get(name)
+    if make is None:
+        raise TrainError(f"no bidder {name!r} in the registry")
+    bidder = make()
+    if sim_deals is not None and hasattr(bidder, "deals"):
+        bidder.deals = sim_deals  # type: ignore[attr-defined]
+    return bidder
 
 
 def train_spb_q(
@@ -135,16 +232,29 @@ def train_spb_q(
     pool_share: float = 0.5,
     max_bags: int = 0,
     score_inputs: bool = False,
+    pool_bidders: tuple[str, ...] = (),
+    pool_bidder_share: float = 0.0,
+    sim_deals: int | None = None,
+    init: MLP | None = None,
+    gauge_bidder: str = "RB",
     eval_every: int = 0,
     eval_games: int = 400,
     progress: TextIO | None = None,
 ) -> tuple[MLP, dict[str, Any]]:
     """Counterfactual fitted Q-iteration (the module doc). With ``eval_every``,
     every so many iterations the greedy policy plays ``eval_games`` duplicate
-    matches against RB (:func:`~lab.training.spb_eval.duplicate_gauge`, seed
-    ``<seed>``), the learning curve."""
+    matches against ``gauge_bidder`` (RB by default;
+    :func:`~lab.training.spb_eval.duplicate_gauge`, seed ``<seed>``), the
+    learning curve. ``pool_bidders``: registry bidders as opponents in a
+    ``pool_bidder_share`` of the deals (the module doc); ``sim_deals``: the
+    sampled deals of a SIM bidder's bid there (its tournament default if None).
+    ``init``: start from these weights (a warm start)."""
     if iterations < 1 or deals < 1 or epochs < 1:
         raise TrainError("--iterations, --deals and --epochs must be at least 1")
+    if not 0.0 <= pool_bidder_share <= 1.0 or bool(pool_bidders) != (pool_bidder_share > 0):
+        raise TrainError("--pool-bidders and a --pool-bidder-share in (0, 1] go together")
+    rule_bidders = [pool_bidder(name, sim_deals) for name in pool_bidders]
+    gauge_opponent = pool_bidder(gauge_bidder, sim_deals)
     t = torch()
     config = {
         "kind": "spb-q",
@@ -161,11 +271,22 @@ def train_spb_q(
         "pool_share": pool_share,
         **({"max_bags": max_bags} if max_bags else {}),
         **({"score_inputs": True} if score_inputs else {}),
+        # Only when used, so that the runs before them resume and compare as before.
+        **(
+            {"pool_bidders": list(pool_bidders), "pool_bidder_share": pool_bidder_share}
+            if pool_bidders
+            else {}
+        ),
+        **({"sim_deals": sim_deals} if sim_deals is not None else {}),
+        **({"init": init.checksum} if init is not None else {}),
+        **({"gauge_bidder": gauge_bidder} if gauge_bidder != "RB" else {}),
         "eval_every": eval_every,
         "eval_games": eval_games,
     }
     inputs = BID_FEATURES + (SCORE_FEATURES if score_inputs else 0)
     net = make_net((inputs, *hidden, ACTIONS), seed)
+    if init is not None:
+        load_weights(net, init)
     opt = t.optim.Adam(net.parameters(), lr=lr)
     history: dict[str, list[float]] = {
         "loss": [],
@@ -203,8 +324,10 @@ def train_spb_q(
         for j in range(deals):
             hands = deal_hands(f"{seed}/spbq/{it}/{j}")
             dealer, learner = rng.randrange(4), rng.randrange(2)
-            opponent = current
-            if pool and rng.random() < pool_share:
+            opponent: Policy = current
+            if rule_bidders and rng.random() < pool_bidder_share:
+                opponent = rule_bidders[rng.randrange(len(rule_bidders))]
+            elif pool and rng.random() < pool_share:
                 opponent = MLP(pool[rng.randrange(len(pool))])
             bags = (rng.randint(0, max_bags), rng.randint(0, max_bags)) if max_bags else (0, 0)
             scores = None
@@ -239,7 +362,7 @@ def train_spb_q(
         if (it + 1) % snapshot_every == 0:
             pool = [*pool, export(net).layers][-pool_size:]
         if eval_every and (it + 1) % eval_every == 0:
-            gauge = duplicate_gauge(SPB(export(net)), RBBidder(), eval_games, seed)
+            gauge = duplicate_gauge(SPB(export(net)), gauge_opponent, eval_games, seed)
             low, high = gauge.interval()
             history["eval_iteration"].append(it + 1)
             history["eval_win_rate"].append(gauge.rate)
@@ -264,7 +387,7 @@ def train_spb_q(
             f"bid {history['mean_bid'][-1]:.2f} regret {history['regret'][-1]:.3f}"
         )
         if history["eval_iteration"] and history["eval_iteration"][-1] == it + 1:
-            note += f" vs RB {history['eval_win_rate'][-1]:.3f}"
+            note += f" vs {gauge_bidder} {history['eval_win_rate'][-1]:.3f}"
         bar.update(1, note)
     bar.close()
     info = {

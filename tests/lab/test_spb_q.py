@@ -117,3 +117,97 @@ def test_the_registry_builds_spb_score_from_its_shipped_weights() -> None:
     assert bot.bidder.network.meta["score_inputs"] is True  # type: ignore[attr-defined]
     view = bid_views(1)[0]
     assert 0 <= bot.act(view, random.Random(0)).tricks <= 13  # type: ignore[attr-defined]
+
+
+def test_the_registry_builds_spb_pool_from_its_shipped_weights() -> None:
+    from bots.registry import make_bot
+
+    bot = make_bot("SPB-pool+SRP")
+    meta = bot.bidder.network.meta  # type: ignore[attr-defined]
+    assert meta["pool_bidders"] == ["BIS", "SIM75"] and meta["pool_bidder_share"] == 0.6
+    assert meta["init"] == make_bot("SPB+SRP").bidder.network.checksum  # type: ignore[attr-defined]
+    view = bid_views(1)[0]
+    assert 0 <= bot.act(view, random.Random(0)).tricks <= 13  # type: ignore[attr-defined]
+
+
+class Recording:
+    """A bidder that records the views it is asked in and bids BIS's bid."""
+
+    name = "Recording"
+
+    def __init__(self) -> None:
+        from bots.registry import BIDDERS
+
+        self.bis = BIDDERS["BIS"]()
+        self.views: list = []
+
+    def bid(self, view, rng: random.Random):  # type: ignore[no-untyped-def]
+        self.views.append(view)
+        return self.bis.bid(view, rng)
+
+
+def test_a_pool_bidder_answers_every_bid_as_at_a_table() -> None:
+    from game.engine.actions import Bid
+    from game.engine.state import RoundState
+    from game.engine.view import view_for
+    from lab.training.spb_q import counterfactual_deal
+    from lab.training.spb_sim import TRAIN_RULES
+
+    sim, hands, dealer, learner = Simulator(), deal_hands("spbq/pool"), 0, 0
+    recording = Recording()
+    ours = always(4).network
+    # dealer 0: East, South, West, North bid; the learner's are South (2) and North (0)
+    xs, ys, acts = counterfactual_deal(
+        sim, hands, dealer, learner, (ours, recording), 1e-6, random.Random(0)  # type: ignore[arg-type]
+    )
+    assert acts == [4, 4] and recording.views
+    assert {v.seat for v in recording.views} == {1, 3}  # the opponents' seats only
+    for v in recording.views:  # each view is the engine's own, after the earlier bids
+        r = RoundState(TRAIN_RULES, dealer, hands)
+        for s in v.bid_order:
+            r.apply(Bid(s, v.bids[s]))
+        assert v == view_for(r, v.seat) and v.hand == hands[v.seat]
+    east = recording.bis.bid(view_for(RoundState(TRAIN_RULES, dealer, hands), 1), None).tricks
+    # North (seat 0) bids last: its 14 returns are the points of the row that BIS
+    # completed at East and West (West answering South's 4), North's bid k
+    for k in range(14):
+        r = RoundState(TRAIN_RULES, dealer, hands)
+        for s, b in ((1, east), (2, 4), (3, None), (0, k)):
+            if b is None:
+                b = recording.bis.bid(view_for(r, 3), None).tricks
+            r.apply(Bid(s, b))
+        p = sim.points(hands, dealer, np.array([r.bids]))[0]
+        assert ys[1][k] == pytest.approx((p[0] - p[1]) / 100.0)
+    west_answers = {v.bids[2] for v in recording.views if v.seat == 3}
+    assert west_answers == set(range(14))  # West answered each of South's 14 bids
+
+
+@pytest.mark.usefixtures("torch_installed")
+def test_the_pool_bidders_change_the_run_and_a_resume_with_other_options_is_refused(
+    tmp_path: Path,
+) -> None:
+    from lab.training.spb_q import train_spb_q
+    from lab.training.train import TrainError
+
+    settings = dict(seed=5, deals=20, snapshot_every=1, buffer=2)
+    plain, _ = train_spb_q(iterations=1, checkpoint=tmp_path / "a.ckpt", **settings)
+    pool = dict(pool_bidders=("BIS",), pool_bidder_share=1.0)
+    a, info = train_spb_q(iterations=2, checkpoint=tmp_path / "b.ckpt", **settings, **pool)
+    assert a.checksum != plain.checksum and info["pool_bidders"] == ["BIS"]
+    train_spb_q(iterations=1, checkpoint=tmp_path / "c.ckpt", **settings, **pool)
+    with pytest.raises(TrainError):
+        train_spb_q(iterations=2, checkpoint=tmp_path / "c.ckpt", **settings)
+    with pytest.raises(TrainError):
+        other = dict(pool_bidders=("BIS",), pool_bidder_share=0.5)
+        train_spb_q(iterations=2, checkpoint=tmp_path / "c.ckpt", **settings, **other)
+    c, _ = train_spb_q(iterations=2, checkpoint=tmp_path / "c.ckpt", **settings, **pool)
+    assert c.checksum == a.checksum  # resumed to the same weights
+    with pytest.raises(TrainError):
+        train_spb_q(iterations=1, checkpoint=tmp_path / "d.ckpt", **settings, pool_bidders=("BIS",))
+    with pytest.raises(TrainError):
+        train_spb_q(iterations=1, checkpoint=tmp_path / "e.ckpt", **settings,
+                    pool_bidders=("NoSuch",), pool_bidder_share=1.0)  # fmt: skip
+    # a warm start begins from the given weights: no fitting at all leaves them unchanged
+    warm, _ = train_spb_q(iterations=1, checkpoint=tmp_path / "f.ckpt", **{**settings, "lr": 0.0},
+                          init=plain)  # fmt: skip
+    assert all(np.allclose(w, v) for (w, _), (v, _) in zip(warm.layers, plain.layers, strict=True))

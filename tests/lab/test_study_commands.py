@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from bots.learned.mlp import read_mlp
 
@@ -45,6 +46,19 @@ def test_train_spb_both_methods_write_weights_curves_and_report(tmp_path: Path) 
     report = StringIO()
     call_command("train_spb", "--report", str(weights), stdout=report)
     assert "SPB" in report.getvalue()
+    # BIS in the pool and as the gauges' opponent, from the weights just made
+    pool, out = tmp_path / "pool.npz", StringIO()
+    call_command("train_spb", "--iterations", "1", "--deals", "4", "--seed", "2", "--eval-every",
+                 "1", "--eval-games", "2", "--gauge", "2", "--pool-bidders", "BIS",
+                 "--pool-bidder-share", "1", "--gauge-bidder", "BIS", "--init", str(weights),
+                 "--output", str(pool), stdout=out, stderr=StringIO())  # fmt: skip
+    meta = read_mlp(pool).meta
+    assert meta["pool_bidders"] == ["BIS"] and meta["init"] == net.checksum
+    assert "vs BIS 1: " in out.getvalue()
+    assert "gauge: SPB+SRP-rule vs BIS+SRP-rule" in out.getvalue()
+    with pytest.raises(CommandError):
+        call_command("train_spb", "--iterations", "2", "--deals", "4", "--seed", "2", "--output",
+                     str(pool), stdout=StringIO(), stderr=StringIO())  # fmt: skip
     pg, pg_plot = tmp_path / "pg.npz", tmp_path / "pg.png"
     call_command("train_spb", "--method", "pg", "--iterations", "1", "--batch", "4", "--output",
                  str(pg), "--plot", str(pg_plot), stdout=out, stderr=StringIO())  # fmt: skip
