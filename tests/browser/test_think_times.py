@@ -30,14 +30,16 @@ def test_a_pause_before_a_bid_is_stored_as_its_think_time(
     create_table(
         page, daphne_server, ["me", "RB+SRP", "RB+SRP", "RB+SRP"], unchecked=("blind_nil",)
     )
-    # The pause is timed in the page from the moment the bid buttons appear
-    # (the test's own polling would notice them up to a few hundred ms late
-    # on a loaded machine), and the click is made there when it is over.
+    # The pause is timed in the page from the first frame that shows the bid
+    # buttons, the moment the page itself counts from (the test's own polling
+    # would notice them up to a few hundred ms late on a loaded machine, and a
+    # loaded machine may draw that frame 100 ms and more after the buttons
+    # enter the document). The click is made in the page when it is over.
     page.evaluate(
         """() => new MutationObserver((_, observer) => {
             if (document.querySelector(".bid-panel .bid-btn")) {
-                window.bidsShownAt = performance.now();
                 observer.disconnect();
+                requestAnimationFrame(() => { window.bidsShownAt = performance.now(); });
             }
         }).observe(document.body, {childList: true, subtree: true})"""
     )
