@@ -55,6 +55,7 @@ from game.engine.rules import Rules
 from game.engine.state import RoundState
 from game.engine.view import view_for
 
+from .match_value import MatchValue
 from .progress import Progress
 from .spb_eval import duplicate_gauge
 from .spb_sim import DealFeatures, Simulator
@@ -72,6 +73,11 @@ ACTIONS = 14  # nil, 1..13
 # SPB-score: a round that ends the match is worth this much more or less (in
 # points / 100; bots.sim's WIN_VALUE, 200 points, for the same reason).
 WIN_BONUS = 2.0
+# SPB-match: a whole match won is worth this much (in the same units: a round
+# that takes the chance of winning from a half to one scores 2, as WIN_BONUS).
+MATCH_SCALE = 4.0
+# The rounds the match value's outcomes are drawn from (lab.training.match_value).
+MATCH_VALUE_DEALS = 10_000
 
 
 def match_state(rng: random.Random) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -83,9 +89,28 @@ def match_state(rng: random.Random) -> tuple[tuple[int, int], tuple[int, int]]:
     return scores, (rng.randint(0, 9), rng.randint(0, 9))
 
 
-def returns(points: np.ndarray, learner: int, scores: tuple[int, int] | None) -> np.ndarray:
+def exact_scores(scores: tuple[int, int], bags: tuple[int, int]) -> tuple[int, int]:
+    """:func:`match_state`'s scores with the bags as their last digit, as a
+    match's scores are (SPB-match: the match value reads them so)."""
+    return (scores[0] + bags[0], scores[1] + bags[1])
+
+
+def returns(
+    points: np.ndarray,
+    learner: int,
+    scores: tuple[int, int] | None,
+    value: MatchValue | None = None,
+) -> np.ndarray:
     """The learner's return for each row of round points: the points gap / 100,
-    plus or minus WIN_BONUS where the round ends the match (``scores`` given)."""
+    plus or minus WIN_BONUS where the round ends the match (``scores`` given);
+    with ``value``, instead MATCH_SCALE times the change the round makes to the
+    learner's chance of winning the match from ``scores``."""
+    if value is not None:
+        assert scores is not None
+        ours, theirs = scores[learner], scores[1 - learner]
+        before = value(ours, theirs)
+        after = [value(ours + int(p[learner]), theirs + int(p[1 - learner])) for p in points]
+        return (MATCH_SCALE * (np.array(after) - before)).astype(np.float32)
     gap = (points[:, learner] - points[:, 1 - learner]) / 100.0
     if scores is not None:
         from .spb_sim import TRAIN_RULES
@@ -160,12 +185,15 @@ def counterfactual_deal(
     rng: random.Random,
     bags: tuple[int, int] = (0, 0),
     scores: tuple[int, int] | None = None,
+    value: MatchValue | None = None,
 ) -> tuple[list[np.ndarray], list[np.ndarray], list[int]]:
     """The learner seats' inputs, their 14 returns (one per bid, the rest of the
     bidding and the play following it) and the bids they made. ``scores``: the
     match's score before the round (SPB-score: an input, and the match's end
-    in the return). The opponents' policy may be a registry bidder (BIS...):
-    it bids through the engine (:class:`RuleSeat`), greedy in both phases."""
+    in the return); ``value``: the return is the change in the chance of
+    winning the match (SPB-match, :func:`returns`). The opponents' policy may
+    be a registry bidder (BIS...): it bids through the engine
+    (:class:`RuleSeat`), greedy in both phases."""
     feats = DealFeatures(hands, dealer, scores, bags)
     opponents: MLP | RuleSeat = policies[1]  # type: ignore[assignment]
     if not isinstance(opponents, MLP):
@@ -194,7 +222,7 @@ def counterfactual_deal(
                 rows[:, s] = p(feats.rows(later, rows)).argmax(axis=1)
         points = sim.points(hands, dealer, rows, bags)
         xs.append(feats.rows(pos, made)[0])
-        ys.append(returns(points, learner, scores))
+        ys.append(returns(points, learner, scores, value))
         acts.append(int(made[0, seat]))
     return xs, ys, acts
 
@@ -232,6 +260,7 @@ def train_spb_q(
     pool_share: float = 0.5,
     max_bags: int = 0,
     score_inputs: bool = False,
+    match_return: bool = False,
     pool_bidders: tuple[str, ...] = (),
     pool_bidder_share: float = 0.0,
     sim_deals: int | None = None,
@@ -248,11 +277,14 @@ def train_spb_q(
     learning curve. ``pool_bidders``: registry bidders as opponents in a
     ``pool_bidder_share`` of the deals (the module doc); ``sim_deals``: the
     sampled deals of a SIM bidder's bid there (its tournament default if None).
-    ``init``: start from these weights (a warm start)."""
+    ``init``: start from these weights (a warm start). ``match_return`` (with
+    ``score_inputs``): returns by the match value (:func:`returns`)."""
     if iterations < 1 or deals < 1 or epochs < 1:
         raise TrainError("--iterations, --deals and --epochs must be at least 1")
     if not 0.0 <= pool_bidder_share <= 1.0 or bool(pool_bidders) != (pool_bidder_share > 0):
         raise TrainError("--pool-bidders and a --pool-bidder-share in (0, 1] go together")
+    if match_return and not score_inputs:
+        raise TrainError("--match-return needs --score-inputs: the value reads the score")
     rule_bidders = [pool_bidder(name, sim_deals) for name in pool_bidders]
     gauge_opponent = pool_bidder(gauge_bidder, sim_deals)
     t = torch()
@@ -271,6 +303,7 @@ def train_spb_q(
         "pool_share": pool_share,
         **({"max_bags": max_bags} if max_bags else {}),
         **({"score_inputs": True} if score_inputs else {}),
+        **({"match_return": True} if match_return else {}),
         # Only when used, so that the runs before them resume and compare as before.
         **(
             {"pool_bidders": list(pool_bidders), "pool_bidder_share": pool_bidder_share}
@@ -314,6 +347,7 @@ def train_spb_q(
             state["iteration"],
         )
     sim = Simulator()
+    value = MatchValue.estimate(MATCH_VALUE_DEALS, seed) if match_return else None
     bar = Progress("iterations", iterations, start, progress)
     for it in range(start, iterations):
         current = export(net)
@@ -333,8 +367,11 @@ def train_spb_q(
             scores = None
             if score_inputs:
                 scores, bags = match_state(rng)
+                if match_return:
+                    scores = exact_scores(scores, bags)
+            policies = (current, opponent)
             x, y, a = counterfactual_deal(
-                sim, hands, dealer, learner, (current, opponent), temperature, rng, bags, scores
+                sim, hands, dealer, learner, policies, temperature, rng, bags, scores, value
             )
             xs += x
             ys += y

@@ -79,6 +79,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--score-inputs", action="store_true", help="cfq: SPB-score (score and bags as input)"
         )
+        parser.add_argument(
+            "--match-return",
+            action="store_true",
+            help="cfq, with --score-inputs: return by the chance of winning the match",
+        )
         parser.add_argument("--eval-every", type=int, default=5)
         parser.add_argument("--eval-games", type=int, default=400)
         parser.add_argument("--gauge", type=int, default=0, help="games vs RB after training")
@@ -129,6 +134,7 @@ class Command(BaseCommand):
                     temperature=opts["temperature"],
                     max_bags=opts["max_bags"],
                     score_inputs=opts["score_inputs"],
+                    match_return=opts["match_return"],
                     pool_bidders=pool,
                     pool_bidder_share=opts["pool_bidder_share"],
                     sim_deals=opts["sim_deals"],
