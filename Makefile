@@ -24,7 +24,7 @@ help:
 	@echo "make stack  - production stack locally: nginx, 2 Daphnes, Celery workers and beat on PostgreSQL and Redis"
 	@echo "make bench-bots - bot decision times and tournament speed (bench_bots)"
 	@echo "make bench-server - websocket load benchmark, embedded and Redis stack (bench_server)"
-	@echo "make train  - install the train extra (PyTorch CPU) and train NNB, NNB-sym, SPB, SPB-score, SPB-pool(2), QP, QP-srp, QP-plain and QP-league"
+	@echo "make train  - install the train extra (PyTorch CPU) and train NNB, NNB-sym, SPB, SPB-score, SPB-pool(2), SPB-match, QP, QP-srp, QP-plain and QP-league"
 	@echo "make venv   - create .venv only; make clean removes caches and .venv"
 
 venv: $(BIN)/python
@@ -103,7 +103,7 @@ bench: install
 	$(BIN)/python manage.py bench_engine
 
 # The shipped learned bots' weights (bots/data/nnb.npz, nnb_sym.npz, spb.npz, spb_score.npz,
-# spb_pool.npz, spb_pool2.npz, qp.npz, qp_srp.npz, qp_plain.npz, qp_league.npz, qp_trick.npz), with
+# spb_pool.npz, spb_pool2.npz, spb_match.npz, qp.npz, qp_srp.npz, qp_plain.npz, qp_league.npz, qp_trick.npz), with
 # the settings of docs/bots.md;
 # seeded and resumable. QP-srp's and QP-plain's fits take about an hour each on a loaded core, QP's
 # three stages (self-play, from random weights) about an hour and a half (docs/bots.md).
@@ -119,6 +119,13 @@ train: install-train
 	$(BIN)/python manage.py train_spb --iterations 20 --deals 2000 --seed 1 --init bots/data/spb_pool.npz \
 		--pool-bidders BIS --pool-bidder-share 0.9 --gauge-bidder BIS --eval-every 10 \
 		--eval-games 20000 --output bots/data/spb_pool2.npz
+	$(BIN)/python manage.py train_spb --score-inputs --match-return --hidden 256,256 --iterations 10 \
+		--deals 20000 --seed 1 --pool-bidders BIS --pool-bidder-share 0.9 --gauge-bidder BIS \
+		--eval-every 2 --eval-games 20000 --output bots/data/spb_match.stage1.npz
+	$(BIN)/python manage.py train_spb --score-inputs --match-return --hidden 256,256 --iterations 10 \
+		--deals 20000 --seed 1 --lr 3e-4 --init bots/data/spb_match.stage1.npz --pool-bidders BIS \
+		--pool-bidder-share 0.9 --gauge-bidder BIS --eval-every 2 --eval-games 20000 \
+		--output bots/data/spb_match.npz
 	$(BIN)/python manage.py train_qp --rounds 60000 --epochs 2 --advantage 4 --curve-games 200 \
 		--points 2 --seed 1 --data bots/data/qp.npz.data --output bots/data/qp_srp.npz
 	$(BIN)/python manage.py train_qp --rounds 60000 --epochs 2 --advantage 4 --features plain \

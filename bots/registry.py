@@ -12,6 +12,7 @@ from .learned.bidders import (
     NNB,
     NNB_SYM_WEIGHTS,
     SPB,
+    SPB_MATCH_WEIGHTS,
     SPB_POOL2_WEIGHTS,
     SPB_POOL_WEIGHTS,
     SPB_SCORE_WEIGHTS,
@@ -86,6 +87,9 @@ ABLATION_BIDDERS: dict[str, Callable[[], Bidder]] = {
     "SPB-pool": lambda: SPB(SPB_POOL_WEIGHTS),
     # SPB-pool trained 20 iterations more with BIS for the opponents in 90% of the deals
     "SPB-pool2": lambda: SPB(SPB_POOL2_WEIGHTS),
+    # SPB whose rounds are valued by the match they leave (the chance of winning it),
+    # with the score as input, trained against BIS in 90% of the deals (issue 62)
+    "SPB-match": lambda: SPB(SPB_MATCH_WEIGHTS),
 }
 
 

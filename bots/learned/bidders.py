@@ -37,6 +37,7 @@ SPB_WEIGHTS = "spb.npz"
 SPB_SCORE_WEIGHTS = "spb_score.npz"
 SPB_POOL_WEIGHTS = "spb_pool.npz"
 SPB_POOL2_WEIGHTS = "spb_pool2.npz"
+SPB_MATCH_WEIGHTS = "spb_match.npz"
 
 
 class NNB(BIS):

@@ -2,6 +2,7 @@
 
     python manage.py train_spb [--iterations 20] [--deals 2000] [--seed 1]
         [--hidden 64,64] [--lr 1e-3] [--temperature 0.3] [--max-bags 0]
+        [--score-inputs [--match-return]]
         [--eval-every 5] [--eval-games 400] [--gauge GAMES] [--gauge-bidder RB]
         [--pool-bidders BIS,SIM75 --pool-bidder-share 0.5 [--sim-deals N]] [--init NPZ]
         [--output bots/data/spb.npz] [--plot FILE.png] [--report FILE.npz]
@@ -16,7 +17,10 @@ iterations (``lab.training.spb_eval``); ``--gauge``: that many more after traini
 what the tournaments against BIS do). ``--pool-bidders``: registry bidders (BIS,
 SIM75...) bid for the opponents in ``--pool-bidder-share`` of the deals (``--sim-deals``:
 a SIM bidder's sampled deals a bid there); ``--init``: a warm start from a weights
-file. ``--method pg``: the first SPB (issue 22), actor-critic policy
+file. ``--score-inputs``: the match's score and bags are inputs too (SPB-score), its
+rounds drawn from match positions; ``--match-return``: a round's return is the change it
+makes to the chance of winning the match (``lab.training.match_value``) instead of its
+points gap. ``--method pg``: the first SPB (issue 22), actor-critic policy
 gradient on the Python engine (``lab.training.train.train_spb``).
 Resumable from ``<output>.ckpt.pt``. Needs the ``train`` extra.
 """
