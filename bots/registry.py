@@ -64,6 +64,9 @@ BIDDERS: dict[str, Callable[[], Bidder]] = {
     "NNB-sym": lambda: NNB.like(BIDDERS["BIS"](), NNB_SYM_WEIGHTS, "NNB-sym"),
     # {nil, 1..13} rated by a network learned by self-play alone, no bidding rules.
     "SPB": SPB,
+    # The same network valuing each round by the chance of winning the match it
+    # leaves, the score an input, trained against BIS in 90% of the deals (issue 62).
+    "SPB-match": lambda: SPB(SPB_MATCH_WEIGHTS),
 }
 # Ablations of BIS's choices beyond the paper's text (docs/bots.md): for
 # tournaments only, never offered in menus.
@@ -87,9 +90,6 @@ ABLATION_BIDDERS: dict[str, Callable[[], Bidder]] = {
     "SPB-pool": lambda: SPB(SPB_POOL_WEIGHTS),
     # SPB-pool trained 20 iterations more with BIS for the opponents in 90% of the deals
     "SPB-pool2": lambda: SPB(SPB_POOL2_WEIGHTS),
-    # SPB whose rounds are valued by the match they leave (the chance of winning it),
-    # with the score as input, trained against BIS in 90% of the deals (issue 62)
-    "SPB-match": lambda: SPB(SPB_MATCH_WEIGHTS),
 }
 
 

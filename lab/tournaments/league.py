@@ -58,7 +58,7 @@ from lab.tournaments.tournament import (
 # deals a bid).
 LEAGUE_BIDDERS = (
     "BIS", "BIS*", "BIS0", "BIS-SC1", "BIS-noEG", "BIS-noBig", "RB", "MS", "IO",
-    "NNB", "NNB-sym", "SPB", "SIM25", "SIM50", "SIM75", "SIM100", "SIM50-Q25",
+    "NNB", "NNB-sym", "SPB", "SPB-match", "SIM25", "SIM50", "SIM75", "SIM100", "SIM50-Q25",
 )  # fmt: skip
 PLAYER = "SRP"
 ANCHOR = "BIS"  # rated 0

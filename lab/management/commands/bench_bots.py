@@ -60,7 +60,7 @@ from lab.tournaments.tournament import TournamentConfig, run_tournament
 RULES = Rules(winning_goal=200, losing_goal=-100)
 TARGETS = {"BIS bid": (5.0, 20.0), "SRP play": (1.0, None), "WRP play": (None, None)}
 # The learned bots (issue 22, --learned): at most 2 ms median a decision.
-LEARNED_BIDDERS = ("NNB", "NNB-sym", "SPB")
+LEARNED_BIDDERS = ("NNB", "NNB-sym", "SPB", "SPB-match")
 LEARNED_PLAYERS = ("QP",)
 TARGETS.update({f"{b} bid": (2.0, None) for b in LEARNED_BIDDERS})
 TARGETS.update({f"{p} play": (1.0, None) for p in LEARNED_PLAYERS})  # issue 46: 1 ms
