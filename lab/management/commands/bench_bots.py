@@ -203,7 +203,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
         parser.add_argument(
             "--learned", action="store_true",
-            help="also time the learned bots (NNB, NNB-sym, SPB bids; QP plays) on the same views",
+            help="also time the learned bots (NNB, NNB-sym, SPB, SPB-match bids; QP plays)",
         )  # fmt: skip
 
     def handle(self, *args: Any, **opts: Any) -> None:
