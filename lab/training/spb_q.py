@@ -261,6 +261,7 @@ def train_spb_q(
     max_bags: int = 0,
     score_inputs: bool = False,
     match_return: bool = False,
+    match_deals: int = MATCH_VALUE_DEALS,
     pool_bidders: tuple[str, ...] = (),
     pool_bidder_share: float = 0.0,
     sim_deals: int | None = None,
@@ -278,7 +279,8 @@ def train_spb_q(
     ``pool_bidder_share`` of the deals (the module doc); ``sim_deals``: the
     sampled deals of a SIM bidder's bid there (its tournament default if None).
     ``init``: start from these weights (a warm start). ``match_return`` (with
-    ``score_inputs``): returns by the match value (:func:`returns`)."""
+    ``score_inputs``): returns by the match value (:func:`returns`), its outcomes
+    from ``match_deals`` rounds."""
     if iterations < 1 or deals < 1 or epochs < 1:
         raise TrainError("--iterations, --deals and --epochs must be at least 1")
     if not 0.0 <= pool_bidder_share <= 1.0 or bool(pool_bidders) != (pool_bidder_share > 0):
@@ -304,6 +306,11 @@ def train_spb_q(
         **({"max_bags": max_bags} if max_bags else {}),
         **({"score_inputs": True} if score_inputs else {}),
         **({"match_return": True} if match_return else {}),
+        **(
+            {"match_deals": match_deals}
+            if match_return and match_deals != MATCH_VALUE_DEALS
+            else {}
+        ),
         # Only when used, so that the runs before them resume and compare as before.
         **(
             {"pool_bidders": list(pool_bidders), "pool_bidder_share": pool_bidder_share}
@@ -347,7 +354,7 @@ def train_spb_q(
             state["iteration"],
         )
     sim = Simulator()
-    value = MatchValue.estimate(MATCH_VALUE_DEALS, seed) if match_return else None
+    value = MatchValue.estimate(match_deals, seed) if match_return else None
     bar = Progress("iterations", iterations, start, progress)
     for it in range(start, iterations):
         current = export(net)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import numpy as np
 import pytest
@@ -76,3 +77,29 @@ def test_the_match_return_needs_the_score_as_input(tmp_path) -> None:
         train_spb_q(
             seed=1, iterations=1, deals=1, checkpoint=tmp_path / "c.ckpt", match_return=True
         )
+
+
+@pytest.mark.usefixtures("torch_installed")
+def test_a_run_with_the_match_return_trains_spb_match_and_resumes_to_the_same_weights(
+    tmp_path,
+) -> None:
+    from bots.learned.bidders import SPB
+    from bots.learned.features import BID_FEATURES, SCORE_FEATURES
+    from lab.training.spb_q import train_spb_q
+    from tests.support.learned_views import bid_views
+
+    settings = dict(
+        seed=3, deals=8, score_inputs=True, match_return=True, match_deals=40, buffer=2,
+        pool_bidders=("BIS",), pool_bidder_share=0.9,
+    )  # fmt: skip
+    net, info = train_spb_q(iterations=2, checkpoint=tmp_path / "a.ckpt", **settings)
+    assert net.inputs == BID_FEATURES + SCORE_FEATURES and info["match_return"]
+    train_spb_q(iterations=1, checkpoint=tmp_path / "b.ckpt", **settings)
+    again, _ = train_spb_q(iterations=2, checkpoint=tmp_path / "b.ckpt", **settings)
+    assert again.checksum == net.checksum
+    points, _ = train_spb_q(
+        iterations=2, checkpoint=tmp_path / "c.ckpt", **{**settings, "match_return": False}
+    )
+    assert points.checksum != net.checksum  # the return is another
+    for view in bid_views(5):
+        SPB(net).bid(view, random.Random(0))  # the score is read from the view
