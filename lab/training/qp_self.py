@@ -338,9 +338,10 @@ class Opponents(Protocol):
 
     def rows(
         self, rounds: dict[str, np.ndarray], net: tuple, explore: float, lam: float,
-        seed: int, iteration: int,
+        seed: int, iteration: int, branch: float,
     ) -> dict[str, np.ndarray]:  # fmt: skip
-        """The iteration's bid ``rounds`` played: rows as :func:`selfplay` gives them."""
+        """The iteration's bid ``rounds`` played: rows as :func:`selfplay` gives them
+        (with ``branch``, a share of the learner's decisions branched)."""
 
     def after(self, folder: Path, iteration: int, net: MLP) -> None:
         """``iteration`` iterations done, with the weights ``net``."""
@@ -379,7 +380,8 @@ def train(
     rounds (the next ones of a pool of ``pool``, cycled) with the network at every
     seat, keeps the rows of the last ``buffer`` iterations and takes ``steps``
     Adam steps of ``batch`` rows drawn from them (squared error to the λ-returns).
-    With ``branch``, a share of the decisions is branched (:func:`selfplay_round`)
+    With ``branch``, a share of the decisions is branched (:func:`selfplay_round`; in
+    a league run the learner's, played out against the opponent: ``qp_league``)
     and each step also fits ``batch // 4`` branched decisions: the squared error
     of each card plus ``advantage`` times that of its value less its decision's
     mean (label and prediction alike), as ``lab.training.qp_train`` does.
@@ -436,8 +438,6 @@ def train(
         "advantage": advantage,
     }
     if match or opponents is not None:  # earlier runs' checkpoints keep their config
-        if branch and opponents is not None:
-            raise TrainError("a league run does not branch")
         config.update(match=match, **(opponents.config if opponents is not None else {}))
     if inputs != SPADES_FEATURES:  # earlier runs' checkpoints keep their config
         config["inputs"] = inputs
@@ -488,7 +488,7 @@ def train(
         take = np.arange(first, first + rounds) % pool
         part = {k: v[take] for k, v in everything.items()}
         if opponents is not None:
-            rows = opponents.rows(part, net_arrays(export(net)), explore, lam, seed, i)
+            rows = opponents.rows(part, net_arrays(export(net)), explore, lam, seed, i, branch)
         else:
             rows = selfplay(part, net_arrays(export(net)), explore, lam, [seed, i], branch)
         tmp = folder / f"iter_{i}.tmp.npz"
