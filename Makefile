@@ -103,10 +103,12 @@ bench: install
 	$(BIN)/python manage.py bench_engine
 
 # The shipped learned bots' weights (bots/data/nnb.npz, nnb_sym.npz, spb.npz, spb_score.npz,
-# spb_pool.npz, spb_pool2.npz, spb_match.npz, qp.npz, qp_srp.npz, qp_plain.npz, qp_league.npz, qp_trick.npz), with
+# spb_pool.npz, spb_pool2.npz, spb_match.npz, qp.npz, qp_srp.npz, qp_plain.npz, qp_league.npz, qp_trick.npz,
+# qp_branch.npz), with
 # the settings of docs/bots.md;
 # seeded and resumable. QP-srp's and QP-plain's fits take about an hour each on a loaded core, QP's
-# three stages (self-play, from random weights) about an hour and a half (docs/bots.md).
+# three stages (self-play, from random weights) about an hour and a half, QP-branch's two about
+# an hour and three quarters (docs/bots.md).
 train: install-train
 	$(BIN)/python manage.py train_nnb --rounds 68000 --seed 1 --loss asym --output bots/data/nnb.npz
 	$(BIN)/python manage.py train_nnb --rounds 68000 --seed 1 --loss sym --output bots/data/nnb_sym.npz
@@ -144,6 +146,13 @@ train: install-train
 	$(BIN)/python manage.py train_qp_self --iterations 30 --lr 1e-4 --seed 1 --pool 20000 --match \
 		--srp-share 0.5 --inputs 300 --init bots/data/qp.npz --data bots/data/qp_match.data \
 		--output bots/data/qp_trick.npz
+	$(BIN)/python manage.py train_qp_self --iterations 80 --lr 1e-4 --seed 1 --pool 20000 --match \
+		--srp-share 0.5 --inputs 300 --branch 0.5 --gauge-every 4 --init bots/data/qp_trick.npz \
+		--data bots/data/qp_match.data --output bots/data/qp_branch.stage1.npz
+	$(BIN)/python manage.py train_qp_self --iterations 20 --lr 1e-4 --advantage 4 --seed 1 \
+		--pool 20000 --match --srp-share 0.5 --inputs 300 --branch 0.5 --gauge-every 5 \
+		--init bots/data/qp_branch.stage1.npz --data bots/data/qp_match.data \
+		--output bots/data/qp_branch.npz
 
 bench-bots: install
 	$(BIN)/python manage.py bench_bots

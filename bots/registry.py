@@ -20,6 +20,7 @@ from .learned.bidders import (
 from .learned.qp import (
     QP,
     QP2_WEIGHTS,
+    QP_BRANCH_WEIGHTS,
     QP_CONT_WEIGHTS,
     QP_LEAGUE_WEIGHTS,
     QP_SELF_WEIGHTS,
@@ -128,7 +129,8 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     # deals from match situations (lab.training.qp_league; issue 62's candidate).
     "QP-league": partial(QP, QP_LEAGUE_WEIGHTS),
     # QP's weights with inputs for the contract and the trick in play added,
-    # trained on against SRP and itself (issue 62's second candidate).
+    # trained on against SRP and itself (issue 62's second candidate; the shipped
+    # QP until QP-branch).
     "QP-trick": partial(QP, QP_TRICK_WEIGHTS),
     # The issue-46 self-play network (292 inputs), the shipped QP until QP-trick.
     "QP-self": partial(QP, QP_SELF_WEIGHTS),
@@ -136,6 +138,9 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     "QP-trick292": partial(QP, QP_TRICK292_WEIGHTS),
     # QP-trick's training continued against a league at a lower rate (issue 62's third candidate).
     "QP-cont": partial(QP, QP_CONT_WEIGHTS),
+    # QP-trick trained on with every card of half its decisions played out against
+    # SRP (lab.training.qp_league's branched labels): the shipped QP's weights, by name.
+    "QP-branch": partial(QP, QP_BRANCH_WEIGHTS),
     # The shipped QP with SRP's card at third seat where SRP's takes the lead in the
     # trick for the side and QP's does not (qp_diagnose's costliest decisions).
     "QP-third": QPThird,

@@ -8,9 +8,12 @@ card). No rule of play is written here: the network alone ranks the cards.
 QP learned by self-play alone, from random weights, as the Four Hundred
 paper trains (``lab.training.qp_self``): the network at every seat, each
 state it entered labelled by the λ-return of the round's Spades score
-(``QP-self``, tournaments only since issue 62). The shipped QP (``QP-trick``,
-issue 62) is that network with 8 inputs added for the contract and the trick
-in play, trained on from it with half the rounds against SRP. ``QP-srp``
+(``QP-self``, tournaments only since issue 62). ``QP-trick`` (issue 62) is that
+network with 8 inputs added for the contract and the trick in play, trained on
+from it with half the rounds against SRP. The shipped QP (``QP-branch``, issue
+62) is QP-trick trained on with branched labels: at half of its decisions
+against SRP every legal card is played out on the true deal, so that each card
+is valued against the opponent it meets (``lab.training.qp_league``). ``QP-srp``
 (tournaments only) is the issue-46 network fitted instead to every legal card's
 outcome when SRP plays the round out (``lab.training.qp_data``,
 ``qp_train``); ``QP-plain`` is that training on the paper's state alone (the
@@ -42,14 +45,19 @@ QP2_WEIGHTS = "qp2.npz"
 # QP's self-play continued against a league: SRP, earlier networks, match deals (issue 62).
 QP_LEAGUE_WEIGHTS = "qp_league.npz"
 # QP's weights with issue 62's inputs added (the contract and the trick in play,
-# 300 inputs), trained on against SRP and itself on match deals: the shipped QP.
+# 300 inputs), trained on against SRP and itself on match deals: the shipped QP
+# until QP-branch (tournaments only).
 QP_TRICK_WEIGHTS = "qp_trick.npz"
-QP_WEIGHTS = QP_TRICK_WEIGHTS  # the shipped QP (issue 62: q16 against q8)
 # QP-trick's run without the 8 inputs (292): its ablation (tournaments only).
 QP_TRICK292_WEIGHTS = "qp_trick292.npz"
 # QP-trick's run continued at a third of its rate against SRP (60%), QP-trick and
 # the run's snapshots (25%), itself (15%): issue 62's third candidate, tournaments only.
 QP_CONT_WEIGHTS = "qp_cont.npz"
+# QP-trick's run with branched labels: at half of the learner's decisions every
+# legal card is played out on the true deal against SRP (or itself), the
+# learner going on (issue 62's fourth candidate).
+QP_BRANCH_WEIGHTS = "qp_branch.npz"
+QP_WEIGHTS = QP_BRANCH_WEIGHTS  # the shipped QP (issue 62: q26 against q16)
 
 
 class QP(Player):

@@ -146,14 +146,14 @@ def test_qp2_is_qp_srp_refitted_on_its_own_roll_outs_and_for_tournaments_only() 
         assert qp2.play(view, random.Random(0)) in legal
 
 
-def test_the_shipped_qp_is_learned_by_self_play_and_qp_srp_from_srps_roll_outs() -> None:
+def test_qp_trick_is_learned_from_self_play_and_qp_srp_from_srps_roll_outs() -> None:
     qp, srp = make_bot("BIS+QP").player, make_bot("BIS+QP-srp").player
-    self_play = make_bot("BIS+QP-self").player
-    assert qp.network.meta["init"] == self_play.network.checksum
+    trick, self_play = make_bot("BIS+QP-trick").player, make_bot("BIS+QP-self").player
+    assert trick.network.meta["init"] == self_play.network.checksum
     assert "srp_share" not in self_play.network.meta  # self-play alone
     assert isinstance(qp, QP) and isinstance(srp, QP)
     assert qp.network.meta["kind"] == "qp-selfplay" and srp.network.meta["kind"] == "qp-cards"
-    assert qp.network.meta["branch"] == 0 and qp.network.meta["lambda"] == 0.7
+    assert trick.network.meta["branch"] == 0 and qp.network.meta["lambda"] == 0.7
     assert srp.network.inputs == features.SPADES_FEATURES and srp.network.meta.get("init") is None
     assert "BIS+QP" in bot_names() and not any(n.endswith("+QP-srp") for n in bot_names())
     for view in play_views(10):
@@ -246,6 +246,20 @@ def test_qp_cont_is_qp_tricks_training_continued_against_a_league() -> None:
     for view in play_views(10):
         legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
         assert cont.play(view, random.Random(0)) in legal
+
+
+def test_the_shipped_qp_is_qp_branch_qp_tricks_run_on_with_branched_labels() -> None:
+    qp, branch = make_bot("BIS+QP").player, make_bot("BIS+QP-branch").player
+    trick = make_bot("BIS+QP-trick").player
+    assert qp.network.checksum == branch.network.checksum != trick.network.checksum
+    meta = branch.network.meta
+    assert branch.network.inputs == features.PLAY_FEATURES
+    assert meta["branch"] == 0.5 and meta["srp_share"] == 0.5 and meta["advantage"] == 4.0
+    assert meta["init"] != trick.network.checksum  # its first stage's weights (make train)
+    assert "BIS+QP" in bot_names() and not any(n.endswith("+QP-branch") for n in bot_names())
+    for view in play_views(10):
+        legal = {a.card for a in view.legal_actions if isinstance(a, Play)}
+        assert branch.play(view, random.Random(0)) in legal
 
 
 def test_qp_third_plays_srps_card_only_where_it_takes_the_trick_at_third_seat() -> None:
