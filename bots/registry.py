@@ -141,7 +141,7 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     # QP-trick trained on with every card of half its decisions played out against
     # SRP (lab.training.qp_league's branched labels): the shipped QP's weights, by name.
     "QP-branch": partial(QP, QP_BRANCH_WEIGHTS),
-    # The shipped QP with SRP's card at third seat where SRP's takes the lead in the
+    # QP-trick with SRP's card at third seat where SRP's takes the lead in the
     # trick for the side and QP's does not (qp_diagnose's costliest decisions).
     "QP-third": QPThird,
 }

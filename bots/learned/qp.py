@@ -96,11 +96,12 @@ class QPThird(QP):
     """QP with SRP's card at third seat where SRP's puts the side ahead in the trick
     and QP's does not, in rounds without a nil: the decisions ``qp_diagnose`` found
     costliest against SRP (issue 62: +13 points a decision for SRP's card). A
-    measured repair, tournaments only; the network alone is QP."""
+    measured repair, tournaments only, on QP-trick's weights (those it was measured
+    with); the network alone is QP."""
 
     name = "QP-third"
 
-    def __init__(self, weights: str | MLP = QP_WEIGHTS) -> None:
+    def __init__(self, weights: str | MLP = QP_TRICK_WEIGHTS) -> None:
         from bots.srp import SRP  # rule play: only this variant needs it
 
         super().__init__(weights)

@@ -263,7 +263,8 @@ def test_the_shipped_qp_is_qp_branch_qp_tricks_run_on_with_branched_labels() -> 
 
 
 def test_qp_third_plays_srps_card_only_where_it_takes_the_trick_at_third_seat() -> None:
-    qp, third = make_bot("BIS+QP").player, make_bot("BIS+QP-third").player
+    qp, third = make_bot("BIS+QP-trick").player, make_bot("BIS+QP-third").player
+    assert third.network.checksum == qp.network.checksum  # the weights it was measured with
     assert not any(name.endswith("+QP-third") for name in bot_names())
     changed = 0
     for view in play_views(400):
