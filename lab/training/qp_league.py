@@ -33,17 +33,27 @@ from bots.learned.mlp import MLP, read_mlp
 from bots.srp_compiled import BIDS, DONE, LEADER, POS, WON, legal_mask, play_card, srp_play
 from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 from game.engine.fast_compiled import _uniform, score_points
-from lab.training.qp_compiled import after_codes
 from lab.training.qp_self import (
     BRANCH_ROWS,
     ROWS_PER_ROUND,
     RULES_ARRAY,
     _decide,
+    branch_card,
     net_arrays,
     selfplay_round,
 )
 
 SELF, SRP_OPPONENT = -2, -1  # a round's opponent; 0.. are the league's networks
+
+
+@njit(cache=True)
+def _opponent_card(st, seat, order_card, order_seat, n, bags, opp, use_srp, sure_t, rng, row):
+    """The opponent's card at ``seat``: SRP's if ``use_srp``, else network ``opp``'s
+    (greedy)."""
+    if use_srp:
+        return srp_play(st, sure_t)
+    card, _ = _decide(st, seat, order_card, order_seat, n, bags, opp, 0.0, rng, row)
+    return card
 
 
 @njit(cache=True)
@@ -59,10 +69,10 @@ def _play_out(
         seat = (st[LEADER] + st[POS]) & 3
         if (seat & 1) == side:
             card, _ = _decide(st, seat, order_card, order_seat, n, bags, net, 0.0, rng, row)
-        elif use_srp:
-            card = srp_play(st, sure_t)
         else:
-            card, _ = _decide(st, seat, order_card, order_seat, n, bags, opp, 0.0, rng, row)
+            card = _opponent_card(
+                st, seat, order_card, order_seat, n, bags, opp, use_srp, sure_t, rng, row
+            )
         order_card[n] = card
         order_seat[n] = seat
         n += 1
@@ -113,13 +123,8 @@ def versus_round(
                 while m:
                     c = low_bit(m)
                     m &= m - 1
-                    tmp[:] = st
-                    play_card(tmp, c)
-                    tmp_card[:n] = order_card[:n]
-                    tmp_seat[:n] = order_seat[:n]
-                    tmp_card[n] = c
-                    tmp_seat[n] = seat
-                    after_codes(tmp, seat, tmp_card, tmp_seat, n + 1, bags, bx[rb])
+                    branch_card(st, seat, c, order_card, order_seat, n, bags, tmp, tmp_card,
+                                tmp_seat, bx[rb])  # fmt: skip
                     by[rb] = _play_out(
                         tmp, side, tmp_card, tmp_seat, n + 1, blind, bags, net, opp, use_srp,
                         sure_t, rules, out, row,
@@ -127,10 +132,10 @@ def versus_round(
                     bg[rb] = d
                     rb += 1
                 d += 1
-        elif use_srp:
-            card = srp_play(st, sure_t)
         else:
-            card, _ = _decide(st, seat, order_card, order_seat, n, bags, opp, 0.0, rng, row)
+            card = _opponent_card(
+                st, seat, order_card, order_seat, n, bags, opp, use_srp, sure_t, rng, row
+            )
         order_card[n] = card
         order_seat[n] = seat
         n += 1

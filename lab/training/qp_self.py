@@ -70,6 +70,20 @@ def _decide(st, seat, order_card, order_seat, n, bags, net, explore, rng, row):
 
 
 @njit(cache=True)
+def branch_card(st, seat, c, order_card, order_seat, n, bags, tmp, tmp_card, tmp_seat, row):
+    """A branch of the decision in ``st`` (``n`` cards played): ``seat``'s card ``c``
+    played on a copy, into ``tmp`` and the order arrays ``tmp_card``, ``tmp_seat``,
+    and the after-state's codes into ``row``."""
+    tmp[:] = st
+    play_card(tmp, c)
+    tmp_card[:n] = order_card[:n]
+    tmp_seat[:n] = order_seat[:n]
+    tmp_card[n] = c
+    tmp_seat[n] = seat
+    after_codes(tmp, seat, tmp_card, tmp_seat, n + 1, bags, row)
+
+
+@njit(cache=True)
 def _lookahead(st, seat, order_card, order_seat, n, bags, net, bids, blind, rules, out, row):
     """The label of ``seat``'s after-state in ``st`` (``n`` cards played): the others
     answer greedily until the seat's next card, whose best value it is, or the
@@ -124,13 +138,8 @@ def selfplay_round(
             while m:
                 c = low_bit(m)
                 m &= m - 1
-                tmp[:] = st
-                play_card(tmp, c)
-                tmp_card[:n] = order_card[:n]
-                tmp_seat[:n] = order_seat[:n]
-                tmp_card[n] = c
-                tmp_seat[n] = seat
-                after_codes(tmp, seat, tmp_card, tmp_seat, n + 1, bags, bx[rb])
+                branch_card(st, seat, c, order_card, order_seat, n, bags, tmp, tmp_card,
+                            tmp_seat, bx[rb])  # fmt: skip
                 by[rb] = _lookahead(
                     tmp, seat, tmp_card, tmp_seat, n + 1, bags, net, bids, blind, rules, out, row
                 )
