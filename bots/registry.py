@@ -108,9 +108,10 @@ PLAYERS: dict[str, Callable[[], Player]] = {
     # Perfect-information Monte Carlo from the first trick (bots.pimc): sampled
     # deals (bid-informed), each solved exactly for the points gap.
     "PIMC": PIMC,
-    # The Four Hundred card-play value network, learned by self-play alone
-    # (bots.learned.qp; issue 46).
-    "QP": QP,
+    # The Four Hundred card-play value network, learned by self-play and against
+    # SRP (bots.learned.qp; issues 46, 62), each card valued over the six
+    # relabellings of the plain suits.
+    "QP": partial(QP, symmetric=True),
 }
 # Players for tournaments only, not in menus (as ABLATION_BIDDERS): SRP whose
 # lead covering partner's nil is the rule's alone, unchecked on sampled deals
@@ -139,7 +140,8 @@ ABLATION_PLAYERS: dict[str, Callable[[], Player]] = {
     # QP-trick's training continued against a league at a lower rate (issue 62's third candidate).
     "QP-cont": partial(QP, QP_CONT_WEIGHTS),
     # QP-trick trained on with every card of half its decisions played out against
-    # SRP (lab.training.qp_league's branched labels): the shipped QP's weights, by name.
+    # SRP (lab.training.qp_league's branched labels): the shipped QP's weights,
+    # each card valued once (the shipped QP until the suits' relabellings, issue 62).
     "QP-branch": partial(QP, QP_BRANCH_WEIGHTS),
     # QP-trick with SRP's card at third seat where SRP's takes the lead in the
     # trick for the side and QP's does not (qp_diagnose's costliest decisions).

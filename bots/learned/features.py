@@ -35,6 +35,7 @@ data (``lab.training.qp_data``, compiled, the same codes) fit in bytes.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import permutations
 
 import numpy as np
 
@@ -124,6 +125,29 @@ PLAY_SCALE[NEED : LEFT + 1] = 1 / 13
 
 SUIT_MASK = tuple(((1 << 13) - 1) << (13 * s) for s in range(4))
 SPADES = 3
+
+
+def suit_permutations() -> np.ndarray:
+    """Gather indices, 6 x ``PLAY_FEATURES``: row ``perms[p]`` of a card-play row is
+    the same position with clubs, diamonds and hearts relabelled by the p-th of their
+    six orders (the first the identity). Spades are trumps and the three others are
+    alike in the rules, so the six rows are one position; a network's values on them
+    differ only by what it has not learned. Only the card blocks and the voids name
+    a suit; every count (the issue-62 inputs too) is the same under a relabelling."""
+    out = np.zeros((6, PLAY_FEATURES), dtype=np.int64)
+    for p, order in enumerate(permutations(range(3))):
+        src = np.arange(PLAY_FEATURES)
+        for s, t in enumerate(order):  # suit s becomes suit t
+            for rank in range(13):
+                for block in (ORDER, PLAYER, HAND, TRICK, CARD):
+                    src[block + CARD_INDEX[t * 13 + rank]] = block + CARD_INDEX[s * 13 + rank]
+            for rel in range(4):
+                src[VOIDS + 4 * rel + t] = VOIDS + 4 * rel + s
+        out[p] = src
+    return out
+
+
+SUIT_PERMUTATIONS = suit_permutations()
 
 
 def _bits(m: int) -> int:

@@ -13,7 +13,11 @@ network with 8 inputs added for the contract and the trick in play, trained on
 from it with half the rounds against SRP. The shipped QP (``QP-branch``, issue
 62) is QP-trick trained on with branched labels: at half of its decisions
 against SRP every legal card is played out on the true deal, so that each card
-is valued against the opponent it meets (``lab.training.qp_league``). ``QP-srp``
+is valued against the opponent it meets (``lab.training.qp_league``), and
+it values each card as the mean of its network's values on the six
+relabellings of clubs, diamonds and hearts (one position to the rules, six to
+the network: ``features.SUIT_PERMUTATIONS``); ``QP-branch`` is the network's
+value alone, as the earlier variants play. ``QP-srp``
 (tournaments only) is the issue-46 network fitted instead to every legal card's
 outcome when SRP plays the round out (``lab.training.qp_data``,
 ``qp_train``); ``QP-plain`` is that training on the paper's state alone (the
@@ -31,7 +35,7 @@ from game.engine.tricks import winning_card
 from game.engine.view import SeatView
 
 from ..base import Player
-from .features import after_play_states
+from .features import SUIT_PERMUTATIONS, after_play_states
 from .mlp import MLP, load_mlp, shipped
 
 # The issue-46 self-play weights (lab.training.qp_self), the shipped QP until
@@ -63,13 +67,26 @@ QP_WEIGHTS = QP_BRANCH_WEIGHTS  # the shipped QP (issue 62: q26 against q16)
 class QP(Player):
     name = "QP"
 
-    def __init__(self, weights: str | MLP = QP_WEIGHTS, epsilon: float = 0.0) -> None:
+    def __init__(
+        self, weights: str | MLP = QP_WEIGHTS, epsilon: float = 0.0, symmetric: bool = False
+    ) -> None:
         if isinstance(weights, MLP):
             self.network = weights
         else:
             self.network = load_mlp(weights if "/" in weights else shipped(weights))
         # Exploration for training only: a random legal card with this probability.
         self.epsilon = epsilon
+        # Each card's value as the mean over the six relabellings of the plain suits.
+        self.symmetric = symmetric
+
+    def values(self, view: SeatView, cards: list[int]) -> np.ndarray:
+        """The network's value of each candidate card (float32, one per card)."""
+        states = after_play_states(view, cards, self.network.inputs)
+        if not self.symmetric:
+            return self.network(states)[:, 0]
+        n = states.shape[1]
+        rows = states[:, SUIT_PERMUTATIONS[:, :n]].reshape(-1, n)  # card-major, 6 a card
+        return self.network(rows)[:, 0].reshape(len(cards), -1).mean(axis=1)
 
     def play(self, view: SeatView, rng: random.Random) -> int:
         cards = sorted(a.card for a in view.legal_actions if isinstance(a, Play))
@@ -79,8 +96,8 @@ class QP(Player):
             return cards[0]
         if self.epsilon and rng.random() < self.epsilon:
             return rng.choice(cards)
-        values = self.network(after_play_states(view, cards, self.network.inputs))[:, 0]
-        return cards[int(np.argmax(values))]  # argmax takes the first (lowest) of ties
+        # argmax takes the first (lowest) of ties
+        return cards[int(np.argmax(self.values(view, cards)))]
 
 
 class QPPlain(QP):

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from bots.bits import low_bit
-from bots.learned.features import CARD_INDEX, PLAY_FEATURES, PLAY_SCALE
+from bots.learned.features import CARD_INDEX, PLAY_FEATURES, PLAY_SCALE, SUIT_PERMUTATIONS
 from bots.learned.mlp import MLP
 from bots.srp_compiled import (
     BIDS,
@@ -187,19 +187,41 @@ def candidates(st, seat, order_card, order_seat, n, bags, scratch, codes, cards)
 
 
 @njit(cache=True)
-def qp_card(st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b):
+def card_values(codes, k, perms, scale, ws, bs, h_a, h_b):
+    """The values of the first ``k`` rows of ``codes`` (a candidate's after-state
+    each), each the mean over the relabellings ``perms`` (gather rows, the first the
+    identity; that row alone for the network's value as it is): row ``p * k + r``
+    of ``codes`` gets candidate r relabelled by ``perms[p]``. Returns the values,
+    a row of ``h_a`` (its last)."""
+    m = perms.shape[0]
+    for p in range(1, m):
+        for r in range(k):
+            for i in range(perms.shape[1]):
+                codes[p * k + r, i] = codes[r, perms[p, i]]
+    v = h_a[h_a.shape[0] - 1]
+    values(codes, k * m, scale, ws, bs, h_a, h_b, v)
+    if m > 1:
+        for r in range(k):
+            t = v[r]
+            for p in range(1, m):
+                t += v[p * k + r]
+            v[r] = t / np.float32(m)
+    return v
+
+
+@njit(cache=True)
+def qp_card(st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b, perms):
     """QP's card for the seat to act in ``st`` (the ``n``-th card of the round;
     ``order_card``/``order_seat`` the cards before it, position ``n`` is
-    overwritten). ``scratch`` a state array, ``codes`` 14 rows of
-    ``PLAY_FEATURES`` (the last holds the values), ``h_a``, ``h_b`` 13 rows."""
+    overwritten). ``scratch`` a state array, ``codes``, ``h_a``, ``h_b`` and
+    ``perms`` as :class:`CompiledQP` holds them."""
     legal = legal_mask(st)
     if legal & (legal - 1) == 0:  # one legal card
         return low_bit(legal)
     seat = (st[LEADER] + st[POS]) & 3
     cards = np.empty(13, dtype=np.int64)
     k = candidates(st, seat, order_card, order_seat, n, bags, scratch, codes, cards)
-    v = h_a[13]
-    values(codes, k, scale, ws, bs, h_a, h_b, v)
+    v = card_values(codes, k, perms, scale, ws, bs, h_a, h_b)
     best = 0
     for r in range(1, k):
         if v[r] > v[best]:  # ties: the lowest card, as QP's argmax
@@ -210,13 +232,16 @@ def qp_card(st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, 
 class CompiledQP:
     """A network's layers as the compiled functions take them, with scratch space."""
 
-    def __init__(self, net: MLP) -> None:
+    def __init__(self, net: MLP, symmetric: bool = False) -> None:
         self.ws = tuple(np.ascontiguousarray(w, dtype=np.float32) for w, _ in net.layers)
         self.bs = tuple(np.ascontiguousarray(b, dtype=np.float32) for _, b in net.layers)
         self.scale = np.ascontiguousarray(PLAY_SCALE[: net.inputs], dtype=np.float32)
+        # The relabellings a value is the mean over (QP(symmetric=True)), or none.
+        self.perms = SUIT_PERMUTATIONS if symmetric else SUIT_PERMUTATIONS[:1].copy()
+        rows = 13 * len(self.perms)  # every candidate, in every relabelling
         width = max(w.shape[1] for w in self.ws)
-        # 13 rows for the candidates; h_a's 14th holds their values.
-        self.h_a = np.zeros((14, max(width, 13)), dtype=np.float32)
-        self.h_b = np.zeros((13, width), dtype=np.float32)
-        self.codes = np.zeros((13, PLAY_FEATURES), dtype=np.uint8)
+        # h_a's last row holds the values.
+        self.h_a = np.zeros((rows + 1, max(width, rows)), dtype=np.float32)
+        self.h_b = np.zeros((rows, width), dtype=np.float32)
+        self.codes = np.zeros((rows, PLAY_FEATURES), dtype=np.uint8)
         self.checksum = net.checksum

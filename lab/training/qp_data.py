@@ -76,14 +76,14 @@ def _outcome_qp(
     """Play ``st`` (``n`` cards played, ``order_card``/``order_seat``) out with QP at
     every seat but those of the bits of ``srp_seats`` (SRP); the points gap of
     ``seat``'s side, / 100."""
-    scale, ws, bs, scratch, codes, h_a, h_b = net
+    scale, ws, bs, scratch, codes, h_a, h_b, perms = net
     while st[DONE] < 13:
         seat_now = (st[LEADER] + st[POS]) & 3
         if (srp_seats >> seat_now) & 1:
             card = srp_play(st, sure_t)
         else:
             card = qp_card(
-                st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b
+                st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b, perms
             )
         order_card[n] = card
         order_seat[n] = seat_now
@@ -117,7 +117,7 @@ def label_round(
     n = 0
     rows = 0
     d = d0
-    scale, ws, bs, scratch, codes, h_a, h_b = net
+    scale, ws, bs, scratch, codes, h_a, h_b, perms = net
     while st[DONE] < 13:
         seat = (st[LEADER] + st[POS]) & 3
         legal = legal_mask(st)
@@ -132,8 +132,9 @@ def label_round(
                 base_card = srp_play(st, sure_t)
             else:
                 base_card = qp_card(
-                    st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b
-                )
+                    st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b,
+                    perms,
+                )  # fmt: skip
             dec_srp[d] = 0
             m = legal
             while m:
@@ -163,7 +164,7 @@ def label_round(
             card = srp_play(st, sure_t)
         else:
             card = qp_card(
-                st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b
+                st, order_card, order_seat, n, bags, scale, ws, bs, scratch, codes, h_a, h_b, perms
             )
         order_card[n] = card
         order_seat[n] = seat
@@ -194,10 +195,12 @@ def rollout_tag(net: MLP | None, srp_share: float = 0.0) -> str:
     return f"qp-{net.checksum[:12]}" + (f"-srp{srp_share:g}" if srp_share else "")
 
 
-def net_arrays(net: MLP | None) -> tuple:
-    """The network as ``label_round`` takes it (a stand-in when SRP rolls out)."""
-    c = CompiledQP(net if net is not None else _NO_NET)
-    return (c.scale, c.ws, c.bs, np.zeros(STATE_SIZE, dtype=np.int64), c.codes, c.h_a, c.h_b)
+def net_arrays(net: MLP | None, symmetric: bool = False) -> tuple:
+    """The network as ``label_round`` takes it (a stand-in when SRP rolls out);
+    ``symmetric``: each card's value the mean over the suits' relabellings."""
+    c = CompiledQP(net if net is not None else _NO_NET, symmetric)
+    scratch = np.zeros(STATE_SIZE, dtype=np.int64)
+    return (c.scale, c.ws, c.bs, scratch, c.codes, c.h_a, c.h_b, c.perms)
 
 
 def label_chunk(

@@ -24,7 +24,7 @@ import numpy as np
 
 from bots.srp_compiled import BIDS, DONE, LEADER, POS, WIN_SEAT, WON, play_card, srp_play
 from game.engine.fast_compiled import score_points
-from lab.training.qp_compiled import candidates, values
+from lab.training.qp_compiled import candidates, card_values
 from lab.training.qp_self import RULES_ARRAY
 
 SPADE = 39  # engine cards 39..51 are the spades
@@ -57,12 +57,11 @@ class Played:
 def qp_values(st, n, order_card, order_seat, bags, net) -> tuple[np.ndarray, np.ndarray]:
     """The legal cards of the seat to act (lowest first) and the network's values of
     their after-states."""
-    scale, ws, bs, scratch, codes, h_a, h_b = net
+    scale, ws, bs, scratch, codes, h_a, h_b, perms = net
     seat = (st[LEADER] + st[POS]) & 3
     cards = np.empty(13, dtype=np.int64)
     k = candidates(st, seat, order_card, order_seat, n, bags, scratch, codes, cards)
-    v = h_a[13]
-    values(codes, k, scale, ws, bs, h_a, h_b, v)
+    v = card_values(codes, k, perms, scale, ws, bs, h_a, h_b)
     return cards[:k].copy(), v[:k].astype(np.float64)
 
 

@@ -41,7 +41,7 @@ from bots.learned.mlp import MLP
 from bots.srp_compiled import BIDS, DONE, LEADER, POS, WON, legal_mask, play_card, srp_play
 from game.engine import kernel_cache  # noqa: F401  (before the kernels: their cache folder)
 from game.engine.fast_compiled import _uniform, rules_array, score_points
-from lab.training.qp_compiled import after_codes, candidates, values
+from lab.training.qp_compiled import after_codes, candidates, card_values
 
 ROWS_PER_ROUND = 52
 BRANCH_ROWS = 4 * sum(range(2, 14))  # the most a round can branch
@@ -53,11 +53,10 @@ def _decide(st, seat, order_card, order_seat, n, bags, net, explore, rng, row):
     played (the lowest on a tie), or a random one with probability ``explore``.
     The chosen after-state's codes go into ``row``. Returns the card and the best
     value."""
-    scale, ws, bs, scratch, codes, h_a, h_b = net
+    scale, ws, bs, scratch, codes, h_a, h_b, perms = net
     cards = np.empty(13, dtype=np.int64)
     k = candidates(st, seat, order_card, order_seat, n, bags, scratch, codes, cards)
-    v = h_a[13]
-    values(codes, k, scale, ws, bs, h_a, h_b, v)
+    v = card_values(codes, k, perms, scale, ws, bs, h_a, h_b)
     best = 0
     for r in range(1, k):
         if v[r] > v[best]:
@@ -309,10 +308,10 @@ def gauge(rounds: dict[str, np.ndarray], net: tuple) -> dict[str, float]:
     return {"gap": float(gaps.mean()), "se": float(gaps.std(ddof=1) / np.sqrt(n)), "deals": n}
 
 
-def net_arrays(net: MLP) -> tuple:
+def net_arrays(net: MLP, symmetric: bool = False) -> tuple:
     from lab.training.qp_data import net_arrays as arrays
 
-    return arrays(net)
+    return arrays(net, symmetric)
 
 
 def load_rounds(

@@ -279,3 +279,75 @@ def test_qp_third_plays_srps_card_only_where_it_takes_the_trick_at_third_seat() 
         assert winning_card(view.leader, [*view.trick, got])[1] & 1 == side
         assert got == third.rule.play(view, random.Random(0))
     assert changed
+
+
+# ----- the plain suits' relabellings ------------------------------------------------
+
+
+def _twins(n: int) -> list[tuple[object, object, tuple[int, int, int], int]]:
+    """Pairs of views of one position, the second with clubs, diamonds and hearts
+    relabelled (suit s becomes order[s]): the same bids, the same cards played,
+    relabelled; and the order's number among the six."""
+    from itertools import permutations
+
+    orders = list(permutations(range(3)))
+    rng, bot = random.Random(5), make_bot("BIS+SRP")
+    twins = []
+    for i in range(n):
+        p = 1 + i % 5
+        order = orders[p]
+
+        def relabel(c: int, order: tuple[int, ...] = order) -> int:
+            return c if c >= 39 else order[c // 13] * 13 + c % 13
+
+        hands = deal_hands(f"learned-suits/{i}")
+        other = [sum(1 << relabel(c) for c in range(52) if h >> c & 1) for h in hands]
+        a, b = RoundState(RULES, i % 4, hands), RoundState(RULES, i % 4, other)
+        while a.phase is Phase.BIDDING:
+            bid = bot.act(view_for(a, a.to_act), rng)
+            a.apply(bid)
+            b.apply(bid)
+        for _ in range(rng.randrange(52)):
+            play = bot.act(view_for(a, a.to_act), rng)
+            assert isinstance(play, Play)
+            a.apply(play)
+            b.apply(Play(play.seat, relabel(play.card)))
+        if a.phase is Phase.PLAYING:
+            twins.append((view_for(a, a.to_act), view_for(b, b.to_act), order, p))
+    return twins
+
+
+def _legal(view) -> list[int]:  # type: ignore[no-untyped-def]
+    return sorted(a.card for a in view.legal_actions if isinstance(a, Play))
+
+
+def test_a_relabelling_of_the_plain_suits_is_a_gather_of_the_inputs() -> None:
+    perms = features.SUIT_PERMUTATIONS
+    assert perms.shape == (6, features.PLAY_FEATURES)
+    assert (perms[0] == np.arange(features.PLAY_FEATURES)).all()
+    assert all(sorted(row) == list(range(features.PLAY_FEATURES)) for row in perms)
+    twins = _twins(60)
+    for view, other, order, p in twins:
+        cards = _legal(view)
+        moved = [c if c >= 39 else order[c // 13] * 13 + c % 13 for c in cards]
+        x, y = features.after_play_codes(view, cards), features.after_play_codes(other, moved)
+        assert np.array_equal(y, x[:, perms[p]])
+    assert len(twins) > 50
+
+
+def test_the_shipped_qp_values_a_position_the_same_under_every_relabelling() -> None:
+    qp, alone = make_bot("BIS+QP").player, make_bot("BIS+QP-branch").player
+    assert isinstance(qp, QP) and isinstance(alone, QP)
+    assert qp.symmetric and not alone.symmetric
+    assert qp.network.checksum == alone.network.checksum
+    worst = worst_alone = 0.0
+    for view, other, order, _ in _twins(40):
+        cards = _legal(view)
+        moved = [c if c >= 39 else order[c // 13] * 13 + c % 13 for c in cards]
+        worst = max(worst, float(np.abs(qp.values(view, cards) - qp.values(other, moved)).max()))
+        gap = np.abs(alone.values(view, cards) - alone.values(other, moved)).max()
+        worst_alone = max(worst_alone, float(gap))
+        card = qp.play(view, random.Random(0))
+        assert moved[cards.index(card)] == qp.play(other, random.Random(0))
+    # The network alone tells the relabellings apart; the mean of the six does not.
+    assert worst < 1e-5 < 1e-2 < worst_alone

@@ -19,7 +19,14 @@ from game.engine.deal import deal_hands
 from game.engine.rules import Rules
 from game.engine.state import Phase, RoundState
 from game.engine.view import view_for
-from lab.training.qp_compiled import CompiledQP, after_codes, expand, qp_card, values
+from lab.training.qp_compiled import (
+    CompiledQP,
+    after_codes,
+    card_values,
+    expand,
+    qp_card,
+    values,
+)
 from lab.training.qp_data import label_chunk
 
 RULES = Rules(winning_goal=200, losing_goal=-100)
@@ -76,10 +83,11 @@ def test_the_compiled_inputs_and_values_equal_numpys_on_random_positions() -> No
     assert compared > 12 * 52 and worst < 1e-5
 
 
-def test_the_compiled_card_is_the_numpy_players_card() -> None:
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_the_compiled_card_is_the_numpy_players_card(symmetric: bool) -> None:
     net = load_mlp(shipped(QP_WEIGHTS))
-    c = CompiledQP(net)
-    player = QP(net)
+    c = CompiledQP(net, symmetric)
+    player = QP(net, symmetric=symmetric)
     scratch = np.zeros(STATE_SIZE, dtype=np.int64)
     compared = near_ties = 0
     for view, st, order, bags in positions(40, "qpc-cards"):
@@ -88,14 +96,32 @@ def test_the_compiled_card_is_the_numpy_players_card() -> None:
         order_card, order_seat = _orders(order)
         got = qp_card(
             st, order_card, order_seat, len(order), bags, c.scale, c.ws, c.bs, scratch,
-            c.codes, c.h_a, c.h_b,
+            c.codes, c.h_a, c.h_b, c.perms,
         )  # fmt: skip
         if got != want:  # only where numpy's two best values are within rounding
-            v = np.sort(net(after_play_states(view, cards))[:, 0])
+            v = np.sort(player.values(view, cards))
             assert v[-1] - v[-2] < 1e-5, (view.seat, got, want)
             near_ties += 1
         compared += 1
     assert compared == 40 * 52 and near_ties <= 2
+
+
+def test_the_compiled_symmetric_values_are_the_numpy_players() -> None:
+    net = load_mlp(shipped(QP_WEIGHTS))
+    c, player = CompiledQP(net, symmetric=True), QP(net, symmetric=True)
+    worst = 0.0
+    for view, st, order, bags in positions(4, "qpc-sym"):
+        cards = sorted(a.card for a in view.legal_actions if isinstance(a, Play))
+        order_card, order_seat = _orders(order)
+        for k, card in enumerate(cards):
+            s = st.copy()
+            play_card(s, card)
+            order_card[len(order)], order_seat[len(order)] = card, view.seat
+            after_codes(s, view.seat, order_card, order_seat, len(order) + 1, bags, c.codes[k])
+        got = card_values(c.codes, len(cards), c.perms, c.scale, c.ws, c.bs, c.h_a, c.h_b)
+        want = player.values(view, cards)
+        worst = max(worst, float(np.abs(got[: len(cards)] - want).max()))
+    assert worst < 1e-5
 
 
 @pytest.mark.parametrize("inputs", [164, PLAY_FEATURES])

@@ -85,11 +85,15 @@ def test_exploration_is_seeded_and_changes_the_play() -> None:
     assert not np.array_equal(a["x"], greedy["x"])
 
 
-def test_the_gauge_is_qp_against_the_rule_srp_with_the_partnerships_swapped() -> None:
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_the_gauge_is_qp_against_the_rule_srp_with_the_partnerships_swapped(
+    symmetric: bool,
+) -> None:
     from bots.srp_compiled import sure_table
 
     rounds = bid_rounds("qpself-gauge-test", 0, 3)
-    net, player, rule = net_arrays(NET), QP(NET), SRP(cover_deals=0)
+    net, rule = net_arrays(NET, symmetric), SRP(cover_deals=0)
+    player = QP(NET, symmetric=symmetric)
     total = 0.0
     for j in range(3):
         for side in (0, 1):
@@ -241,3 +245,11 @@ def test_the_gauge_command_compares_networks_deal_by_deal(tmp_path) -> None:
     assert other["sha256"] != first["sha256"]
     assert abs(other["less_the_first"][0] - (other["gap"][0] - first["gap"][0])) < 0.002
     assert printed.getvalue().count("points a round") == 3
+    call_command(
+        "qp_gauge", "--weights", trick, "--deals", "6", "--data", str(tmp_path / "deals"),
+        "--symmetric", "--output", str(out), stdout=printed,
+    )  # fmt: skip
+    plain, averaged = json.loads(out.read_text())["networks"]
+    assert (plain["symmetric"], averaged["symmetric"]) == (False, True)
+    assert plain["gap"] == first["gap"] and averaged["sha256"] == first["sha256"]
+    assert "(suits averaged)" in printed.getvalue()

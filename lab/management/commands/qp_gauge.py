@@ -1,14 +1,16 @@
 """``manage.py qp_gauge``: QP networks on the gauge's deals, each beside the first, deal by deal.
 
     python manage.py qp_gauge --weights bots/data/qp_trick.npz --weights OTHER.npz ... \\
-        [--deals 10000] [--seed 1] [--data DIR] [--output FILE.json]
+        [--deals 10000] [--seed 1] [--data DIR] [--symmetric] [--output FILE.json]
 
 ``train_qp_self``'s gauge (:func:`lab.training.qp_self.gauge_gaps`: the held-out
 deals ``"<seed>/qpself-gauge"``, bid by BIS and kept in ``--data``, each played
 twice against the compiled SRP with the partnerships swapped) for each weights
 file, and each file's difference from the first, paired by deal. The training
 gauges 2,000 deals (a standard error of about 1.3 points a round); 10,000 bring it
-to about 0.6, what it takes to tell two snapshots of a run apart.
+to about 0.6, what it takes to tell two snapshots of a run apart. With
+``--symmetric`` each network is gauged a second time as the shipped QP plays it,
+each card's value the mean over the six relabellings of the plain suits.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ class Command(BaseCommand):
         parser.add_argument("--deals", type=int, default=2000)
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--data", default="bots/data/qp_self.data", help="bid rounds kept")
+        parser.add_argument(
+            "--symmetric", action="store_true",
+            help="each network also with its values averaged over the suits' relabellings",
+        )  # fmt: skip
         parser.add_argument("--output", help="the figures as JSON")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -51,11 +57,18 @@ class Command(BaseCommand):
 
         first = None
         rows = []
-        for path, net in zip(opts["weights"], nets, strict=True):
+        runs = [(p, net, False) for p, net in zip(opts["weights"], nets, strict=True)]
+        if opts["symmetric"]:
+            runs += [(p, net, True) for p, net, _ in runs]
+        for path, net, symmetric in runs:
             start = time.process_time()
-            gaps = gauge_gaps(rounds, net_arrays(net))
-            row: dict[str, Any] = {"weights": path, "sha256": net.checksum, "gap": mean_se(gaps)}
-            text = f"{path}: {row['gap'][0]:+.2f} ± {row['gap'][1]:.2f} points a round"
+            gaps = gauge_gaps(rounds, net_arrays(net, symmetric))
+            row: dict[str, Any] = {
+                "weights": path, "symmetric": symmetric, "sha256": net.checksum,
+                "gap": mean_se(gaps),
+            }  # fmt: skip
+            name = f"{path} (suits averaged)" if symmetric else path
+            text = f"{name}: {row['gap'][0]:+.2f} ± {row['gap'][1]:.2f} points a round"
             if first is None:
                 first = gaps
             else:
