@@ -16,8 +16,8 @@ Three figures, each with its seed and sample size:
   SRP and WRP each choose a card for the same views. Views where only one card
   is legal are part of the sample (as in a real round) and counted apart.
 * **Learned bots** (``--learned``, issue 22): NNB, NNB-sym and SPB bid from
-  the same bid views, QP plays from the same play views (targets: 2 ms median a
-  bid, 1 ms a card).
+  the same bid views, QP (and QP-branch, its network's value alone) plays from
+  the same play views (targets: 2 ms median a bid, 1 ms a card).
 * **Tournament**: a duplicate ``BIS+SRP`` vs ``RB+SRP`` tournament of
   ``--tournament-games`` games (goal 200 / -100) with ``--workers`` worker
   processes, and the time a 10,000-game tournament would take at that speed
@@ -61,7 +61,8 @@ RULES = Rules(winning_goal=200, losing_goal=-100)
 TARGETS = {"BIS bid": (5.0, 20.0), "SRP play": (1.0, None), "WRP play": (None, None)}
 # The learned bots (issue 22, --learned): at most 2 ms median a decision.
 LEARNED_BIDDERS = ("NNB", "NNB-sym", "SPB", "SPB-match")
-LEARNED_PLAYERS = ("QP",)
+# QP (each card the mean over the suits' six relabellings) and its network alone.
+LEARNED_PLAYERS = ("QP", "QP-branch")
 TARGETS.update({f"{b} bid": (2.0, None) for b in LEARNED_BIDDERS})
 TARGETS.update({f"{p} play": (1.0, None) for p in LEARNED_PLAYERS})  # issue 46: 1 ms
 TOURNAMENT_TARGET_S = 15 * 60
