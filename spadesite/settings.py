@@ -206,14 +206,15 @@ SPADES_ABANDON_MINUTES = float(os.environ.get("SPADES_ABANDON_MINUTES", "60"))
 SPADES_STAND_IN_BOT = os.environ.get("SPADES_STAND_IN_BOT", "BIS+SRP")
 # The bot levels "Play now" and the new-table form offer (docs/ratings.md): a name
 # and the bot kind that plays it, weakest first; each shown with its rating. The
-# strongest is the bidder that beat the league's best, SIM75, head to head over
-# 10,000 duplicate games (docs/bots.md, issue 62), with the strong rule player.
+# strongest is the combination that beat the league's best, SIM75+SRP, by most
+# over 10,000 duplicate games and the runner-up head to head: the SIM bidder with
+# QP's card play (docs/bots.md, issue 62).
 SPADES_BOT_LEVELS = [
     ("Beginner", "RB+WRP"),
     ("Casual", "RB+SRP"),
     ("Club", "BIS+SRP"),
     ("Expert", "NNB+SRP"),
-    ("Strongest", "SPB-match+SRP"),
+    ("Strongest", "SIM75+QP"),
 ]
 # The rating bands of the dashboard's filter (docs/ratings.md, "Rating bands"):
 # a name and the lowest conservative rating (mu - 3 sigma, the leaderboard's)
